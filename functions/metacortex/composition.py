@@ -1,0 +1,66 @@
+"""The composition root: turns ``Settings`` into a wired ``MemoryService``.
+
+Backends are imported lazily so the embedded default never imports Google
+clients and a Cloud Functions cold start never loads the ONNX model.
+"""
+
+from __future__ import annotations
+
+from metacortex.config import Settings
+from metacortex.providers.base import Embedder, ImageDescriber, Merger
+from metacortex.providers.offline_merge import SentenceUnionMerger
+from metacortex.service import MemoryService, ServiceOptions
+from metacortex.storage.base import MemoryStore
+
+
+def build_store(settings: Settings) -> MemoryStore:
+    if settings.store_kind == "firestore":
+        from metacortex.storage.firestore import FirestoreStore
+
+        return FirestoreStore.from_settings(settings)
+    from metacortex.storage.sqlite import SQLiteStore
+
+    return SQLiteStore(settings.sqlite_path)
+
+
+def build_embedder(settings: Settings) -> Embedder:
+    if settings.embeddings_kind == "gemini":
+        from metacortex.providers.gemini import GeminiEmbedder
+
+        return GeminiEmbedder.from_settings(settings)
+    from metacortex.providers.local import MiniLMEmbedder
+
+    return MiniLMEmbedder.load()
+
+
+def build_generation(settings: Settings) -> tuple[Merger, ImageDescriber | None]:
+    if settings.uses_gemini_generation:
+        from metacortex.providers.gemini import GeminiImageDescriber, GeminiMerger
+
+        return GeminiMerger.from_settings(settings), GeminiImageDescriber.from_settings(settings)
+    return SentenceUnionMerger(), None
+
+
+def service_options(settings: Settings) -> ServiceOptions:
+    from datetime import timedelta
+
+    return ServiceOptions(
+        search_result_limit=settings.search_result_limit,
+        dedupe_window=timedelta(seconds=settings.metacortex_dedupe_window_seconds),
+    )
+
+
+def build_service(settings: Settings) -> MemoryService:
+    store = build_store(settings)
+    try:
+        merger, describer = build_generation(settings)
+        return MemoryService(
+            store,
+            build_embedder(settings),
+            merger=merger,
+            describer=describer,
+            options=service_options(settings),
+        )
+    except BaseException:
+        store.close()
+        raise

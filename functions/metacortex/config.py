@@ -1,0 +1,110 @@
+"""All configuration, read once from the environment (and ``.env``) into ``Settings``.
+
+Nothing else in the package reads ``os.environ``: the composition roots
+(``metacortex serve``, the Cloud Functions entry, tests) build a ``Settings``
+and pass it down.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from metacortex.domain.records import BranchState
+
+StoreKind = Literal["sqlite", "firestore"]
+EmbeddingsKind = Literal["local", "gemini"]
+Deployment = Literal["local", "cloud"]
+
+CommaList = Annotated[tuple[str, ...], NoDecode]
+
+
+def _default_data_dir() -> Path:
+    return Path.home() / ".local" / "share" / "metacortex"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", frozen=True
+    )
+
+    # Which composition root built these settings; decides the store/embedding defaults.
+    deployment: Deployment = Field(default="local", exclude=True)
+
+    # --- storage and models -------------------------------------------------------
+    metacortex_store: StoreKind | None = None
+    metacortex_embeddings: EmbeddingsKind | None = None
+    metacortex_data_dir: Path = Field(default_factory=_default_data_dir)
+    memory_collection: str = "memory_vectors"
+    google_cloud_project: str | None = Field(
+        default=None, validation_alias=AliasChoices("GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT")
+    )
+    google_cloud_location: str = "us-central1"
+    firestore_database: str = "(default)"
+    gemini_api_key: SecretStr | None = None
+    gemini_embedding_model: str = "gemini-embedding-001"
+    gemini_embedding_dimensions: int = Field(default=768, ge=1, le=2048)
+    gemini_multimodal_model: str = "gemini-2.5-flash"
+    gemini_merge_model: str = "gemini-2.5-flash"
+    # Offline deployments have no generation model; set to true to use Gemini for
+    # image description and merges while keeping local embeddings.
+    metacortex_use_gemini_generation: bool = False
+
+    # --- behaviour ------------------------------------------------------------------
+    search_result_limit: int = Field(default=5, ge=1, le=20)
+    default_filter_state: BranchState = BranchState.ACTIVE
+    metacortex_dedupe_window_seconds: int = Field(default=900, ge=0)
+    retrieval_event_logging_enabled: bool = False
+    metacortex_event_retention_days: int = Field(default=90, ge=1)
+
+    # --- HTTP surface ---------------------------------------------------------------
+    mcp_admin_token: SecretStr | None = None
+    mcp_allowed_tools: CommaList = ()
+    mcp_allowed_origins: CommaList = ()
+    mcp_allowed_filter_states: CommaList = ()
+    mcp_client_profiles_json: SecretStr | None = None
+    metacortex_max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+    metacortex_rate_limit_per_minute: int = Field(default=300, ge=1)
+    # Extra Host header values accepted besides loopback (DNS-rebinding defence).
+    metacortex_allowed_hosts: CommaList = ()
+    metacortex_log_level: str = "INFO"
+
+    @field_validator(
+        "mcp_allowed_tools",
+        "mcp_allowed_origins",
+        "mcp_allowed_filter_states",
+        "metacortex_allowed_hosts",
+        mode="before",
+    )
+    @classmethod
+    def _split_commas(cls, value: object) -> object:
+        if isinstance(value, str):
+            return tuple(part.strip() for part in value.split(",") if part.strip())
+        return value
+
+    @property
+    def store_kind(self) -> StoreKind:
+        if self.metacortex_store is not None:
+            return self.metacortex_store
+        return "sqlite" if self.deployment == "local" else "firestore"
+
+    @property
+    def embeddings_kind(self) -> EmbeddingsKind:
+        if self.metacortex_embeddings is not None:
+            return self.metacortex_embeddings
+        return "local" if self.deployment == "local" else "gemini"
+
+    @property
+    def uses_gemini_generation(self) -> bool:
+        return self.deployment == "cloud" or self.metacortex_use_gemini_generation
+
+    @property
+    def sqlite_path(self) -> Path:
+        return self.metacortex_data_dir / "metacortex.sqlite3"
+
+    @property
+    def admin_token_path(self) -> Path:
+        return self.metacortex_data_dir / "admin-token"

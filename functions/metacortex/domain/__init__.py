@@ -1,0 +1,1 @@
+"""The memory domain: records, lifecycle rules, validation limits, write fingerprints."""

@@ -1,0 +1,53 @@
+"""The write fingerprint behind idempotent saves.
+
+Two saves are the same write when their normalized content, topic, state, image
+bytes, artifact refs (as a set), validity window and provenance agree.
+Normalization: Unicode NFKC, every run of whitespace (including line breaks)
+collapsed to one space, and the ends trimmed. Case is kept: "US" and "us" differ.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import unicodedata
+from dataclasses import dataclass
+from datetime import datetime
+
+from metacortex.domain.records import BranchState, Provenance, to_wire_time
+
+_WHITESPACE = re.compile(r"\s+")
+
+
+def normalize_content(content: str) -> str:
+    return _WHITESPACE.sub(" ", unicodedata.normalize("NFKC", content)).strip()
+
+
+@dataclass(frozen=True, slots=True)
+class WriteIdentity:
+    content: str
+    topic: str
+    branch_state: BranchState
+    image_sha256: str | None
+    artifact_refs: tuple[str, ...]
+    valid_from: datetime | None
+    valid_until: datetime | None
+    provenance: Provenance
+
+    def fingerprint(self) -> str:
+        canonical = {
+            "content": normalize_content(self.content),
+            "topic": self.topic,
+            "state": self.branch_state.value,
+            "image": self.image_sha256,
+            "refs": sorted(set(self.artifact_refs)),
+            "valid_from": to_wire_time(self.valid_from) if self.valid_from else None,
+            "valid_until": to_wire_time(self.valid_until) if self.valid_until else None,
+            "origin": self.provenance.origin.value if self.provenance.origin else None,
+            "session": self.provenance.source_session,
+            "derived_from": sorted(set(self.provenance.derived_from)),
+            "confidence": self.provenance.confidence,
+        }
+        encoded = json.dumps(canonical, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        return hashlib.sha256(encoded.encode("utf-8")).hexdigest()

@@ -1,0 +1,126 @@
+"""Validation limits for writes and queries, with errors that say exactly what is wrong."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Final
+
+from metacortex.errors import InvalidArgument
+
+MAX_CONTENT_CHARS: Final = 20_000
+MAX_TOPIC_CHARS: Final = 64
+MAX_ARTIFACT_REFS: Final = 16
+MAX_ARTIFACT_REF_CHARS: Final = 1_024
+MAX_SOURCE_SESSION_CHARS: Final = 200
+MAX_DERIVED_FROM: Final = 50
+MAX_ID_CHARS: Final = 128
+MAX_QUERY_CHARS: Final = 2_000
+MAX_IMAGE_BYTES: Final = 4 * 1024 * 1024
+MAX_SEARCH_LIMIT: Final = 20
+MAX_LIST_LIMIT: Final = 100
+DEFAULT_LIST_LIMIT: Final = 20
+# The wip queue consolidate_context takes without explicit ids, oldest first.
+MAX_CONSOLIDATE_SOURCES: Final = 50
+
+TOPIC_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]*$")
+ID_PATTERN: Final = re.compile(r"^[A-Za-z0-9_-]+$")
+ARTIFACT_REF_PATTERN: Final = re.compile(r"^[a-z][a-z0-9+.-]*://\S+$")
+
+
+def check_topic(topic: str, field_name: str = "topic") -> str:
+    topic = topic.strip()
+    if not topic:
+        raise InvalidArgument(f"{field_name} must not be empty")
+    if len(topic) > MAX_TOPIC_CHARS:
+        raise InvalidArgument(
+            f"{field_name} is {len(topic)} characters; the limit is {MAX_TOPIC_CHARS}"
+        )
+    if not TOPIC_PATTERN.match(topic):
+        raise InvalidArgument(
+            f"{field_name} {topic!r} may use only letters, digits and . _ : / - "
+            "and must start with a letter or digit"
+        )
+    return topic
+
+
+def check_id(value: str, field_name: str = "id") -> str:
+    if not value:
+        raise InvalidArgument(f"{field_name} must not be empty")
+    if len(value) > MAX_ID_CHARS or not ID_PATTERN.match(value):
+        raise InvalidArgument(f"{field_name} is not a memory id (URL-safe characters only)")
+    return value
+
+
+def check_content(content: str) -> str:
+    if len(content) > MAX_CONTENT_CHARS:
+        raise InvalidArgument(
+            f"content is {len(content)} characters; the limit is {MAX_CONTENT_CHARS}. "
+            "Split it into several memories."
+        )
+    if "\x00" in content:
+        raise InvalidArgument("content must not contain NUL characters")
+    return content
+
+
+def check_artifact_refs(refs: list[str]) -> tuple[str, ...]:
+    if len(refs) > MAX_ARTIFACT_REFS:
+        raise InvalidArgument(
+            f"artifact_refs has {len(refs)} entries; the limit is {MAX_ARTIFACT_REFS}"
+        )
+    cleaned: list[str] = []
+    for index, ref in enumerate(refs):
+        ref = ref.strip()
+        if len(ref) > MAX_ARTIFACT_REF_CHARS:
+            raise InvalidArgument(
+                f"artifact_refs[{index}] is {len(ref)} characters; "
+                f"the limit is {MAX_ARTIFACT_REF_CHARS}"
+            )
+        if not ARTIFACT_REF_PATTERN.match(ref):
+            raise InvalidArgument(
+                f"artifact_refs[{index}] must be a URI such as gs://bucket/file.png"
+            )
+        if ref not in cleaned:
+            cleaned.append(ref)
+    return tuple(cleaned)
+
+
+def check_confidence(confidence: float | None) -> float | None:
+    if confidence is None:
+        return None
+    if not 0.0 <= confidence <= 1.0:
+        raise InvalidArgument(f"confidence must be between 0 and 1, got {confidence}")
+    return float(confidence)
+
+
+def check_validity(valid_from: datetime | None, valid_until: datetime | None) -> None:
+    if valid_from is not None and valid_until is not None and valid_from >= valid_until:
+        raise InvalidArgument("valid_from must be earlier than valid_until")
+
+
+def check_limit(limit: int, maximum: int, field_name: str = "limit") -> int:
+    if not 1 <= limit <= maximum:
+        raise InvalidArgument(f"{field_name} must be between 1 and {maximum}, got {limit}")
+    return limit
+
+
+def parse_instant(value: str | datetime | None, field_name: str) -> datetime | None:
+    """ISO 8601 text (or a datetime) to an aware UTC datetime with ms precision."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        parsed = value
+    else:
+        text = value.strip()
+        if text.endswith(("Z", "z")):
+            text = text[:-1] + "+00:00"
+        try:
+            parsed = datetime.fromisoformat(text)
+        except ValueError:
+            raise InvalidArgument(
+                f"{field_name} must be an ISO 8601 date-time such as 2026-01-31T12:00:00Z"
+            ) from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    parsed = parsed.astimezone(UTC)
+    return parsed.replace(microsecond=(parsed.microsecond // 1000) * 1000)

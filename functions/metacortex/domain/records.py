@@ -1,0 +1,142 @@
+"""The memory record and its enumerations, independent of storage and transport."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+
+class BranchState(StrEnum):
+    ACTIVE = "active"
+    WIP = "wip"
+    MERGED = "merged"
+    DEPRECATED = "deprecated"
+
+
+class Modality(StrEnum):
+    TEXT = "text"
+    IMAGE = "image"
+    MIXED = "mixed"
+
+
+class Origin(StrEnum):
+    USER_ASSERTED = "user_asserted"
+    AGENT_INFERRED = "agent_inferred"
+    LEGACY_IMPORT = "legacy_import"
+
+
+class SupersessionReason(StrEnum):
+    CHANGED = "changed"
+    CORRECTED = "corrected"
+
+
+class Initiator(StrEnum):
+    USER = "user"
+    AGENT = "agent"
+
+
+ALL_STATES: tuple[BranchState, ...] = tuple(BranchState)
+DEFAULT_TOPIC = "general"
+
+
+def utc_now() -> datetime:
+    """Now, in UTC, truncated to milliseconds (the precision every store keeps)."""
+    now = datetime.now(UTC)
+    return now.replace(microsecond=(now.microsecond // 1000) * 1000)
+
+
+def to_wire_time(value: datetime) -> str:
+    """ISO 8601 UTC with millisecond precision and a ``Z`` suffix."""
+    value = value.astimezone(UTC)
+    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+
+
+def new_memory_id() -> str:
+    """An opaque, URL-safe, stable identifier (128 random bits)."""
+    return secrets.token_urlsafe(16)
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    origin: Origin | None = None
+    source_session: str | None = None
+    derived_from: tuple[str, ...] = ()
+    confidence: float | None = None
+
+    def is_empty(self) -> bool:
+        return (
+            self.origin is None
+            and self.source_session is None
+            and not self.derived_from
+            and self.confidence is None
+        )
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "origin": self.origin.value if self.origin else None,
+            "source_session": self.source_session,
+            "derived_from": list(self.derived_from),
+            "confidence": self.confidence,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    """One memory. ``retrieval_text`` is what gets embedded and keyword-indexed."""
+
+    id: str
+    content: str
+    retrieval_text: str
+    topic: str
+    branch_state: BranchState
+    modality: Modality
+    created_at: datetime
+    updated_at: datetime
+    artifact_refs: tuple[str, ...] = ()
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
+    superseded_by: str | None = None
+    supersession_reason: SupersessionReason | None = None
+    initiator: Initiator | None = None
+    provenance: Provenance = field(default_factory=Provenance)
+    # How a consolidated record was produced (e.g. "offline_sentence_union" or a model name).
+    merge_method: str | None = None
+
+    def with_changes(self, **changes: Any) -> Memory:
+        return replace(self, **changes)
+
+    def is_valid_at(self, instant: datetime) -> bool:
+        """Temporal validity: inside [valid_from, valid_until) and not corrected."""
+        if self.supersession_reason is SupersessionReason.CORRECTED:
+            return False
+        if self.valid_from is not None and instant < self.valid_from:
+            return False
+        return not (self.valid_until is not None and instant >= self.valid_until)
+
+    def metadata(self) -> dict[str, Any]:
+        """The wire form of everything but id and content."""
+        meta: dict[str, Any] = {
+            "topic": self.topic,
+            "branch_state": self.branch_state.value,
+            "modality": self.modality.value,
+            "created_at": to_wire_time(self.created_at),
+            "updated_at": to_wire_time(self.updated_at),
+            "artifact_refs": list(self.artifact_refs),
+            "valid_from": to_wire_time(self.valid_from) if self.valid_from else None,
+            "valid_until": to_wire_time(self.valid_until) if self.valid_until else None,
+            "superseded_by": self.superseded_by,
+            "supersession_reason": (
+                self.supersession_reason.value if self.supersession_reason else None
+            ),
+            "initiator": self.initiator.value if self.initiator else None,
+            "provenance": self.provenance.to_wire(),
+        }
+        if self.merge_method is not None:
+            meta["merge_method"] = self.merge_method
+        return meta
+
+    def to_item(self) -> dict[str, Any]:
+        return {"id": self.id, "content": self.content, "metadata": self.metadata()}

@@ -1,0 +1,70 @@
+"""Domain errors. Each carries the spec's error code; the MCP/HTTP edge translates them.
+
+Transient errors (worth a retry by the caller) are marked with ``retryable``.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+ErrorCode = Literal[
+    "invalid_argument",
+    "not_found",
+    "forbidden",
+    "conflict",
+    "failed_precondition",
+    "unavailable",
+    "rate_limited",
+]
+
+
+class MetaCortexError(Exception):
+    """Base of every error a client may see; ``str(err)`` is safe to show."""
+
+    code: ClassVar[ErrorCode]
+    retryable: ClassVar[bool] = False
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def to_payload(self) -> dict[str, dict[str, str]]:
+        return {"error": {"code": self.code, "message": self.message}}
+
+
+class InvalidArgument(MetaCortexError):
+    code = "invalid_argument"
+
+
+class NotFound(MetaCortexError):
+    code = "not_found"
+
+
+class Forbidden(MetaCortexError):
+    code = "forbidden"
+
+
+class Conflict(MetaCortexError):
+    code = "conflict"
+
+
+class FailedPrecondition(MetaCortexError):
+    code = "failed_precondition"
+
+
+class Unavailable(MetaCortexError):
+    code = "unavailable"
+    retryable = True
+
+
+class RateLimited(MetaCortexError):
+    code = "rate_limited"
+    retryable = True
+
+    def __init__(self, message: str, retry_after_seconds: int = 1) -> None:
+        super().__init__(message)
+        self.retry_after_seconds = retry_after_seconds
+
+
+class ConfigurationError(Exception):
+    """Bad operator configuration, found at start-up. Never shown to MCP clients."""

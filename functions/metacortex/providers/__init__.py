@@ -1,0 +1,1 @@
+"""Model providers (embeddings, image description, merges) behind small Protocols."""

@@ -1,0 +1,1 @@
+"""Retrieval pieces shared by every store: text analysis and score fusion."""

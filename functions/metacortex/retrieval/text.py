@@ -1,0 +1,68 @@
+"""Text analysis for lexical retrieval, shared by every store so they rank alike.
+
+Lowercase (casefold) Unicode words, English stop words dropped, Snowball
+(Porter 2) stems. Stores index the analyzed term stream of ``retrieval_text``;
+queries are analyzed the same way.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+from typing import Final
+
+import snowballstemmer
+
+_WORD: Final = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
+_MAX_TERM_CHARS: Final = 64
+
+STOP_WORDS: Final = frozenset(
+    """
+    a about above after again against all am an and any are aren't as at be because been
+    before being below between both but by can can't cannot could couldn't did didn't do
+    does doesn't doing don't down during each few for from further had hadn't has hasn't
+    have haven't having he he'd he'll he's her here here's hers herself him himself his how
+    how's i i'd i'll i'm i've if in into is isn't it it's its itself let's me more most
+    mustn't my myself no nor not of off on once only or other ought our ours ourselves out
+    over own same shan't she she'd she'll she's should shouldn't so some such than that
+    that's the their theirs them themselves then there there's these they they'd they'll
+    they're they've this those through to too under until up very was wasn't we we'd we'll
+    we're we've were weren't what what's when when's where where's which while who who's
+    whom why why's with won't would wouldn't you you'd you'll you're you've your yours
+    yourself yourselves
+    """.split()
+)
+
+_stemmer = snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=65_536)
+def _stem(word: str) -> str:
+    return str(_stemmer.stemWord(word))
+
+
+def words(text: str) -> list[str]:
+    """Casefolded words, apostrophes normalized, before stop-word removal and stemming."""
+    folded = unicodedata.normalize("NFKC", text).casefold().replace("’", "'")
+    return [match.group(0) for match in _WORD.finditer(folded)]
+
+
+def terms(text: str) -> list[str]:
+    """The analyzed term stream of ``text`` (order and repeats kept, for BM25)."""
+    out: list[str] = []
+    for word in words(text):
+        if word in STOP_WORDS:
+            continue
+        if word.endswith("'s"):
+            word = word[:-2]
+        word = word.replace("'", "")
+        if not word:
+            continue
+        out.append(_stem(word)[:_MAX_TERM_CHARS])
+    return out
+
+
+def query_terms(text: str) -> list[str]:
+    """Distinct analyzed terms of a query, in first-seen order."""
+    return list(dict.fromkeys(terms(text)))

@@ -1,0 +1,1 @@
+"""Storage backends behind one narrow Protocol (``base.MemoryStore``)."""

@@ -1,0 +1,159 @@
+"""The storage Protocol every backend implements, and the values it speaks in.
+
+The service owns every rule; a store owns atomicity, filtering and indexing.
+Stores are synchronous and thread-safe: the async edge calls them in worker
+threads. One contract suite (``tests/contract``) runs against every backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from metacortex.domain.records import BranchState, Memory, Origin
+
+Vector = npt.NDArray[np.float32]
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingIdentity:
+    """Which model produced a store's vectors; a mismatch refuses to open."""
+
+    model: str
+    dimension: int
+
+    def key(self) -> str:
+        return f"{self.model}:{self.dimension}"
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryFilter:
+    """Filters applied inside the store query, before ranking or paging.
+
+    ``states`` is never empty. ``valid_at`` keeps records valid at that instant
+    (valid_from <= t < valid_until, open ends allowed) and drops records whose
+    supersession_reason is ``corrected``. ``created_after`` is inclusive,
+    ``created_before`` exclusive.
+    """
+
+    states: tuple[BranchState, ...]
+    topic: str | None = None
+    origin: Origin | None = None
+    valid_at: datetime | None = None
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+
+    def matches(self, memory: Memory) -> bool:
+        """Reference semantics; stores may filter natively but must agree with this."""
+        if memory.branch_state not in self.states:
+            return False
+        if self.topic is not None and memory.topic != self.topic:
+            return False
+        if self.origin is not None and memory.provenance.origin is not self.origin:
+            return False
+        if self.valid_at is not None and not memory.is_valid_at(self.valid_at):
+            return False
+        if self.created_after is not None and memory.created_at < self.created_after:
+            return False
+        return not (self.created_before is not None and memory.created_at >= self.created_before)
+
+
+@dataclass(frozen=True, slots=True)
+class PageKey:
+    """Keyset position for newest-first listing: order is (created_at desc, id desc)."""
+
+    created_at: datetime
+    id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    memory: Memory
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class InsertOutcome:
+    memory: Memory
+    created: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One row of ``memory_events`` or ``retrieval_query_events``."""
+
+    collection: str
+    timestamp: datetime
+    expires_at: datetime | None
+    fields: dict[str, Any] = field(default_factory=dict)
+
+
+class StoreTransaction(Protocol):
+    """Reads see committed state; writes are buffered and applied atomically at commit.
+
+    Backends may re-run the whole transaction function on contention, so the
+    function must be free of side effects outside the transaction.
+    """
+
+    def get(self, memory_id: str) -> Memory | None: ...
+
+    def put(self, memory: Memory, embedding: Vector | None = None) -> None:
+        """Create or replace a record. ``embedding`` is required for a new record;
+        None on an existing one keeps its vector."""
+        ...
+
+
+class MemoryStore(Protocol):
+    def bind_embedding(self, identity: EmbeddingIdentity) -> None:
+        """Record the identity on an empty store, or raise FailedPrecondition naming
+        both identities when the store's vectors came from another model/dimension."""
+        ...
+
+    def get(self, memory_id: str) -> Memory | None: ...
+
+    def find_duplicate(self, fingerprint: str, not_before: datetime) -> Memory | None:
+        """The record a fingerprint was written to at or after ``not_before``, if it exists."""
+        ...
+
+    def insert(
+        self, memory: Memory, embedding: Vector, fingerprint: str, not_before: datetime
+    ) -> InsertOutcome:
+        """Atomically: if ``fingerprint`` maps to a record written at or after
+        ``not_before`` whose state is still ``memory.branch_state``, return it with
+        created=False; otherwise store ``memory`` and point the fingerprint at it."""
+        ...
+
+    def transaction(self, fn: Callable[[StoreTransaction], T]) -> T: ...
+
+    def vector_search(self, vector: Vector, where: MemoryFilter, limit: int) -> list[Scored]:
+        """Top ``limit`` by cosine similarity among records matching ``where``."""
+        ...
+
+    def lexical_search(self, terms: Sequence[str], where: MemoryFilter, limit: int) -> list[Scored]:
+        """Top ``limit`` by BM25 over ``retrieval_text`` among records matching ``where``.
+
+        ``terms`` are already normalized by ``metacortex.retrieval.text.terms``;
+        a record matches when it contains any of them. Higher score is better."""
+        ...
+
+    def list_page(
+        self,
+        where: MemoryFilter,
+        limit: int,
+        after: PageKey | None,
+        *,
+        oldest_first: bool = False,
+    ) -> list[Memory]:
+        """Up to ``limit`` records ordered by (created_at, id), descending unless
+        ``oldest_first``, strictly after ``after`` in that order."""
+        ...
+
+    def record_events(self, events: Sequence[Event]) -> None: ...
+
+    def close(self) -> None: ...

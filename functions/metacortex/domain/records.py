@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import secrets
+import threading
+import time
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -54,9 +56,29 @@ def to_wire_time(value: datetime) -> str:
     return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
 
 
+_CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
+_id_lock = threading.Lock()
+_last_id_state = (0, 0)
+
+
 def new_memory_id() -> str:
-    """An opaque, URL-safe, stable identifier (128 random bits)."""
-    return secrets.token_urlsafe(16)
+    """An opaque, URL-safe, stable identifier: 48-bit ms time + 80 random bits (26 chars).
+
+    Ids sort by creation time, and within one process strictly by creation order
+    (the random part is incremented inside a millisecond), so listings that break
+    created_at ties on id stay in the order memories were written.
+    """
+    global _last_id_state
+    with _id_lock:
+        now_ms = time.time_ns() // 1_000_000
+        last_ms, last_random = _last_id_state
+        if now_ms <= last_ms:
+            now_ms, randomness = last_ms, last_random + 1
+        else:
+            randomness = secrets.randbits(79)
+        _last_id_state = (now_ms, randomness)
+    value = (now_ms << 80) | (randomness & ((1 << 80) - 1))
+    return "".join(_CROCKFORD[(value >> shift) & 31] for shift in range(125, -1, -5))
 
 
 @dataclass(frozen=True, slots=True)

@@ -118,13 +118,13 @@ class MemoryStore(Protocol):
     def get(self, memory_id: str) -> Memory | None: ...
 
     def find_duplicate(self, fingerprint: str, not_before: datetime) -> Memory | None:
-        """The record a fingerprint was written to at or after ``not_before``, if it exists."""
+        """The record a fingerprint was written to strictly after ``not_before``, if any."""
         ...
 
     def insert(
         self, memory: Memory, embedding: Vector, fingerprint: str, not_before: datetime
     ) -> InsertOutcome:
-        """Atomically: if ``fingerprint`` maps to a record written at or after
+        """Atomically: if ``fingerprint`` maps to a record written strictly after
         ``not_before`` whose state is still ``memory.branch_state``, return it with
         created=False; otherwise store ``memory`` and point the fingerprint at it."""
         ...
@@ -155,5 +155,9 @@ class MemoryStore(Protocol):
         ...
 
     def record_events(self, events: Sequence[Event]) -> None: ...
+
+    def read_events(self, collection: str, limit: int = 1000) -> list[dict[str, Any]]:
+        """The ``fields`` of stored events of one collection, oldest first (at most ``limit``)."""
+        ...
 
     def close(self) -> None: ...

@@ -1,0 +1,476 @@
+"""The embedded default store: one SQLite file (WAL) in the data directory.
+
+- Records in ``memories``; the analyzed term stream in the FTS5 table
+  ``memory_terms`` (BM25); vectors mirrored in memory for exact cosine search
+  over the prefiltered set (see ``sqlite_vectors``).
+- Writes run in ``BEGIN IMMEDIATE`` transactions, so SQLite's single writer
+  lock makes dedupe and lifecycle rules atomic across threads and processes.
+- One connection per thread; the store is safe to share between threads.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final, TypeVar
+
+import numpy as np
+
+from metacortex.domain.records import (
+    BranchState,
+    Initiator,
+    Memory,
+    Modality,
+    Origin,
+    Provenance,
+    SupersessionReason,
+)
+from metacortex.errors import FailedPrecondition
+from metacortex.retrieval.text import terms as analyze
+from metacortex.storage.base import (
+    EmbeddingIdentity,
+    Event,
+    InsertOutcome,
+    MemoryFilter,
+    PageKey,
+    Scored,
+    Vector,
+)
+from metacortex.storage.sqlite_schema import migrate
+from metacortex.storage.sqlite_vectors import VectorMirror, VectorRow
+
+T = TypeVar("T")
+
+_BUSY_TIMEOUT_MS: Final = 10_000
+_MEMORY_COLUMNS: Final = (
+    "seq, id, content, retrieval_text, module_name, branch_state, modality, created_at,"
+    " updated_at, valid_from, valid_until, superseded_by, supersession_reason, initiator,"
+    " origin, source_session, derived_from, confidence, artifact_refs, merge_method"
+)
+# The same columns for queries that alias memories as ``m``.
+_M_COLUMNS: Final = ", ".join(f"m.{column.strip()}" for column in _MEMORY_COLUMNS.split(","))
+
+
+def _ms(value: datetime) -> int:
+    return round(value.timestamp() * 1000)
+
+
+def _ms_or_none(value: datetime | None) -> int | None:
+    return None if value is None else _ms(value)
+
+
+def _dt(value: int) -> datetime:
+    return datetime.fromtimestamp(value / 1000, tz=UTC)
+
+
+def _dt_or_none(value: int | None) -> datetime | None:
+    return None if value is None else _dt(value)
+
+
+def _row_to_memory(row: sqlite3.Row) -> Memory:
+    return Memory(
+        id=row["id"],
+        content=row["content"],
+        retrieval_text=row["retrieval_text"],
+        topic=row["module_name"],
+        branch_state=BranchState(row["branch_state"]),
+        modality=Modality(row["modality"]),
+        created_at=_dt(row["created_at"]),
+        updated_at=_dt(row["updated_at"]),
+        artifact_refs=tuple(json.loads(row["artifact_refs"])),
+        valid_from=_dt_or_none(row["valid_from"]),
+        valid_until=_dt_or_none(row["valid_until"]),
+        superseded_by=row["superseded_by"],
+        supersession_reason=(
+            SupersessionReason(row["supersession_reason"]) if row["supersession_reason"] else None
+        ),
+        initiator=Initiator(row["initiator"]) if row["initiator"] else None,
+        provenance=Provenance(
+            origin=Origin(row["origin"]) if row["origin"] else None,
+            source_session=row["source_session"],
+            derived_from=tuple(json.loads(row["derived_from"])),
+            confidence=row["confidence"],
+        ),
+        merge_method=row["merge_method"],
+    )
+
+
+def _where_sql(where: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
+    clauses = [f"{alias}.branch_state IN ({','.join('?' * len(where.states))})"]
+    params: list[Any] = [state.value for state in where.states]
+    if where.topic is not None:
+        clauses.append(f"{alias}.module_name = ?")
+        params.append(where.topic)
+    if where.origin is not None:
+        clauses.append(f"{alias}.origin = ?")
+        params.append(where.origin.value)
+    if where.valid_at is not None:
+        instant = _ms(where.valid_at)
+        clauses.append(
+            f"({alias}.valid_from IS NULL OR {alias}.valid_from <= ?)"
+            f" AND ({alias}.valid_until IS NULL OR {alias}.valid_until > ?)"
+            f" AND ({alias}.supersession_reason IS NULL OR {alias}.supersession_reason <> ?)"
+        )
+        params.extend([instant, instant, SupersessionReason.CORRECTED.value])
+    if where.created_after is not None:
+        clauses.append(f"{alias}.created_at >= ?")
+        params.append(_ms(where.created_after))
+    if where.created_before is not None:
+        clauses.append(f"{alias}.created_at < ?")
+        params.append(_ms(where.created_before))
+    return " AND ".join(clauses), params
+
+
+def _fts_query(query_terms: Sequence[str]) -> str:
+    # Terms are analyzed words (letters/digits only); quote them so FTS5 never
+    # reads one as an operator (AND, OR, NEAR) or a column filter.
+    return " OR ".join(f'"{term}"' for term in query_terms if term)
+
+
+class _Transaction:
+    def __init__(self, store: SQLiteStore, conn: sqlite3.Connection) -> None:
+        self._store = store
+        self._conn = conn
+        self._pending: dict[str, tuple[Memory, Vector | None]] = {}
+
+    def get(self, memory_id: str) -> Memory | None:
+        pending = self._pending.get(memory_id)
+        if pending is not None:
+            return pending[0]
+        return self._store._select_one(self._conn, memory_id)
+
+    def put(self, memory: Memory, embedding: Vector | None = None) -> None:
+        self._pending[memory.id] = (memory, embedding)
+
+    def commit_writes(self) -> list[int]:
+        return [self._store._write(self._conn, m, e) for m, e in self._pending.values()]
+
+
+class SQLiteStore:
+    def __init__(self, path: Path) -> None:
+        self._path = Path(path)
+        self._path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._connections_lock = threading.Lock()
+        self._closed = False
+        self._mirror: VectorMirror | None = None
+        self._mirror_lock = threading.Lock()
+        conn = self._conn()
+        conn.execute("PRAGMA journal_mode = WAL")
+        migrate(conn)
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    # -------------------------------------------------------------- plumbing
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None:
+            return conn
+        if self._closed:
+            raise RuntimeError("store is closed")
+        conn = sqlite3.connect(
+            self._path, isolation_level=None, check_same_thread=False, timeout=30
+        )
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        self._local.conn = conn
+        with self._connections_lock:
+            self._connections.append(conn)
+        return conn
+
+    @contextmanager
+    def _write_txn(self) -> Iterator[sqlite3.Connection]:
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    def close(self) -> None:
+        self._closed = True
+        with self._connections_lock:
+            for conn in self._connections:
+                conn.close()
+            self._connections.clear()
+        self._local = threading.local()
+
+    def _meta(self, conn: sqlite3.Connection, key: str) -> str | None:
+        row = conn.execute("SELECT value FROM store_meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    # -------------------------------------------------------------- identity
+    def bind_embedding(self, identity: EmbeddingIdentity) -> None:
+        with self._write_txn() as conn:
+            model = self._meta(conn, "embedding_model")
+            dimension = self._meta(conn, "embedding_dimension")
+            if model is None or dimension is None:
+                conn.executemany(
+                    "INSERT OR REPLACE INTO store_meta (key, value) VALUES (?, ?)",
+                    [
+                        ("embedding_model", identity.model),
+                        ("embedding_dimension", str(identity.dimension)),
+                    ],
+                )
+            else:
+                stored = EmbeddingIdentity(model, int(dimension))
+                if stored != identity:
+                    raise FailedPrecondition(
+                        f"the store at {self._path} holds vectors from {stored.key()}, but this "
+                        f"server is configured for {identity.key()}. Configure {stored.key()} "
+                        f"again, or run `metacortex reembed` to re-embed every memory with "
+                        f"{identity.key()}."
+                    )
+        with self._mirror_lock:
+            self._mirror = VectorMirror(identity.dimension)
+
+    # ----------------------------------------------------------------- reads
+    def _select_one(self, conn: sqlite3.Connection, memory_id: str) -> Memory | None:
+        row = conn.execute(
+            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE id = ?", (memory_id,)
+        ).fetchone()
+        return None if row is None else _row_to_memory(row)
+
+    def get(self, memory_id: str) -> Memory | None:
+        return self._select_one(self._conn(), memory_id)
+
+    def _by_seq(self, seqs: Sequence[int]) -> dict[int, Memory]:
+        if not seqs:
+            return {}
+        rows = self._conn().execute(
+            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE seq IN ({','.join('?' * len(seqs))})",
+            list(seqs),
+        )
+        return {row["seq"]: _row_to_memory(row) for row in rows}
+
+    def find_duplicate(self, fingerprint: str, not_before: datetime) -> Memory | None:
+        row = (
+            self._conn()
+            .execute(
+                f"SELECT {_M_COLUMNS} FROM write_fingerprints f"
+                " JOIN memories m ON m.id = f.memory_id"
+                " WHERE f.fingerprint = ? AND f.written_at > ?",
+                (fingerprint, _ms(not_before)),
+            )
+            .fetchone()
+        )
+        return None if row is None else _row_to_memory(row)
+
+    # ---------------------------------------------------------------- writes
+    def _write(self, conn: sqlite3.Connection, memory: Memory, embedding: Vector | None) -> int:
+        """Insert or update one record inside the caller's transaction; returns its seq."""
+        change = conn.execute(
+            "UPDATE store_meta SET value = CAST(value AS INTEGER) + 1"
+            " WHERE key = 'change_seq' RETURNING value"
+        ).fetchone()[0]
+        values: dict[str, Any] = {
+            "id": memory.id,
+            "content": memory.content,
+            "retrieval_text": memory.retrieval_text,
+            "module_name": memory.topic,
+            "branch_state": memory.branch_state.value,
+            "modality": memory.modality.value,
+            "created_at": _ms(memory.created_at),
+            "updated_at": _ms(memory.updated_at),
+            "valid_from": _ms_or_none(memory.valid_from),
+            "valid_until": _ms_or_none(memory.valid_until),
+            "superseded_by": memory.superseded_by,
+            "supersession_reason": (
+                memory.supersession_reason.value if memory.supersession_reason else None
+            ),
+            "initiator": memory.initiator.value if memory.initiator else None,
+            "origin": memory.provenance.origin.value if memory.provenance.origin else None,
+            "source_session": memory.provenance.source_session,
+            "derived_from": json.dumps(list(memory.provenance.derived_from)),
+            "confidence": memory.provenance.confidence,
+            "artifact_refs": json.dumps(list(memory.artifact_refs)),
+            "merge_method": memory.merge_method,
+            "change_seq": int(change),
+        }
+        existing = conn.execute(
+            "SELECT seq, retrieval_text FROM memories WHERE id = ?", (memory.id,)
+        ).fetchone()
+        if existing is None:
+            if embedding is None:
+                raise ValueError(f"a new memory ({memory.id}) needs an embedding")
+            values["embedding"] = np.asarray(embedding, dtype=np.float32).tobytes()
+            columns = ", ".join(values)
+            seq = int(
+                conn.execute(
+                    f"INSERT INTO memories ({columns}) VALUES ({', '.join('?' * len(values))})"
+                    " RETURNING seq",
+                    list(values.values()),
+                ).fetchone()[0]
+            )
+            conn.execute(
+                "INSERT INTO memory_terms (rowid, terms) VALUES (?, ?)",
+                (seq, " ".join(analyze(memory.retrieval_text))),
+            )
+            return seq
+        seq = int(existing["seq"])
+        if embedding is not None:
+            values["embedding"] = np.asarray(embedding, dtype=np.float32).tobytes()
+        assignments = ", ".join(f"{column} = ?" for column in values)
+        conn.execute(f"UPDATE memories SET {assignments} WHERE seq = ?", [*values.values(), seq])
+        if existing["retrieval_text"] != memory.retrieval_text:
+            conn.execute(
+                "UPDATE memory_terms SET terms = ? WHERE rowid = ?",
+                (" ".join(analyze(memory.retrieval_text)), seq),
+            )
+        return seq
+
+    def insert(
+        self, memory: Memory, embedding: Vector, fingerprint: str, not_before: datetime
+    ) -> InsertOutcome:
+        with self._write_txn() as conn:
+            row = conn.execute(
+                "SELECT memory_id FROM write_fingerprints WHERE fingerprint = ? AND written_at > ?",
+                (fingerprint, _ms(not_before)),
+            ).fetchone()
+            if row is not None:
+                existing = self._select_one(conn, row["memory_id"])
+                if existing is not None and existing.branch_state is memory.branch_state:
+                    return InsertOutcome(existing, created=False)
+            self._write(conn, memory, embedding)
+            conn.execute(
+                "INSERT OR REPLACE INTO write_fingerprints (fingerprint, memory_id, written_at)"
+                " VALUES (?, ?, ?)",
+                (fingerprint, memory.id, _ms(memory.created_at)),
+            )
+            # Fingerprints older than the window can never match again.
+            conn.execute("DELETE FROM write_fingerprints WHERE written_at < ?", (_ms(not_before),))
+        return InsertOutcome(memory, created=True)
+
+    def transaction(self, fn: Callable[[_Transaction], T]) -> T:
+        with self._write_txn() as conn:
+            txn = _Transaction(self, conn)
+            result = fn(txn)
+            txn.commit_writes()
+        return result
+
+    # ---------------------------------------------------------------- search
+    def _synced_mirror(self) -> VectorMirror:
+        mirror = self._mirror
+        if mirror is None:
+            raise RuntimeError("bind_embedding must be called before searching")
+        conn = self._conn()
+        current = int(self._meta(conn, "change_seq") or 0)
+        if current == mirror.change_seq:
+            return mirror
+        with self._mirror_lock:
+            since = mirror.change_seq
+            rows = conn.execute(
+                "SELECT seq, embedding, module_name, branch_state, origin, created_at,"
+                " valid_from, valid_until, supersession_reason, change_seq"
+                " FROM memories WHERE change_seq > ? ORDER BY change_seq",
+                (since,),
+            ).fetchall()
+            if rows:
+                mirror.upsert(
+                    [
+                        VectorRow(
+                            seq=row["seq"],
+                            embedding=np.frombuffer(row["embedding"], dtype=np.float32),
+                            topic=row["module_name"],
+                            state=BranchState(row["branch_state"]),
+                            origin=Origin(row["origin"]) if row["origin"] else None,
+                            created_at_ms=row["created_at"],
+                            valid_from_ms=row["valid_from"],
+                            valid_until_ms=row["valid_until"],
+                            corrected=row["supersession_reason"]
+                            == SupersessionReason.CORRECTED.value,
+                        )
+                        for row in rows
+                    ],
+                    max(int(rows[-1]["change_seq"]), current),
+                )
+        return mirror
+
+    def vector_search(self, vector: Vector, where: MemoryFilter, limit: int) -> list[Scored]:
+        hits = self._synced_mirror().search(vector, where, limit)
+        memories = self._by_seq([seq for seq, _ in hits])
+        # A record changed between the mirror read and this fetch may no longer match.
+        return [
+            Scored(memories[seq], score)
+            for seq, score in hits
+            if seq in memories and where.matches(memories[seq])
+        ]
+
+    def lexical_search(self, terms: Sequence[str], where: MemoryFilter, limit: int) -> list[Scored]:
+        query = _fts_query(terms)
+        if not query:
+            return []
+        clause, params = _where_sql(where)
+        rows = self._conn().execute(
+            f"SELECT {_M_COLUMNS},"
+            " -bm25(memory_terms) AS score"
+            " FROM memory_terms JOIN memories m ON m.seq = memory_terms.rowid"
+            f" WHERE memory_terms MATCH ? AND {clause}"
+            " ORDER BY bm25(memory_terms), m.seq LIMIT ?",
+            [query, *params, limit],
+        )
+        return [Scored(_row_to_memory(row), float(row["score"])) for row in rows]
+
+    def list_page(
+        self,
+        where: MemoryFilter,
+        limit: int,
+        after: PageKey | None,
+        *,
+        oldest_first: bool = False,
+    ) -> list[Memory]:
+        clause, params = _where_sql(where)
+        direction = "ASC" if oldest_first else "DESC"
+        if after is not None:
+            op = ">" if oldest_first else "<"
+            clause += f" AND (m.created_at {op} ? OR (m.created_at = ? AND m.id {op} ?))"
+            at = _ms(after.created_at)
+            params.extend([at, at, after.id])
+        rows = self._conn().execute(
+            f"SELECT {_M_COLUMNS} FROM memories m"
+            f" WHERE {clause} ORDER BY m.created_at {direction}, m.id {direction} LIMIT ?",
+            [*params, limit],
+        )
+        return [_row_to_memory(row) for row in rows]
+
+    # ---------------------------------------------------------------- events
+    def record_events(self, events: Sequence[Event]) -> None:
+        if not events:
+            return
+        with self._write_txn() as conn:
+            conn.executemany(
+                "INSERT INTO events (collection, timestamp, expires_at, fields)"
+                " VALUES (?, ?, ?, ?)",
+                [
+                    (
+                        event.collection,
+                        _ms(event.timestamp),
+                        _ms_or_none(event.expires_at),
+                        json.dumps(event.fields, default=str, ensure_ascii=False),
+                    )
+                    for event in events
+                ],
+            )
+            newest = max(_ms(event.timestamp) for event in events)
+            conn.execute(
+                "DELETE FROM events WHERE expires_at IS NOT NULL AND expires_at < ?", (newest,)
+            )
+
+    def read_events(self, collection: str, limit: int = 1000) -> list[dict[str, Any]]:
+        rows = self._conn().execute(
+            "SELECT fields FROM events WHERE collection = ? ORDER BY seq LIMIT ?",
+            (collection, limit),
+        )
+        return [json.loads(row["fields"]) for row in rows]

@@ -1,0 +1,115 @@
+"""SQLite schema migrations, applied in order and recorded in the database itself."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Final
+
+from metacortex.domain.records import to_wire_time, utc_now
+
+# Append only: never edit a released migration, add the next version instead.
+MIGRATIONS: Final[tuple[tuple[int, str], ...]] = (
+    (
+        1,
+        """
+        CREATE TABLE store_meta (
+            key   TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        );
+        INSERT INTO store_meta (key, value) VALUES ('change_seq', '0');
+
+        CREATE TABLE memories (
+            seq                 INTEGER PRIMARY KEY,
+            id                  TEXT NOT NULL UNIQUE,
+            content             TEXT NOT NULL,
+            retrieval_text      TEXT NOT NULL,
+            module_name         TEXT NOT NULL,
+            branch_state        TEXT NOT NULL,
+            modality            TEXT NOT NULL,
+            created_at          INTEGER NOT NULL,
+            updated_at          INTEGER NOT NULL,
+            valid_from          INTEGER,
+            valid_until         INTEGER,
+            superseded_by       TEXT,
+            supersession_reason TEXT,
+            initiator           TEXT,
+            origin              TEXT,
+            source_session      TEXT,
+            derived_from        TEXT NOT NULL DEFAULT '[]',
+            confidence          REAL,
+            artifact_refs       TEXT NOT NULL DEFAULT '[]',
+            merge_method        TEXT,
+            embedding           BLOB NOT NULL,
+            change_seq          INTEGER NOT NULL
+        );
+        CREATE INDEX memories_by_state_time ON memories (branch_state, created_at, id);
+        CREATE INDEX memories_by_topic_time ON memories (module_name, branch_state, created_at, id);
+        CREATE INDEX memories_by_change ON memories (change_seq);
+
+        -- The analyzed term stream of retrieval_text (metacortex.retrieval.text.terms),
+        -- rowid = memories.seq. Terms are pre-analyzed, so FTS5 only splits on spaces.
+        CREATE VIRTUAL TABLE memory_terms
+            USING fts5 (terms, tokenize = 'unicode61 remove_diacritics 0');
+
+        CREATE TABLE write_fingerprints (
+            fingerprint TEXT PRIMARY KEY,
+            memory_id   TEXT NOT NULL,
+            written_at  INTEGER NOT NULL
+        );
+        CREATE INDEX write_fingerprints_by_time ON write_fingerprints (written_at);
+
+        CREATE TABLE events (
+            seq        INTEGER PRIMARY KEY,
+            collection TEXT NOT NULL,
+            timestamp  INTEGER NOT NULL,
+            expires_at INTEGER,
+            fields     TEXT NOT NULL
+        );
+        CREATE INDEX events_by_collection_time ON events (collection, timestamp);
+        CREATE INDEX events_by_expiry ON events (expires_at);
+        """,
+    ),
+)
+
+LATEST_VERSION: Final = MIGRATIONS[-1][0]
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Bring the schema up to date; returns the version now in force.
+
+    Refuses a database written by a newer MetaCortex rather than guess at it.
+    """
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations ("
+            " version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
+        )
+        row = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()
+        current = int(row[0])
+        if current > LATEST_VERSION:
+            raise RuntimeError(
+                f"this database has schema version {current}, newer than this MetaCortex "
+                f"understands ({LATEST_VERSION}); upgrade MetaCortex"
+            )
+        for version, script in MIGRATIONS:
+            if version <= current:
+                continue
+            for statement in _statements(script):
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
+                (version, to_wire_time(utc_now())),
+            )
+            current = version
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return current
+
+
+def _statements(script: str) -> list[str]:
+    """Split a migration script on statement ends (no triggers with inner semicolons)."""
+    lines = [line for line in script.splitlines() if not line.strip().startswith("--")]
+    return [part.strip() for part in "\n".join(lines).split(";") if part.strip()]

@@ -1,0 +1,232 @@
+"""deprecate_context and consolidate_context: lifecycle rules, each in one transaction."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from metacortex.errors import Conflict, FailedPrecondition, InvalidArgument, NotFound, Unavailable
+from metacortex.providers.offline_merge import SentenceUnionMerger
+from metacortex.service import Access, MemoryService
+from metacortex.storage.base import MemoryStore
+from tests.contract.conftest import StoreFactory
+from tests.fakes import FailingOnceMerger, HashingEmbedder
+
+ALL = ["active", "wip", "merged", "deprecated"]
+
+
+def _save(service: MemoryService, admin: Access, content: str, **kw: object) -> str:
+    return str(service.save(admin, content=content, **kw)["item"]["id"])  # type: ignore[arg-type]
+
+
+def test_deprecating_records_the_replacement_and_closes_validity(
+    service: MemoryService, admin: Access
+) -> None:
+    old = _save(service, admin, "Team lunch is Thursday")
+    new = _save(service, admin, "Team lunch is Friday")
+
+    result = service.deprecate(admin, id=old, superseding_id=new, initiator="user")
+
+    assert result == {
+        "item": {
+            "id": old,
+            "branch_state": "deprecated",
+            "superseded_by": new,
+            "supersession_reason": "changed",
+        },
+        "previous_state": "active",
+    }
+    meta = service.fetch(admin, id=old)["item"]["metadata"]
+    assert meta["valid_until"] is not None
+    assert meta["initiator"] == "user"
+    assert [m["id"] for m in service.search(admin, query="team lunch")["matches"]] == [new]
+
+
+def test_a_corrected_deprecation_keeps_validity_but_leaves_valid_at_searches(
+    service: MemoryService, admin: Access
+) -> None:
+    wrong = _save(service, admin, "The CEO is Alice")
+    right = _save(service, admin, "The CEO is Bob")
+    service.deprecate(admin, id=wrong, superseding_id=right, supersession_reason="corrected")
+    assert service.fetch(admin, id=wrong)["item"]["metadata"]["valid_until"] is None
+
+
+def test_repeating_the_identical_deprecation_changes_nothing(
+    service: MemoryService, admin: Access
+) -> None:
+    old = _save(service, admin, "v1")
+    new = _save(service, admin, "v2")
+    service.deprecate(admin, id=old, superseding_id=new)
+    before = service.fetch(admin, id=old)["item"]
+
+    again = service.deprecate(admin, id=old, superseding_id=new)
+
+    assert again["previous_state"] == "deprecated"
+    assert again["item"]["superseded_by"] == new
+    assert service.fetch(admin, id=old)["item"] == before
+
+
+def test_a_different_deprecation_of_a_deprecated_record_is_a_conflict(
+    service: MemoryService, admin: Access
+) -> None:
+    old = _save(service, admin, "v1")
+    new = _save(service, admin, "v2")
+    other = _save(service, admin, "v3")
+    service.deprecate(admin, id=old, superseding_id=new)
+    with pytest.raises(Conflict, match="already deprecated"):
+        service.deprecate(admin, id=old, superseding_id=other)
+    with pytest.raises(Conflict, match="already deprecated"):
+        service.deprecate(admin, id=old, superseding_id=new, supersession_reason="corrected")
+
+
+def test_a_record_cannot_supersede_itself_and_the_replacement_must_exist(
+    service: MemoryService, admin: Access
+) -> None:
+    memory = _save(service, admin, "solo")
+    with pytest.raises(InvalidArgument, match="itself"):
+        service.deprecate(admin, id=memory, superseding_id=memory)
+    with pytest.raises(NotFound, match="superseding memory"):
+        service.deprecate(admin, id=memory, superseding_id="missingReplacement")
+    with pytest.raises(NotFound):
+        service.deprecate(admin, id="missingTarget")
+    assert service.fetch(admin, id=memory)["item"]["metadata"]["branch_state"] == "active"
+
+
+def test_a_supersession_chain_that_would_loop_back_is_a_conflict(
+    service: MemoryService, admin: Access
+) -> None:
+    a = _save(service, admin, "a")
+    b = _save(service, admin, "b")
+    c = _save(service, admin, "c")
+    service.deprecate(admin, id=b, superseding_id=c)
+    service.deprecate(admin, id=c, superseding_id=a)  # chain: b -> c -> a
+    with pytest.raises(Conflict, match="loop"):
+        service.deprecate(admin, id=a, superseding_id=b)
+    assert service.fetch(admin, id=a)["item"]["metadata"]["branch_state"] == "active"
+
+
+def test_consolidating_explicit_sources_merges_them_and_carries_provenance(
+    service: MemoryService, admin: Access
+) -> None:
+    first = _save(service, admin, "Ship on Monday. Tests must pass.", artifact_refs=["gs://b/1"])
+    second = _save(
+        service, admin, "Tests must pass. Notify #release.", artifact_refs=["gs://b/2", "gs://b/1"]
+    )
+
+    result = service.consolidate(admin, source_ids=[first, second])
+
+    merged_id = result["item"]["merged_id"]
+    assert result["item"]["merged_content"] == "Ship on Monday.\nTests must pass.\nNotify #release."
+    assert result["item"]["branch_state"] == "active"
+    assert result["item"]["topic"] == "general"
+    assert result["deprecated_ids"] == [first, second]
+    assert result["source_count"] == 2
+    merged = service.fetch(admin, id=merged_id)["item"]["metadata"]
+    assert merged["provenance"]["derived_from"] == [first, second]
+    assert merged["artifact_refs"] == ["gs://b/1", "gs://b/2"]
+    assert merged["merge_method"] == "offline_sentence_union"
+    for source in (first, second):
+        meta = service.fetch(admin, id=source)["item"]["metadata"]
+        assert (meta["branch_state"], meta["superseded_by"]) == ("deprecated", merged_id)
+
+
+def test_rerunning_a_finished_consolidation_returns_it_without_a_second_record(
+    service: MemoryService, admin: Access
+) -> None:
+    ids = [_save(service, admin, f"fact {i}.") for i in range(3)]
+    first = service.consolidate(admin, source_ids=ids)
+    again = service.consolidate(admin, source_ids=ids)
+    assert again == first
+    active = service.list_memories(admin)["items"]
+    assert [item["id"] for item in active] == [first["item"]["merged_id"]]
+
+
+def test_without_ids_the_topic_wip_queue_is_merged_oldest_first(
+    service: MemoryService, admin: Access
+) -> None:
+    drafts = [
+        _save(service, admin, f"Draft point {i}.", topic="plan", draft=True) for i in range(3)
+    ]
+    _save(service, admin, "Active note.", topic="plan")
+    _save(service, admin, "Other topic draft.", topic="elsewhere", draft=True)
+
+    result = service.consolidate(admin, topic="plan")
+
+    assert result["deprecated_ids"] == drafts
+    assert result["item"]["merged_content"] == "Draft point 0.\nDraft point 1.\nDraft point 2."
+    assert service.list_memories(admin, filter_topic="plan", filter_state="wip")["items"] == []
+
+
+def test_fewer_than_two_sources_is_a_failed_precondition(
+    service: MemoryService, admin: Access
+) -> None:
+    _save(service, admin, "lonely draft", topic="solo", draft=True)
+    with pytest.raises(FailedPrecondition, match="at least two"):
+        service.consolidate(admin, topic="solo")
+    with pytest.raises(FailedPrecondition, match="at least two"):
+        service.consolidate(admin, topic="empty")
+
+
+def test_consolidation_refuses_duplicate_missing_foreign_or_retired_sources(
+    service: MemoryService, admin: Access
+) -> None:
+    a = _save(service, admin, "a.")
+    b = _save(service, admin, "b.")
+    foreign = _save(service, admin, "c.", topic="other")
+    with pytest.raises(InvalidArgument, match="unique"):
+        service.consolidate(admin, source_ids=[a, a])
+    with pytest.raises(NotFound):
+        service.consolidate(admin, source_ids=[a, "missingSource"])
+    with pytest.raises(InvalidArgument, match="belongs to topic 'other'"):
+        service.consolidate(admin, source_ids=[a, foreign])
+    service.deprecate(admin, id=b)
+    with pytest.raises(Conflict, match="deprecated"):
+        service.consolidate(admin, source_ids=[a, b])
+
+
+def test_a_failed_merge_changes_nothing_and_the_same_call_then_completes(
+    store: MemoryStore, embedder: HashingEmbedder, admin: Access
+) -> None:
+    service = MemoryService(store, embedder, merger=FailingOnceMerger())
+    ids = [service.save(admin, content=f"part {i}", draft=True)["item"]["id"] for i in range(2)]
+
+    with pytest.raises(Unavailable):
+        service.consolidate(admin, source_ids=ids)
+    assert {m["id"] for m in service.list_memories(admin, filter_state="wip")["items"]} == set(ids)
+
+    result = service.consolidate(admin, source_ids=ids)
+    assert result["source_count"] == 2
+    assert len(service.list_memories(admin, filter_state=ALL)["items"]) == 3
+
+
+def test_concurrent_identical_consolidations_produce_one_merged_record(
+    store_factory: StoreFactory, admin: Access
+) -> None:
+    seed = MemoryService(store_factory(), HashingEmbedder(), merger=SentenceUnionMerger())
+    ids = [seed.save(admin, content=f"race fact {i}.")["item"]["id"] for i in range(3)]
+    services = [
+        MemoryService(store_factory(), HashingEmbedder(), merger=SentenceUnionMerger())
+        for _ in range(4)
+    ]
+    barrier = threading.Barrier(4)
+    outcomes: list[object] = []
+
+    def run(service: MemoryService) -> None:
+        barrier.wait(timeout=10)
+        try:
+            outcomes.append(service.consolidate(admin, source_ids=ids)["item"]["merged_id"])
+        except Conflict as error:
+            outcomes.append(error)
+
+    threads = [threading.Thread(target=run, args=(s,)) for s in services]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+
+    merged_ids = {o for o in outcomes if isinstance(o, str)}
+    assert len(outcomes) == 4
+    assert len(merged_ids) == 1
+    active = seed.list_memories(admin)["items"]
+    assert [item["id"] for item in active] == list(merged_ids)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import threading
+from typing import Any
 from datetime import timedelta
 
 import pytest
@@ -140,7 +141,7 @@ def test_concurrent_identical_saves_create_exactly_one_record(
         for _ in range(2)
     ]
     barrier = threading.Barrier(8)
-    results: list[dict[str, object]] = []
+    results: list[dict[str, Any]] = []
     lock = threading.Lock()
 
     def write(index: int) -> None:
@@ -155,10 +156,10 @@ def test_concurrent_identical_saves_create_exactly_one_record(
     for thread in threads:
         thread.join(timeout=30)
 
-    ids = {result["item"]["id"] for result in results}  # type: ignore[index]
+    ids = {result["item"]["id"] for result in results}
     assert len(results) == 8
     assert len(ids) == 1
-    assert sorted(r["write_status"] for r in results).count("created") == 1
+    assert [r["write_status"] for r in results].count("created") == 1
     listed = services[0].list_memories(admin, filter_topic="race")
     assert [item["id"] for item in listed["items"]] == list(ids)
 

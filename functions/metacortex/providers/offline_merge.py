@@ -9,7 +9,7 @@ from metacortex.domain.fingerprint import normalize_content
 
 # Sentence ends: ., ! or ? (optionally closed by a quote or bracket) followed by space,
 # or a line break. Keeps abbreviations imperfectly but never drops text.
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n+")
+_SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"')\]]))\s+|\n+")
 
 
 def split_sentences(text: str) -> list[str]:

@@ -1,0 +1,37 @@
+# The project's task runner. CI calls `make test` verbatim (see .ci/run).
+.PHONY: help venv serve test lint typecheck unit bench-locomo bench-load format
+
+help:
+	@echo "make serve         run MetaCortex on the embedded default (SQLite + local model)"
+	@echo "make test          lint, type-check and run every test (Firestore emulator included)"
+	@echo "make format        apply ruff formatting and safe fixes"
+	@echo "make bench-locomo  LoCoMo retrieval benchmark (docs/benchmarks.md)"
+	@echo "make bench-load    16-client load test against a local server (docs/benchmarks.md)"
+
+venv:
+	@scripts/bootstrap
+
+serve: venv
+	.venv/bin/metacortex serve $(ARGS)
+
+lint: venv
+	.venv/bin/ruff check .
+	.venv/bin/ruff format --check .
+
+typecheck: venv
+	.venv/bin/mypy
+
+unit: venv
+	.venv/bin/pytest $(ARGS)
+
+test: lint typecheck unit
+
+format: venv
+	.venv/bin/ruff check --fix .
+	.venv/bin/ruff format .
+
+bench-locomo: venv
+	.venv/bin/python bench/locomo.py $(ARGS)
+
+bench-load: venv
+	.venv/bin/python bench/load.py $(ARGS)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 import threading
-from typing import Any
 from datetime import timedelta
+from typing import Any
 
 import pytest
 

@@ -110,9 +110,12 @@ class StoreTransaction(Protocol):
 
 
 class MemoryStore(Protocol):
-    def bind_embedding(self, identity: EmbeddingIdentity) -> None:
-        """Record the identity on an empty store, or raise FailedPrecondition naming
-        both identities when the store's vectors came from another model/dimension."""
+    def bind_embedding(self, identity: EmbeddingIdentity, *, replace: bool = False) -> None:
+        """Record the identity on a new store, or raise FailedPrecondition naming both
+        identities when the store's vectors came from another model/dimension.
+
+        ``replace=True`` overwrites the recorded identity; only ``reembed`` uses it,
+        after every vector was rewritten with the new model."""
         ...
 
     def get(self, memory_id: str) -> Memory | None: ...

@@ -199,6 +199,15 @@ class SQLiteStore:
             raise
         conn.execute("COMMIT")
 
+    def copy_to(self, destination: Path) -> None:
+        """A consistent online copy of the whole database (vectors, events and all)."""
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        target = sqlite3.connect(destination)
+        try:
+            self._conn().backup(target)
+        finally:
+            target.close()
+
     def close(self) -> None:
         self._closed = True
         with self._connections_lock:
@@ -212,11 +221,11 @@ class SQLiteStore:
         return None if row is None else str(row[0])
 
     # -------------------------------------------------------------- identity
-    def bind_embedding(self, identity: EmbeddingIdentity) -> None:
+    def bind_embedding(self, identity: EmbeddingIdentity, *, replace: bool = False) -> None:
         with self._write_txn() as conn:
             model = self._meta(conn, "embedding_model")
             dimension = self._meta(conn, "embedding_dimension")
-            if model is None or dimension is None:
+            if replace or model is None or dimension is None:
                 conn.executemany(
                     "INSERT OR REPLACE INTO store_meta (key, value) VALUES (?, ?)",
                     [

@@ -1,0 +1,1 @@
+"""Operator tasks over a store: portable backup and restore, re-embedding."""

@@ -1,0 +1,119 @@
+"""Operator tasks: portable backup and restore, re-embedding, full SQLite copies."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from metacortex.errors import FailedPrecondition
+from metacortex.operations.backup import BackupError, export_portable, restore_portable
+from metacortex.operations.reembed import reembed
+from metacortex.providers.offline_merge import SentenceUnionMerger
+from metacortex.service import Access, MemoryService
+from metacortex.storage.sqlite import SQLiteStore
+from tests.fakes import HashingEmbedder
+
+ADMIN = Access.admin()
+ALL = ["active", "wip", "merged", "deprecated"]
+
+
+def _corpus(path: Path) -> MemoryService:
+    service = MemoryService(SQLiteStore(path), HashingEmbedder(), merger=SentenceUnionMerger())
+    old = service.save(ADMIN, content="Deploy from the main branch.", topic="ops")["item"]["id"]
+    new = service.save(ADMIN, content="Deploy from release branches.", topic="ops")["item"]["id"]
+    service.deprecate(ADMIN, id=old, superseding_id=new, supersession_reason="corrected")
+    drafts = [
+        service.save(ADMIN, content=f"Note {i}: ünïcode ☕", draft=True, origin="agent_inferred")[
+            "item"
+        ]["id"]
+        for i in range(3)
+    ]
+    service.consolidate(ADMIN, source_ids=drafts[:2])
+    service.save(ADMIN, content="valid window", valid_from="2026-01-01T00:00:00Z")
+    return service
+
+
+def _everything(service: MemoryService) -> list[dict[str, object]]:
+    return [
+        service.fetch(ADMIN, id=item["id"])["item"]
+        for item in service.list_memories(ADMIN, filter_state=ALL, limit=100)["items"]
+    ]
+
+
+def test_a_portable_backup_restores_every_record_with_its_id_and_links(tmp_path: Path) -> None:
+    source = _corpus(tmp_path / "a.sqlite3")
+    summary = export_portable(source.store, tmp_path / "backup", "test-hashing:64")
+    target_store = SQLiteStore(tmp_path / "b.sqlite3")
+    target = MemoryService(target_store, HashingEmbedder(), merger=SentenceUnionMerger())
+
+    restored = restore_portable(target_store, HashingEmbedder(), tmp_path / "backup")
+
+    assert summary.count == restored.restored == len(_everything(source))
+    assert _everything(target) == _everything(source)
+    hit = target.search(ADMIN, query="release branches")["matches"][0]
+    assert hit["summary"] == "Deploy from release branches."
+
+
+def test_restoring_twice_skips_what_is_already_there(tmp_path: Path) -> None:
+    source = _corpus(tmp_path / "a.sqlite3")
+    export_portable(source.store, tmp_path / "backup", "k")
+    store = SQLiteStore(tmp_path / "b.sqlite3")
+    MemoryService(store, HashingEmbedder(), merger=SentenceUnionMerger())
+    first = restore_portable(store, HashingEmbedder(), tmp_path / "backup")
+    second = restore_portable(store, HashingEmbedder(), tmp_path / "backup")
+    assert second.restored == 0
+    assert second.skipped_existing == first.restored
+
+
+def test_the_archive_is_byte_for_byte_deterministic(tmp_path: Path) -> None:
+    source = _corpus(tmp_path / "a.sqlite3")
+    export_portable(source.store, tmp_path / "one", "k")
+    export_portable(source.store, tmp_path / "two", "k")
+    for name in ("memories.ndjson", "manifest.json"):
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
+    manifest = json.loads((tmp_path / "one" / "manifest.json").read_text())
+    assert manifest["vectors"] is False
+
+
+def test_a_tampered_archive_is_refused(tmp_path: Path) -> None:
+    source = _corpus(tmp_path / "a.sqlite3")
+    export_portable(source.store, tmp_path / "backup", "k")
+    archive = tmp_path / "backup" / "memories.ndjson"
+    archive.write_text(archive.read_text().replace("main branch", "evil branch"))
+    with pytest.raises(BackupError, match="sha256"):
+        restore_portable(
+            SQLiteStore(tmp_path / "b.sqlite3"), HashingEmbedder(), tmp_path / "backup"
+        )
+    with pytest.raises(BackupError, match=r"manifest\.json not found"):
+        restore_portable(SQLiteStore(tmp_path / "c.sqlite3"), HashingEmbedder(), tmp_path)
+
+
+def test_reembedding_lets_the_store_open_with_the_new_model(tmp_path: Path) -> None:
+    path = tmp_path / "a.sqlite3"
+    before = _everything(_corpus(path))
+    new_model = HashingEmbedder(32, "model-b")
+    with pytest.raises(FailedPrecondition, match="model-b:32"):
+        MemoryService(SQLiteStore(path), new_model, merger=SentenceUnionMerger())
+
+    summary = reembed(SQLiteStore(path), new_model)
+
+    reopened = MemoryService(SQLiteStore(path), new_model, merger=SentenceUnionMerger())
+    assert summary.count == len(before)
+    assert summary.identity == "model-b:32"
+    assert _everything(reopened) == before
+    assert reopened.search(ADMIN, query="release branches")["matches"][0]["summary"].startswith(
+        "Deploy from release"
+    )
+
+
+def test_a_full_sqlite_copy_keeps_vectors_and_events(tmp_path: Path) -> None:
+    source = _corpus(tmp_path / "a.sqlite3")
+    assert isinstance(source.store, SQLiteStore)
+    source.store.copy_to(tmp_path / "copy.sqlite3")
+    copy = MemoryService(
+        SQLiteStore(tmp_path / "copy.sqlite3"), HashingEmbedder(), merger=SentenceUnionMerger()
+    )
+    assert _everything(copy) == _everything(source)
+    assert copy.search(ADMIN, query="release branches")["matches"]

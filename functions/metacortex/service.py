@@ -480,7 +480,16 @@ class MemoryService:
                 f"consolidation needs at least two sources; {where} has {len(sources)}"
             )
         sources.sort(key=lambda m: (m.created_at, m.id))
-        merged_text = self._merger.merge(topic_name, [m.content for m in sources])
+        merged_text = self._merger.merge(topic_name, [m.content for m in sources]).strip()
+        if not merged_text:
+            raise FailedPrecondition(
+                "the merge produced no text; the sources were left as they are"
+            )
+        if len(merged_text) > limits.MAX_CONTENT_CHARS:
+            raise FailedPrecondition(
+                f"the merged memory would be {len(merged_text)} characters, over the "
+                f"{limits.MAX_CONTENT_CHARS} limit; consolidate fewer sources at a time"
+            )
         [vector] = self._embedder.embed_documents([merged_text])
         now = utc_now()
         refs = tuple(dict.fromkeys(ref for m in sources for ref in m.artifact_refs))

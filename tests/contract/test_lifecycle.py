@@ -230,3 +230,12 @@ def test_concurrent_identical_consolidations_produce_one_merged_record(
     assert len(merged_ids) == 1
     active = seed.list_memories(admin)["items"]
     assert [item["id"] for item in active] == list(merged_ids)
+
+
+def test_a_merge_longer_than_the_content_limit_is_refused_and_changes_nothing(
+    service: MemoryService, admin: Access
+) -> None:
+    ids = [_save(service, admin, f"{i} " + "x" * 12_000 + ".") for i in range(2)]
+    with pytest.raises(FailedPrecondition, match="fewer sources"):
+        service.consolidate(admin, source_ids=ids)
+    assert len(service.list_memories(admin)["items"]) == 2

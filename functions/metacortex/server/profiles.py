@@ -1,0 +1,378 @@
+"""Endpoint profiles: who may call which tools, read which states, from which origins.
+
+The admin profile (``default``, served at ``/mcp``) comes from ``MCP_ADMIN_TOKEN``
+and the ``MCP_ALLOWED_*`` settings; scoped client profiles (served at
+``/clients/{id}/mcp``) come from ``MCP_CLIENT_PROFILES_JSON``. Everything is
+validated once at start-up: a bad entry raises ``ConfigurationError`` naming the
+entry (index and id) and the field, so the operator can fix it before any
+client connects. Profiles keep only the sha256 digest of a token, never the token.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import secrets
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Final
+
+from metacortex.config import Settings
+from metacortex.domain.records import ALL_STATES, BranchState
+from metacortex.errors import ConfigurationError
+from metacortex.service import Access
+
+# The model-facing tool names, in the order tools/list presents them.
+TOOL_NAMES: Final = (
+    "save_context",
+    "search_context",
+    "fetch_context",
+    "list_context",
+    "deprecate_context",
+    "consolidate_context",
+)
+ADMIN_PROFILE_ID: Final = "default"
+CLIENT_ID_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+MIN_TOKEN_CHARS: Final = 32
+MIN_TOKEN_DISTINCT_CHARS: Final = 10
+MAX_RATE_LIMIT_PER_MINUTE: Final = 1_000_000
+_HEX64: Final = re.compile(r"^[0-9a-fA-F]{64}$")
+_TOKEN_CHARS: Final = re.compile(r"^[\x21-\x7e]+$")  # visible ASCII: safe in a header and a URL
+_ORIGIN: Final = re.compile(r"^(https?)://([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?$")
+_PROFILE_KEYS: Final = frozenset(
+    {
+        "id",
+        "description",
+        "token",
+        "token_sha256",
+        "allowedTools",
+        "allowedFilterStates",
+        "defaultFilterState",
+        "allowedOrigins",
+        "allowUrlToken",
+        "mayWriteLifecycle",
+        "rateLimitPerMinute",
+    }
+)
+_HOW_TO_GENERATE: Final = (
+    "generate one with `metacortex client add <id>` or "
+    "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    id: str
+    # sha256 of the bearer token; None means the endpoint accepts no credential at all.
+    token_sha256: bytes | None
+    allowed_tools: frozenset[str]
+    readable_states: frozenset[BranchState]
+    default_state: BranchState
+    may_write_lifecycle: bool
+    allowed_origins: frozenset[str]
+    allow_url_token: bool
+    rate_limit_per_minute: int
+
+    @property
+    def is_admin(self) -> bool:
+        return self.id == ADMIN_PROFILE_ID
+
+    @property
+    def access(self) -> Access:
+        return Access(self.readable_states, self.default_state, self.may_write_lifecycle)
+
+    @property
+    def tools(self) -> tuple[str, ...]:
+        """Allowed tools in catalog order (what tools/list shows)."""
+        return tuple(name for name in TOOL_NAMES if name in self.allowed_tools)
+
+    @property
+    def path(self) -> str:
+        return "/mcp" if self.is_admin else f"/clients/{self.id}/mcp"
+
+
+@dataclass(frozen=True, slots=True)
+class Profiles:
+    admin: Profile
+    clients: Mapping[str, Profile]
+
+    def get(self, client_id: str | None) -> Profile | None:
+        """The admin profile for None, a client profile by id, or None when unknown."""
+        if client_id is None:
+            return self.admin
+        return self.clients.get(client_id)
+
+    def all(self) -> tuple[Profile, ...]:
+        return (self.admin, *self.clients.values())
+
+
+def token_digest(token: str) -> bytes:
+    return hashlib.sha256(token.encode("utf-8")).digest()
+
+
+def new_token() -> str:
+    """A strong token: 256 random bits, URL-safe (43 characters)."""
+    return secrets.token_urlsafe(32)
+
+
+def token_weakness(token: str) -> str | None:
+    """Why a token is too weak to accept, or None when it is acceptable."""
+    if not _TOKEN_CHARS.match(token):
+        return "contains spaces or characters outside visible ASCII"
+    if len(token) < MIN_TOKEN_CHARS:
+        return f"is {len(token)} characters; at least {MIN_TOKEN_CHARS} are required"
+    if len(set(token)) < MIN_TOKEN_DISTINCT_CHARS:
+        return (
+            f"uses only {len(set(token))} distinct characters; "
+            "it looks hand-made rather than random"
+        )
+    return None
+
+
+def load_profiles(settings: Settings) -> Profiles:
+    """Validate and build every profile, or raise ConfigurationError naming the problem."""
+    admin = _admin_profile(settings)
+    clients: dict[str, Profile] = {}
+    raw = settings.mcp_client_profiles_json
+    if raw is not None and raw.get_secret_value().strip():
+        digests: dict[bytes, str] = {}
+        if admin.token_sha256 is not None:
+            digests[admin.token_sha256] = "the admin endpoint (MCP_ADMIN_TOKEN)"
+        for index, entry in enumerate(_entries(raw.get_secret_value())):
+            profile = _client_profile(index, entry, settings)
+            where = _where(index, profile.id)
+            if profile.id in clients:
+                raise ConfigurationError(
+                    f"{where}: id is used by an earlier entry; ids must be unique"
+                )
+            assert profile.token_sha256 is not None
+            if profile.token_sha256 in digests:
+                raise ConfigurationError(
+                    f"{where}: token is already used by {digests[profile.token_sha256]}; "
+                    "give every endpoint its own token"
+                )
+            digests[profile.token_sha256] = where
+            clients[profile.id] = profile
+    return Profiles(admin=admin, clients=MappingProxyType(clients))
+
+
+# ----------------------------------------------------------------- admin
+def _admin_profile(settings: Settings) -> Profile:
+    digest: bytes | None = None
+    if settings.mcp_admin_token is not None:
+        token = settings.mcp_admin_token.get_secret_value()
+        weakness = token_weakness(token)
+        if weakness is not None:
+            raise ConfigurationError(f"MCP_ADMIN_TOKEN {weakness}; {_HOW_TO_GENERATE}")
+        digest = token_digest(token)
+    tools = (
+        frozenset(_known_tools(settings.mcp_allowed_tools, "MCP_ALLOWED_TOOLS"))
+        if settings.mcp_allowed_tools
+        else frozenset(TOOL_NAMES)
+    )
+    states = (
+        frozenset(_known_states(settings.mcp_allowed_filter_states, "MCP_ALLOWED_FILTER_STATES"))
+        if settings.mcp_allowed_filter_states
+        else frozenset(ALL_STATES)
+    )
+    origins = frozenset(
+        _origin(value, f"MCP_ALLOWED_ORIGINS entry {value!r}")
+        for value in settings.mcp_allowed_origins
+    )
+    return Profile(
+        id=ADMIN_PROFILE_ID,
+        token_sha256=digest,
+        allowed_tools=tools,
+        readable_states=states,
+        default_state=_default_state(None, states, settings, "MCP_ALLOWED_FILTER_STATES"),
+        may_write_lifecycle=True,
+        allowed_origins=origins,
+        allow_url_token=False,
+        rate_limit_per_minute=settings.metacortex_rate_limit_per_minute,
+    )
+
+
+# --------------------------------------------------------------- clients
+def _entries(text: str) -> list[Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigurationError(
+            f"MCP_CLIENT_PROFILES_JSON is not valid JSON: {exc.msg} "
+            f"(line {exc.lineno}, column {exc.colno})"
+        ) from None
+    if not isinstance(value, list):
+        raise ConfigurationError(
+            "MCP_CLIENT_PROFILES_JSON must be a JSON array of profile objects, "
+            f"got a JSON {type(value).__name__}"
+        )
+    return value
+
+
+def _where(index: int, client_id: object) -> str:
+    if isinstance(client_id, str) and client_id:
+        return f"MCP_CLIENT_PROFILES_JSON[{index}] (id {client_id!r})"
+    return f"MCP_CLIENT_PROFILES_JSON[{index}]"
+
+
+def _client_profile(index: int, entry: Any, settings: Settings) -> Profile:
+    if not isinstance(entry, dict):
+        raise ConfigurationError(f"{_where(index, None)}: must be a JSON object")
+    where = _where(index, entry.get("id"))
+    unknown = sorted(set(entry) - _PROFILE_KEYS)
+    if unknown:
+        raise ConfigurationError(
+            f"{where}: unknown field {unknown[0]!r}; accepted fields are "
+            + ", ".join(sorted(_PROFILE_KEYS))
+        )
+    client_id = entry.get("id")
+    if not isinstance(client_id, str) or not client_id:
+        raise ConfigurationError(f"{where}: id is required (a URL-safe string)")
+    if client_id == ADMIN_PROFILE_ID:
+        raise ConfigurationError(
+            f"{where}: id {ADMIN_PROFILE_ID!r} is reserved for the admin endpoint /mcp"
+        )
+    if not CLIENT_ID_PATTERN.match(client_id):
+        raise ConfigurationError(
+            f"{where}: id must be 1-64 letters, digits, '-' or '_' and start with a letter "
+            "or digit (it becomes the URL path /clients/<id>/mcp)"
+        )
+    digest = _client_token(entry, where)
+    tools_value = entry.get("allowedTools")
+    if not isinstance(tools_value, list) or not all(isinstance(t, str) for t in tools_value):
+        raise ConfigurationError(
+            f"{where}: allowedTools is required: a list of tool names, e.g. "
+            '["search_context", "fetch_context"]'
+        )
+    if not tools_value:
+        raise ConfigurationError(
+            f"{where}: allowedTools must not be empty (an empty list never means 'all'); "
+            f"list the tools this client may call from: {', '.join(TOOL_NAMES)}"
+        )
+    tools = frozenset(_known_tools(tools_value, f"{where}: allowedTools"))
+    states_value = entry.get("allowedFilterStates")
+    if states_value is None:
+        states = frozenset({settings.default_filter_state})
+    else:
+        if not isinstance(states_value, list) or not all(isinstance(s, str) for s in states_value):
+            raise ConfigurationError(f"{where}: allowedFilterStates must be a list of states")
+        if not states_value:
+            raise ConfigurationError(
+                f"{where}: allowedFilterStates must not be empty; omit it to allow only "
+                f"{settings.default_filter_state.value!r}"
+            )
+        states = frozenset(_known_states(states_value, f"{where}: allowedFilterStates"))
+    default_value = entry.get("defaultFilterState")
+    if default_value is not None and not isinstance(default_value, str):
+        raise ConfigurationError(f"{where}: defaultFilterState must be a state name")
+    origins_value = entry.get("allowedOrigins", [])
+    if not isinstance(origins_value, list) or not all(isinstance(o, str) for o in origins_value):
+        raise ConfigurationError(
+            f'{where}: allowedOrigins must be a list of origins such as ["https://chatgpt.com"]'
+        )
+    return Profile(
+        id=client_id,
+        token_sha256=digest,
+        allowed_tools=tools,
+        readable_states=states,
+        default_state=_default_state(default_value, states, settings, f"{where}: "),
+        may_write_lifecycle=_bool(entry, "mayWriteLifecycle", where),
+        allowed_origins=frozenset(
+            _origin(o, f"{where}: allowedOrigins entry {o!r}") for o in origins_value
+        ),
+        allow_url_token=_bool(entry, "allowUrlToken", where),
+        rate_limit_per_minute=_rate_limit(entry, where, settings),
+    )
+
+
+def _client_token(entry: Mapping[str, Any], where: str) -> bytes:
+    token = entry.get("token")
+    hashed = entry.get("token_sha256")
+    if token is not None and hashed is not None:
+        raise ConfigurationError(f"{where}: give token or token_sha256, not both")
+    if hashed is not None:
+        if not isinstance(hashed, str) or not _HEX64.match(hashed):
+            raise ConfigurationError(
+                f"{where}: token_sha256 must be 64 hexadecimal characters (the sha256 of the token)"
+            )
+        return bytes.fromhex(hashed)
+    if token is None:
+        raise ConfigurationError(f"{where}: token or token_sha256 is required; {_HOW_TO_GENERATE}")
+    if not isinstance(token, str):
+        raise ConfigurationError(f"{where}: token must be a string")
+    weakness = token_weakness(token)
+    if weakness is not None:
+        raise ConfigurationError(f"{where}: token {weakness}; {_HOW_TO_GENERATE}")
+    return token_digest(token)
+
+
+def _bool(entry: Mapping[str, Any], key: str, where: str) -> bool:
+    value = entry.get(key, False)
+    if not isinstance(value, bool):
+        raise ConfigurationError(f"{where}: {key} must be true or false")
+    return value
+
+
+def _rate_limit(entry: Mapping[str, Any], where: str, settings: Settings) -> int:
+    value = entry.get("rateLimitPerMinute")
+    if value is None:
+        return settings.metacortex_rate_limit_per_minute
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigurationError(f"{where}: rateLimitPerMinute must be a whole number")
+    if not 1 <= value <= MAX_RATE_LIMIT_PER_MINUTE:
+        raise ConfigurationError(
+            f"{where}: rateLimitPerMinute must be between 1 and {MAX_RATE_LIMIT_PER_MINUTE}, "
+            f"got {value}"
+        )
+    return value
+
+
+# ------------------------------------------------------------- shared checks
+def _known_tools(values: Iterable[str], where: str) -> list[str]:
+    tools = [value.strip() for value in values]
+    for name in tools:
+        if name not in TOOL_NAMES:
+            raise ConfigurationError(
+                f"{where}: unknown tool {name!r}; known tools are {', '.join(TOOL_NAMES)}"
+            )
+    return tools
+
+
+def _known_states(values: Iterable[str], where: str) -> list[BranchState]:
+    states: list[BranchState] = []
+    for value in values:
+        try:
+            states.append(BranchState(value.strip()))
+        except ValueError:
+            known = ", ".join(state.value for state in ALL_STATES)
+            raise ConfigurationError(
+                f"{where}: unknown state {value!r}; known states are {known}"
+            ) from None
+    return states
+
+
+def _default_state(
+    explicit: str | None, readable: frozenset[BranchState], settings: Settings, where: str
+) -> BranchState:
+    if explicit is not None:
+        [state] = _known_states([explicit], f"{where}defaultFilterState")
+        if state not in readable:
+            raise ConfigurationError(
+                f"{where}defaultFilterState {state.value!r} is not one of allowedFilterStates"
+            )
+        return state
+    if settings.default_filter_state in readable:
+        return settings.default_filter_state
+    return next(state for state in ALL_STATES if state in readable)
+
+
+def _origin(value: str, where: str) -> str:
+    origin = value.strip()
+    if not _ORIGIN.match(origin):
+        raise ConfigurationError(
+            f"{where} is not an origin: write scheme://host[:port] exactly as a browser sends "
+            "it, without a path, trailing slash or wildcard (e.g. https://claude.ai)"
+        )
+    return origin

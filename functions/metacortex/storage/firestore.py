@@ -1,0 +1,480 @@
+"""The production store: Firestore (native mode) through the synchronous Admin client.
+
+Collections (``memory_vectors`` stands for the configured ``MEMORY_COLLECTION``):
+
+- ``memory_vectors``: one document per memory, id = memory id (``firestore_codec``);
+- ``memory_vectors_write_fingerprints``: fingerprint -> memory id, ``written_at``,
+  ``expires_at`` (TTL);
+- ``memory_vectors_meta/identity``: the embedding model and dimension of the vectors;
+- ``memory_events`` and ``retrieval_query_events``: whatever ``Event.collection`` names.
+
+Dedupe and lifecycle changes run in Firestore transactions (reads lock, writes
+are buffered and committed together; contention re-runs the function). Dense
+search is ``find_nearest`` (COSINE) with the filter as prefilter in the same
+query; keyword search is BM25 over a term index (``firestore_lexical``). Every
+query shape is listed in ``firestore_queries`` with the index it needs.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import secrets
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, Final, ParamSpec, TypeVar
+
+import numpy as np
+from google.api_core import exceptions as google_errors
+from google.api_core.exceptions import RetryError
+from google.cloud import firestore
+from google.cloud.firestore_v1.base_vector_query import DistanceMeasure
+from google.cloud.firestore_v1.field_path import FieldPath
+from google.cloud.firestore_v1.transaction import Transaction
+
+from metacortex.domain.records import Memory, new_memory_id, utc_now
+from metacortex.errors import ConfigurationError, FailedPrecondition, Unavailable
+from metacortex.storage.base import (
+    EmbeddingIdentity,
+    Event,
+    InsertOutcome,
+    MemoryFilter,
+    PageKey,
+    Scored,
+    Vector,
+)
+from metacortex.storage.firestore_codec import (
+    EMBEDDING,
+    FILTER_FIELDS,
+    MEMORY_FIELDS,
+    SCHEMA_VERSION,
+    decode_event,
+    decode_memory,
+    encode_event,
+    encode_fingerprint,
+    encode_memory,
+    storable_id,
+    to_stored_time,
+    vector_value,
+)
+from metacortex.storage.firestore_lexical import CorpusStats, LexicalIndex
+from metacortex.storage.firestore_queries import (
+    MAX_NEAREST,
+    filtered,
+    native_filters,
+    needs_post_filter,
+)
+
+if TYPE_CHECKING:
+    from metacortex.config import Settings
+
+T = TypeVar("T")
+P = ParamSpec("P")
+
+DISTANCE_FIELD: Final = "vector_distance"
+FINGERPRINTS_SUFFIX: Final = "_write_fingerprints"
+META_SUFFIX: Final = "_meta"
+DEFAULT_CANDIDATE_CAP: Final = 2000
+
+# Contention: attempts per transaction and the jittered backoff between them (see _run).
+_TRANSACTION_ATTEMPTS: Final = 12
+_BACKOFF_BASE_S: Final = 0.05
+_BACKOFF_CAP_S: Final = 2.0
+_BATCH_WRITES: Final = 500
+# First over-fetch factor when part of a vector filter is checked after the query.
+_OVERFETCH: Final = 4
+
+logger = logging.getLogger(__name__)
+
+
+def _translated(method: Callable[P, T]) -> Callable[P, T]:
+    """Firestore failures become domain errors the edge can show safely."""
+
+    @functools.wraps(method)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return method(*args, **kwargs)
+        except google_errors.FailedPrecondition as error:
+            logger.error("Firestore refused a query: %s", error.message)
+            if "index" in str(error.message).lower():
+                raise FailedPrecondition(
+                    "Firestore needs an index that is not deployed or still building; "
+                    "deploy firestore.indexes.json and wait until every index is READY"
+                ) from None
+            raise FailedPrecondition(f"Firestore refused the request: {error.message}") from None
+        except (google_errors.GoogleAPICallError, RetryError) as error:
+            logger.warning("Firestore call failed: %r", error)
+            raise Unavailable(f"the memory store (Firestore) is unavailable: {error}") from None
+
+    return wrapper
+
+
+class _Transaction:
+    """``StoreTransaction`` over a Firestore transaction: reads lock, writes wait for commit."""
+
+    def __init__(self, store: FirestoreStore, transaction: Transaction) -> None:
+        self._store = store
+        self._transaction = transaction
+        self._read: dict[str, Memory | None] = {}
+        self._pending: dict[str, tuple[Memory, Vector | None]] = {}
+
+    def get(self, memory_id: str) -> Memory | None:
+        pending = self._pending.get(memory_id)
+        if pending is not None:
+            return pending[0]
+        if memory_id not in self._read:
+            self._read[memory_id] = self._store._read_one(memory_id, self._transaction)
+        return self._read[memory_id]
+
+    def put(self, memory: Memory, embedding: Vector | None = None) -> None:
+        if not storable_id(memory.id):
+            raise ValueError(f"{memory.id!r} cannot be a Firestore document id")
+        if embedding is None and memory.id not in self._pending and self.get(memory.id) is None:
+            raise ValueError(f"a new memory ({memory.id}) needs an embedding")
+        previous = self._pending.get(memory.id)
+        if embedding is None and previous is not None:
+            embedding = previous[1]
+        self._pending[memory.id] = (memory, embedding)
+
+    def apply(self) -> None:
+        for memory, embedding in self._pending.values():
+            reference = self._store._memories.document(memory.id)
+            if embedding is None:
+                # update() replaces each named top-level field and keeps `embedding`.
+                self._transaction.update(reference, encode_memory(memory, None))
+            else:
+                self._transaction.set(reference, encode_memory(memory, embedding))
+
+
+class FirestoreStore:
+    """``MemoryStore`` on Firestore. Thread-safe: the client is, and nothing else is shared."""
+
+    def __init__(
+        self,
+        client: firestore.Client,
+        collection: str = "memory_vectors",
+        *,
+        candidate_cap: int = DEFAULT_CANDIDATE_CAP,
+    ) -> None:
+        self._client = client
+        self._collection = collection
+        self._memories = client.collection(collection)
+        self._fingerprints = client.collection(collection + FINGERPRINTS_SUFFIX)
+        self._identity_ref = client.collection(collection + META_SUFFIX).document("identity")
+        self._executor = ThreadPoolExecutor(max_workers=8, thread_name_prefix="firestore-store")
+        self._lexical = LexicalIndex(self._memories, self._executor, candidate_cap)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> FirestoreStore:
+        try:
+            client = firestore.Client(
+                project=settings.google_cloud_project, database=settings.firestore_database
+            )
+        except (OSError, ValueError) as error:  # no project, no credentials
+            raise ConfigurationError(
+                f"cannot open Firestore: {error}. Set GOOGLE_CLOUD_PROJECT and application "
+                "default credentials (or FIRESTORE_EMULATOR_HOST for the emulator)."
+            ) from error
+        return cls(client, settings.memory_collection)
+
+    @property
+    def collection(self) -> str:
+        return self._collection
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=True)
+        # Client.close() releases only the HTTP session; the gRPC channel lives in the
+        # lazily built GAPIC client, whose transport has a public close().
+        api = getattr(self._client, "_firestore_api_internal", None)
+        if api is not None:
+            api.transport.close()
+        self._client.close()  # type: ignore[no-untyped-call]
+
+    # ----------------------------------------------------------- transactions
+    def _run(self, body: Callable[[Transaction], T]) -> T:
+        """Run ``body`` in a transaction, again on contention, with jittered backoff.
+
+        Trigger: concurrent transactions that read the same documents and then
+        write them (two identical saves, two consolidations of the same sources).
+        Why: reads take locks, so such transactions wait on each other until one
+        is aborted; the client library retries at once, which lets identical
+        contenders collide again in lockstep (the emulator was seen livelocking
+        for minutes). Outcome: one attempt per transaction, and a random pause
+        that grows with each retry so one contender gets through.
+        """
+        for attempt in range(_TRANSACTION_ATTEMPTS):
+            transaction = self._client.transaction(max_attempts=1)
+            try:
+                result: T = firestore.transactional(body)(transaction)
+                return result
+            except google_errors.Aborted as error:  # a read lost a lock conflict
+                logger.debug("transaction aborted on read: %s", error)
+            except ValueError as error:
+                if not isinstance(error.__cause__, google_errors.Aborted):
+                    raise
+                logger.debug("transaction aborted on commit: %s", error.__cause__)
+            ceiling = min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2**attempt)
+            time.sleep(ceiling * secrets.randbelow(1001) / 1000)
+        raise Unavailable(
+            "the memory store is busy with concurrent changes to the same records; retry"
+        )
+
+    @_translated
+    def transaction(self, fn: Callable[[_Transaction], T]) -> T:
+        def body(transaction: Transaction) -> T:
+            adapter = _Transaction(self, transaction)
+            result = fn(adapter)
+            adapter.apply()
+            return result
+
+        return self._run(body)
+
+    # -------------------------------------------------------------- identity
+    @_translated
+    def bind_embedding(self, identity: EmbeddingIdentity, *, replace: bool = False) -> None:
+        reference = self._identity_ref
+
+        def body(transaction: Transaction) -> None:
+            snapshot = reference.get(transaction=transaction)
+            data = snapshot.to_dict() if snapshot.exists else None
+            if replace or not data:
+                transaction.set(
+                    reference,
+                    {
+                        "model": identity.model,
+                        "dimension": identity.dimension,
+                        "key": identity.key(),
+                        "updated_at": to_stored_time(utc_now()),
+                        "schema_version": SCHEMA_VERSION,
+                    },
+                )
+                return
+            stored = EmbeddingIdentity(str(data["model"]), int(data["dimension"]))
+            if stored != identity:
+                raise FailedPrecondition(
+                    f"the Firestore collection {self._collection!r} (project "
+                    f"{self._client.project!r}) holds vectors from {stored.key()}, but this "
+                    f"server is configured for {identity.key()}. Configure {stored.key()} "
+                    f"again, or run `metacortex reembed` to re-embed every memory with "
+                    f"{identity.key()}."
+                )
+
+        self._run(body)
+
+    # ----------------------------------------------------------------- reads
+    def _read_one(self, memory_id: str, transaction: Transaction | None = None) -> Memory | None:
+        if not storable_id(memory_id):
+            return None
+        snapshot = self._memories.document(memory_id).get(
+            field_paths=MEMORY_FIELDS, transaction=transaction
+        )
+        if not snapshot.exists:
+            return None
+        return decode_memory(snapshot.id, snapshot.to_dict() or {})
+
+    def _read_many(self, memory_ids: Iterable[str]) -> dict[str, Memory]:
+        references = [self._memories.document(i) for i in dict.fromkeys(memory_ids)]
+        if not references:
+            return {}
+        found: dict[str, Memory] = {}
+        for snapshot in self._client.get_all(references, field_paths=MEMORY_FIELDS):
+            if snapshot.exists:
+                found[snapshot.id] = decode_memory(snapshot.id, snapshot.to_dict() or {})
+        return found
+
+    @_translated
+    def get(self, memory_id: str) -> Memory | None:
+        return self._read_one(memory_id)
+
+    @_translated
+    def find_duplicate(self, fingerprint: str, not_before: datetime) -> Memory | None:
+        snapshot = self._fingerprints.document(fingerprint).get()
+        data = snapshot.to_dict() if snapshot.exists else None
+        if not data or data["written_at"] <= to_stored_time(not_before):
+            return None
+        return self._read_one(str(data["memory_id"]))
+
+    # ---------------------------------------------------------------- writes
+    @_translated
+    def insert(
+        self, memory: Memory, embedding: Vector, fingerprint: str, not_before: datetime
+    ) -> InsertOutcome:
+        fingerprint_ref = self._fingerprints.document(fingerprint)
+        memory_ref = self._memories.document(memory.id)
+        cutoff = to_stored_time(not_before)
+        # The fingerprint can match only until the window has passed; TTL removes it after.
+        expires_at = memory.created_at + max(memory.created_at - not_before, timedelta(0))
+
+        def body(transaction: Transaction) -> InsertOutcome:
+            snapshot = fingerprint_ref.get(transaction=transaction)
+            data = snapshot.to_dict() if snapshot.exists else None
+            if data and data["written_at"] > cutoff:
+                existing = self._read_one(str(data["memory_id"]), transaction)
+                if existing is not None and existing.branch_state is memory.branch_state:
+                    return InsertOutcome(existing, created=False)
+            transaction.set(memory_ref, encode_memory(memory, embedding))
+            transaction.set(
+                fingerprint_ref, encode_fingerprint(memory.id, memory.created_at, expires_at)
+            )
+            return InsertOutcome(memory, created=True)
+
+        return self._run(body)
+
+    # ---------------------------------------------------------------- search
+    def _nearest(self, vector: Vector, where: MemoryFilter, count: int) -> list[Scored]:
+        """One ``find_nearest`` with the equality part of ``where`` as prefilter."""
+        query = filtered(self._memories, native_filters(where, created_range=False))
+        # Typed Any: the client annotates find_nearest as returning the VectorQuery class.
+        nearest: Any = query.select([*MEMORY_FIELDS, DISTANCE_FIELD]).find_nearest(
+            vector_field=EMBEDDING,
+            query_vector=vector_value(vector),
+            limit=count,
+            distance_measure=DistanceMeasure.COSINE,
+            distance_result_field=DISTANCE_FIELD,
+        )
+        hits: list[Scored] = []
+        for snapshot in nearest.get():
+            data = snapshot.to_dict() or {}
+            # COSINE distance is 1 - cosine similarity; report similarity, as SQLite does.
+            hits.append(Scored(decode_memory(snapshot.id, data), 1.0 - float(data[DISTANCE_FIELD])))
+        return hits
+
+    def _scan(self, vector: Vector, where: MemoryFilter, limit: int) -> list[Scored]:
+        """Exact cosine over every record matching ``where``: the rare path beyond 1000."""
+        query = filtered(self._memories, native_filters(where, created_range=True))
+        target = np.asarray(vector, dtype=np.float64)
+        ids: list[str] = []
+        rows: list[list[float]] = []
+        for snapshot in query.select([EMBEDDING, *FILTER_FIELDS]).stream():
+            data = snapshot.to_dict() or {}
+            stored = data.get(EMBEDDING)
+            if stored is None or not where.matches(decode_memory(snapshot.id, data)):
+                continue
+            values = list(stored)
+            if len(values) == target.size:
+                ids.append(snapshot.id)
+                rows.append(values)
+        if not rows:
+            return []
+        matrix = np.asarray(rows, dtype=np.float64)
+        norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(target) or 1.0)
+        scores = (matrix @ target) / np.where(norms == 0, 1.0, norms)
+        best = np.argsort(-scores, kind="stable")[:limit]
+        memories = self._read_many(ids[i] for i in best)
+        return [
+            Scored(memories[ids[i]], float(scores[i]))
+            for i in best
+            if ids[i] in memories and where.matches(memories[ids[i]])
+        ]
+
+    @_translated
+    def vector_search(self, vector: Vector, where: MemoryFilter, limit: int) -> list[Scored]:
+        """Top ``limit`` by cosine similarity; full pages even when some of ``where`` is
+        checked after the query.
+
+        Equality filters are prefilters of ``find_nearest`` itself. When ``valid_at``
+        or a creation range is set, those are checked on the results, and the query
+        is repeated with a larger limit (x4 each time, up to Firestore's 1000) until
+        ``limit`` records pass or the prefiltered set is exhausted. Past 1000 the
+        store scores every prefiltered record exactly (``_scan``).
+        """
+        if limit <= 0:
+            return []
+        if not needs_post_filter(where, created_range=False):
+            hits = self._nearest(vector, where, limit) if limit <= MAX_NEAREST else None
+        else:
+            hits = None
+            count = min(MAX_NEAREST, max(limit * _OVERFETCH, limit + 20))
+            while count <= MAX_NEAREST and limit <= MAX_NEAREST:
+                found = self._nearest(vector, where, count)
+                kept = [hit for hit in found if where.matches(hit.memory)]
+                if len(kept) >= limit or len(found) < count:
+                    hits = kept
+                    break
+                if count == MAX_NEAREST:
+                    break
+                count = min(MAX_NEAREST, count * _OVERFETCH)
+        if hits is None:
+            return self._scan(vector, where, limit)
+        hits.sort(key=lambda hit: (-hit.score, hit.memory.created_at, hit.memory.id))
+        return hits[:limit]
+
+    @_translated
+    def lexical_search(self, terms: Sequence[str], where: MemoryFilter, limit: int) -> list[Scored]:
+        ranked = self._lexical.search(terms, where, limit)
+        memories = self._read_many(memory_id for memory_id, _ in ranked)
+        # A record changed between scoring and this read may no longer match.
+        return [
+            Scored(memories[memory_id], score)
+            for memory_id, score in ranked
+            if memory_id in memories and where.matches(memories[memory_id])
+        ]
+
+    @_translated
+    def corpus_statistics(self, terms: Sequence[str]) -> CorpusStats:
+        """The BM25 corpus statistics for ``terms``, as stored now (for tests and operators)."""
+        return self._lexical.statistics(list(dict.fromkeys(terms)))
+
+    @_translated
+    def list_page(
+        self,
+        where: MemoryFilter,
+        limit: int,
+        after: PageKey | None,
+        *,
+        oldest_first: bool = False,
+    ) -> list[Memory]:
+        """Keyset pages on (created_at, document id); filters run in the query except
+        ``valid_at``, which is checked after it while more pages are read until
+        ``limit`` records passed or none remain."""
+        if limit <= 0:
+            return []
+        direction = "ASCENDING" if oldest_first else "DESCENDING"
+        query = (
+            filtered(self._memories, native_filters(where, created_range=True))
+            .order_by("created_at", direction=direction)
+            .order_by(FieldPath.document_id(), direction=direction)
+            .select(list(MEMORY_FIELDS))
+        )
+        post_filter = needs_post_filter(where, created_range=True)
+        batch = max(limit, 50) if post_filter else limit
+        cursor: tuple[datetime, str] | None = (
+            (to_stored_time(after.created_at), after.id) if after is not None else None
+        )
+        page: list[Memory] = []
+        while len(page) < limit:
+            current = query
+            if cursor is not None:
+                current = current.start_after(
+                    {"created_at": cursor[0], FieldPath.document_id(): cursor[1]}
+                )
+            snapshots = list(current.limit(batch).stream())
+            for snapshot in snapshots:
+                memory = decode_memory(snapshot.id, snapshot.to_dict() or {})
+                if not post_filter or where.matches(memory):
+                    page.append(memory)
+                    if len(page) == limit:
+                        break
+            if len(snapshots) < batch:
+                break
+            last = snapshots[-1]
+            cursor = ((last.to_dict() or {})["created_at"], last.id)
+        return page
+
+    # ---------------------------------------------------------------- events
+    @_translated
+    def record_events(self, events: Sequence[Event]) -> None:
+        for start in range(0, len(events), _BATCH_WRITES):
+            batch = self._client.batch()
+            for event in events[start : start + _BATCH_WRITES]:
+                # Ids from new_memory_id sort by recording time (strictly, within a process).
+                reference = self._client.collection(event.collection).document(new_memory_id())
+                batch.set(reference, encode_event(event))
+            batch.commit()
+
+    @_translated
+    def read_events(self, collection: str, limit: int = 1000) -> list[dict[str, Any]]:
+        query = self._client.collection(collection).order_by(FieldPath.document_id()).limit(limit)
+        return [decode_event(snapshot.to_dict() or {}) for snapshot in query.stream()]

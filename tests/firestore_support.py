@@ -22,12 +22,13 @@ import subprocess
 import sys
 import threading
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Final
+from typing import IO, Final, Protocol
 
 import pytest
+from google.cloud import firestore
 
 from metacortex.config import Settings
 from metacortex.storage.firestore import FirestoreStore
@@ -178,7 +179,12 @@ def firestore_emulator() -> Iterator[Emulator]:
         emulator.stop()
 
 
-FirestoreStoreFactory = Callable[[], FirestoreStore]
+class FirestoreStoreFactory(Protocol):
+    def __call__(self, *, collection: str | None = None, **options: int) -> FirestoreStore:
+        """No arguments: ``FirestoreStore.from_settings`` (what production runs).
+        ``collection`` or store options (``candidate_cap``, ``nearest_limit``): the
+        constructor, on a client of the same emulator project."""
+        ...
 
 
 def firestore_settings(collection: str = "memory_vectors") -> Settings:
@@ -202,8 +208,13 @@ def firestore_store_factory(
     monkeypatch.setenv("FIRESTORE_EMULATOR_HOST", firestore_emulator.host)
     opened: list[FirestoreStore] = []
 
-    def make() -> FirestoreStore:
-        store = FirestoreStore.from_settings(firestore_settings())
+    def make(*, collection: str | None = None, **options: int) -> FirestoreStore:
+        if collection is None and not options:
+            store = FirestoreStore.from_settings(firestore_settings())
+        else:
+            store = FirestoreStore(
+                firestore.Client(project=PROJECT), collection or "memory_vectors", **options
+            )
         opened.append(store)
         return store
 

@@ -26,11 +26,9 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final, ParamSpec, TypeVar
 
-import numpy as np
 from google.api_core import exceptions as google_errors
 from google.api_core.exceptions import RetryError
 from google.cloud import firestore
-from google.cloud.firestore_v1.base_vector_query import DistanceMeasure
 from google.cloud.firestore_v1.field_path import FieldPath
 from google.cloud.firestore_v1.transaction import Transaction
 
@@ -46,8 +44,6 @@ from metacortex.storage.base import (
     Vector,
 )
 from metacortex.storage.firestore_codec import (
-    EMBEDDING,
-    FILTER_FIELDS,
     MEMORY_FIELDS,
     SCHEMA_VERSION,
     decode_event,
@@ -57,7 +53,6 @@ from metacortex.storage.firestore_codec import (
     encode_memory,
     storable_id,
     to_stored_time,
-    vector_value,
 )
 from metacortex.storage.firestore_lexical import CorpusStats, LexicalIndex
 from metacortex.storage.firestore_queries import (
@@ -66,6 +61,7 @@ from metacortex.storage.firestore_queries import (
     native_filters,
     needs_post_filter,
 )
+from metacortex.storage.firestore_vectors import VectorIndex
 
 if TYPE_CHECKING:
     from metacortex.config import Settings
@@ -73,7 +69,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 P = ParamSpec("P")
 
-DISTANCE_FIELD: Final = "vector_distance"
 FINGERPRINTS_SUFFIX: Final = "_write_fingerprints"
 META_SUFFIX: Final = "_meta"
 DEFAULT_CANDIDATE_CAP: Final = 2000
@@ -83,8 +78,6 @@ _TRANSACTION_ATTEMPTS: Final = 12
 _BACKOFF_BASE_S: Final = 0.05
 _BACKOFF_CAP_S: Final = 2.0
 _BATCH_WRITES: Final = 500
-# First over-fetch factor when part of a vector filter is checked after the query.
-_OVERFETCH: Final = 4
 
 logger = logging.getLogger(__name__)
 
@@ -157,6 +150,7 @@ class FirestoreStore:
         collection: str = "memory_vectors",
         *,
         candidate_cap: int = DEFAULT_CANDIDATE_CAP,
+        nearest_limit: int = MAX_NEAREST,
     ) -> None:
         self._client = client
         self._collection = collection
@@ -165,6 +159,7 @@ class FirestoreStore:
         self._identity_ref = client.collection(collection + META_SUFFIX).document("identity")
         self._executor = ThreadPoolExecutor(max_workers=8, thread_name_prefix="firestore-store")
         self._lexical = LexicalIndex(self._memories, self._executor, candidate_cap)
+        self._vectors = VectorIndex(self._memories, self._read_many, nearest_limit)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> FirestoreStore:
@@ -323,83 +318,9 @@ class FirestoreStore:
         return self._run(body)
 
     # ---------------------------------------------------------------- search
-    def _nearest(self, vector: Vector, where: MemoryFilter, count: int) -> list[Scored]:
-        """One ``find_nearest`` with the equality part of ``where`` as prefilter."""
-        query = filtered(self._memories, native_filters(where, created_range=False))
-        # Typed Any: the client annotates find_nearest as returning the VectorQuery class.
-        nearest: Any = query.select([*MEMORY_FIELDS, DISTANCE_FIELD]).find_nearest(
-            vector_field=EMBEDDING,
-            query_vector=vector_value(vector),
-            limit=count,
-            distance_measure=DistanceMeasure.COSINE,
-            distance_result_field=DISTANCE_FIELD,
-        )
-        hits: list[Scored] = []
-        for snapshot in nearest.get():
-            data = snapshot.to_dict() or {}
-            # COSINE distance is 1 - cosine similarity; report similarity, as SQLite does.
-            hits.append(Scored(decode_memory(snapshot.id, data), 1.0 - float(data[DISTANCE_FIELD])))
-        return hits
-
-    def _scan(self, vector: Vector, where: MemoryFilter, limit: int) -> list[Scored]:
-        """Exact cosine over every record matching ``where``: the rare path beyond 1000."""
-        query = filtered(self._memories, native_filters(where, created_range=True))
-        target = np.asarray(vector, dtype=np.float64)
-        ids: list[str] = []
-        rows: list[list[float]] = []
-        for snapshot in query.select([EMBEDDING, *FILTER_FIELDS]).stream():
-            data = snapshot.to_dict() or {}
-            stored = data.get(EMBEDDING)
-            if stored is None or not where.matches(decode_memory(snapshot.id, data)):
-                continue
-            values = list(stored)
-            if len(values) == target.size:
-                ids.append(snapshot.id)
-                rows.append(values)
-        if not rows:
-            return []
-        matrix = np.asarray(rows, dtype=np.float64)
-        norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(target) or 1.0)
-        scores = (matrix @ target) / np.where(norms == 0, 1.0, norms)
-        best = np.argsort(-scores, kind="stable")[:limit]
-        memories = self._read_many(ids[i] for i in best)
-        return [
-            Scored(memories[ids[i]], float(scores[i]))
-            for i in best
-            if ids[i] in memories and where.matches(memories[ids[i]])
-        ]
-
     @_translated
     def vector_search(self, vector: Vector, where: MemoryFilter, limit: int) -> list[Scored]:
-        """Top ``limit`` by cosine similarity; full pages even when some of ``where`` is
-        checked after the query.
-
-        Equality filters are prefilters of ``find_nearest`` itself. When ``valid_at``
-        or a creation range is set, those are checked on the results, and the query
-        is repeated with a larger limit (x4 each time, up to Firestore's 1000) until
-        ``limit`` records pass or the prefiltered set is exhausted. Past 1000 the
-        store scores every prefiltered record exactly (``_scan``).
-        """
-        if limit <= 0:
-            return []
-        if not needs_post_filter(where, created_range=False):
-            hits = self._nearest(vector, where, limit) if limit <= MAX_NEAREST else None
-        else:
-            hits = None
-            count = min(MAX_NEAREST, max(limit * _OVERFETCH, limit + 20))
-            while count <= MAX_NEAREST and limit <= MAX_NEAREST:
-                found = self._nearest(vector, where, count)
-                kept = [hit for hit in found if where.matches(hit.memory)]
-                if len(kept) >= limit or len(found) < count:
-                    hits = kept
-                    break
-                if count == MAX_NEAREST:
-                    break
-                count = min(MAX_NEAREST, count * _OVERFETCH)
-        if hits is None:
-            return self._scan(vector, where, limit)
-        hits.sort(key=lambda hit: (-hit.score, hit.memory.created_at, hit.memory.id))
-        return hits[:limit]
+        return self._vectors.search(vector, where, limit)
 
     @_translated
     def lexical_search(self, terms: Sequence[str], where: MemoryFilter, limit: int) -> list[Scored]:

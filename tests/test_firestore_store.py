@@ -28,7 +28,7 @@ from metacortex.domain.records import (
     SupersessionReason,
     new_memory_id,
 )
-from metacortex.errors import FailedPrecondition
+from metacortex.errors import ConfigurationError, FailedPrecondition
 from metacortex.retrieval.text import query_terms, terms
 from metacortex.storage.base import (
     EmbeddingIdentity,
@@ -43,7 +43,7 @@ from metacortex.storage.firestore import FirestoreStore
 from metacortex.storage.firestore_queries import firestore_index_specs, query_shapes
 from metacortex.storage.sqlite import SQLiteStore
 from tests.fakes import HashingEmbedder
-from tests.firestore_support import PROJECT, FirestoreStoreFactory
+from tests.firestore_support import PROJECT, FirestoreStoreFactory, firestore_settings
 
 pytestmark = pytest.mark.firestore
 
@@ -481,6 +481,16 @@ def test_a_configured_collection_name_prefixes_every_memory_collection(
     assert _raw(f"memory_vectors_eval_write_fingerprints/fp-{memory.id}")["memory_id"] == memory.id
     assert _raw("memory_vectors_eval_meta/identity")["key"] == IDENTITY.key()
     assert firestore_store_factory().get(memory.id) is None
+
+
+def test_opening_firestore_without_credentials_names_what_to_configure(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("FIRESTORE_EMULATOR_HOST", raising=False)
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "missing.json"))
+
+    with pytest.raises(ConfigurationError, match="GOOGLE_CLOUD_PROJECT and application default"):
+        FirestoreStore.from_settings(firestore_settings())
 
 
 def test_index_specs_list_one_index_per_query_shape_and_ttl_overrides() -> None:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Final, ParamSpec, TypeVar
 
 from google.api_core import exceptions as google_errors
 from google.api_core.exceptions import RetryError
+from google.auth.exceptions import GoogleAuthError
 from google.cloud import firestore
 from google.cloud.firestore_v1.field_path import FieldPath
 from google.cloud.firestore_v1.transaction import Transaction
@@ -167,10 +168,11 @@ class FirestoreStore:
             client = firestore.Client(
                 project=settings.google_cloud_project, database=settings.firestore_database
             )
-        except (OSError, ValueError) as error:  # no project, no credentials
+        except (GoogleAuthError, OSError, ValueError) as error:  # no credentials or project
             raise ConfigurationError(
-                f"cannot open Firestore: {error}. Set GOOGLE_CLOUD_PROJECT and application "
-                "default credentials (or FIRESTORE_EMULATOR_HOST for the emulator)."
+                f"cannot open Firestore: {str(error).rstrip('.')}. Set GOOGLE_CLOUD_PROJECT "
+                "and application default credentials (or FIRESTORE_EMULATOR_HOST for the "
+                "emulator)."
             ) from error
         return cls(client, settings.memory_collection)
 

@@ -1,0 +1,221 @@
+"""Usage events (``memory_events``, ``retrieval_query_events``), written off the request path.
+
+Requests only put a small record on a bounded in-memory queue; one background
+thread drains it and writes whatever has accumulated in one
+``store.record_events`` batch. So an event write never adds its latency to a
+tool call, a slow store delays only the writer, and ``close()`` (the app's
+lifespan exit) writes every event queued before it, so a clean shutdown loses
+nothing. If the store keeps failing and the queue fills up, new events are
+dropped and counted rather than blocking or exhausting memory.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Any, Final
+
+from metacortex.domain.records import to_wire_time, utc_now
+from metacortex.server.logs import log
+from metacortex.storage.base import Event, MemoryStore
+
+MEMORY_EVENTS: Final = "memory_events"
+RETRIEVAL_QUERY_EVENTS: Final = "retrieval_query_events"
+_STOP: Final = object()
+
+
+class EventRecorder:
+    def __init__(
+        self,
+        store: MemoryStore,
+        *,
+        retention: timedelta,
+        retrieval_logging: bool,
+        max_queue: int = 10_000,
+        batch_size: int = 200,
+    ) -> None:
+        self._store = store
+        self._retention = retention
+        self.retrieval_logging = retrieval_logging
+        self._queue: queue.Queue[Event | object] = queue.Queue(maxsize=max_queue)
+        self._batch_size = batch_size
+        self._thread: threading.Thread | None = None
+        self._closed = False
+        self.dropped = 0
+
+    # ------------------------------------------------------------ lifecycle
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._drain, name="metacortex-events", daemon=True
+            )
+            self._thread.start()
+
+    def flush(self) -> None:
+        """Block until every event queued so far has been handed to the store."""
+        self._queue.join()
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Write everything queued, then stop the writer thread."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._thread is None:
+            return
+        self._queue.put(_STOP)
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            log(logging.ERROR, "event writer did not finish in time; some events may be lost")
+
+    # ------------------------------------------------------------- recording
+    def tool_call(
+        self,
+        *,
+        client_id: str,
+        tool_name: str,
+        status: str,
+        latency_ms: float,
+        request_summary: Mapping[str, Any],
+        response_summary: Mapping[str, Any] | None = None,
+        error: Mapping[str, str] | None = None,
+        protocol_version: str | None = None,
+    ) -> None:
+        self._memory_event(
+            {
+                "client_id": client_id,
+                "event_type": "tool_call",
+                "tool_name": tool_name,
+                "status": status,
+                "latency_ms": round(latency_ms, 3),
+                "request": dict(request_summary),
+                "response": dict(response_summary) if response_summary is not None else None,
+                "error": dict(error) if error is not None else None,
+                "protocol_version": protocol_version,
+            }
+        )
+
+    def rejection(
+        self,
+        *,
+        client_id: str | None,
+        reason: str,
+        http_status: int,
+        method: str,
+        path: str,
+        latency_ms: float,
+    ) -> None:
+        self._memory_event(
+            {
+                "client_id": client_id,
+                "event_type": "request_rejected",
+                "tool_name": None,
+                "status": "rejected",
+                "reason": reason,
+                "http_status": http_status,
+                "latency_ms": round(latency_ms, 3),
+                "request": {"method": method, "path": path},
+            }
+        )
+
+    def search(
+        self,
+        *,
+        client_id: str,
+        query: str,
+        filters: Mapping[str, Any],
+        matches: list[Mapping[str, Any]],
+    ) -> None:
+        if not self.retrieval_logging:
+            return
+        self._put(
+            RETRIEVAL_QUERY_EVENTS,
+            {
+                "client_id": client_id,
+                "event_type": "search",
+                "query": query,
+                "filters": dict(filters),
+                "result_ids": [str(match["id"]) for match in matches],
+                "scores": [match["score"] for match in matches],
+            },
+        )
+
+    def fetch(self, *, client_id: str, fetched_ids: list[str]) -> None:
+        if not self.retrieval_logging:
+            return
+        self._put(
+            RETRIEVAL_QUERY_EVENTS,
+            {"client_id": client_id, "event_type": "fetch", "fetched_ids": fetched_ids},
+        )
+
+    # -------------------------------------------------------------- plumbing
+    def _memory_event(self, fields: dict[str, Any]) -> None:
+        self._put(MEMORY_EVENTS, fields)
+
+    def _put(self, collection: str, fields: dict[str, Any]) -> None:
+        now = utc_now()
+        expires = now + self._retention
+        event = Event(
+            collection=collection,
+            timestamp=now,
+            expires_at=expires,
+            fields={
+                **fields,
+                "timestamp": to_wire_time(now),
+                "expires_at": to_wire_time(expires),
+            },
+        )
+        if self._closed:
+            self._write([event])  # late event during shutdown: write it inline
+            return
+        try:
+            self._queue.put_nowait(event)
+        except queue.Full:
+            self.dropped += 1
+            if self.dropped == 1 or self.dropped % 1000 == 0:
+                log(
+                    logging.ERROR,
+                    "event queue is full; dropping events",
+                    dropped=self.dropped,
+                )
+
+    def _drain(self) -> None:
+        stopping = False
+        while not stopping:
+            first = self._queue.get()
+            items: list[Event | object] = [first]
+            while len(items) < self._batch_size:
+                try:
+                    items.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            batch = [item for item in items if isinstance(item, Event)]
+            stopping = any(item is _STOP for item in items)
+            try:
+                self._write(batch)
+            finally:
+                for _ in items:
+                    self._queue.task_done()
+        # Anything queued after the stop marker (a race with close) is written too.
+        leftovers: list[Event] = []
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if isinstance(item, Event):
+                leftovers.append(item)
+            self._queue.task_done()
+        self._write(leftovers)
+
+    def _write(self, batch: list[Event]) -> None:
+        if not batch:
+            return
+        try:
+            self._store.record_events(batch)
+        except Exception:  # a failing event store must never take the server down
+            logging.getLogger("metacortex.server").exception(
+                "writing %d events failed; they are lost", len(batch)
+            )

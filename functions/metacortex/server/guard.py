@@ -1,0 +1,473 @@
+"""The HTTP guard: every request passes here before the MCP transport sees it.
+
+A pure ASGI middleware (not ``BaseHTTPMiddleware``) so the body limit is
+enforced while the body is read and nothing is buffered beyond it. In order:
+
+1. route: ``/mcp``, ``/clients/{id}/mcp``, ``/healthz`` (also under
+   ``/metaCortexMcp``); anything else is 404;
+2. Host header (DNS-rebinding defence), 421 when not allowed;
+3. method: ``OPTIONS`` is a CORS preflight answered per profile; only ``POST``
+   reaches MCP (stateless server: no SSE stream to ``GET``, no session to
+   ``DELETE``), anything else is 405;
+4. credential: ``Authorization: Bearer`` (or ``?auth_token=`` for profiles that
+   opt in), compared as sha256 digests in constant time; an unknown client id
+   and a wrong token get the very same 401;
+5. ``Origin``, when sent, must be one of the profile's origins exactly (403);
+6. content type and accept (415, 406), so every refusal is JSON;
+7. per-profile rate limit (429 with ``Retry-After``);
+8. body limit, checked on ``Content-Length`` and again while reading (413).
+
+Every refusal is a small JSON body ``{"error": {"code", "message"}}``, logged
+and recorded as a ``memory_events`` rejection. The ``auth_token`` query
+parameter is removed from the request before anything downstream (or any log
+line) sees it.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import secrets
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+from urllib.parse import parse_qsl, urlencode
+
+from mcp.server.streamable_http import check_accept_headers
+from starlette.datastructures import Headers
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from metacortex.server.hosts import HostPolicy
+from metacortex.server.logs import log, redact_query
+from metacortex.server.profiles import Profile, token_digest
+from metacortex.server.ratelimit import RateLimiter
+from metacortex.server.routes import Route, resolve
+from metacortex.server.runtime import Runtime
+
+PROFILE_SCOPE_KEY: Final = "metacortex.profile"
+URL_TOKEN_PARAM: Final = "auth_" + "token"  # split: not a credential (ruff S105)
+_ALLOWED_METHODS: Final = "POST, OPTIONS"
+_CORS_BASE_HEADERS: Final = frozenset(
+    {
+        "authorization",
+        "content-type",
+        "accept",
+        "mcp-protocol-version",
+        "mcp-session-id",
+        "last-event-id",
+        "mcp-method",
+        "mcp-name",
+    }
+)
+_EXPOSED_HEADERS: Final = "mcp-session-id, mcp-protocol-version, retry-after, www-authenticate"
+_PREFLIGHT_MAX_AGE: Final = "600"
+_SAFE_HEADERS: Final = {"cache-control": "no-store", "x-content-type-options": "nosniff"}
+
+
+def request_profile(request: Request | Any) -> Profile:
+    """The profile the guard authenticated for this request (set in the ASGI scope)."""
+    scope: Mapping[str, Any] | None = getattr(request, "scope", None)
+    profile = scope.get(PROFILE_SCOPE_KEY) if scope is not None else None
+    if not isinstance(profile, Profile):
+        raise RuntimeError("request reached MCP without passing the guard")
+    return profile
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    status: int
+    code: str  # error.code of the JSON body
+    reason: str  # the memory_events reason
+    message: str
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+class _BodyTooLarge(Exception):
+    pass
+
+
+class _Disconnected(Exception):
+    pass
+
+
+class RequestGuard:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        runtime: Runtime,
+        rate_limiter: RateLimiter | None = None,
+    ) -> None:
+        self.app = app
+        self._runtime = runtime
+        settings = runtime.settings
+        self._profiles = runtime.profiles
+        self._hosts = HostPolicy(settings.metacortex_allowed_hosts)
+        self._max_body = settings.metacortex_max_body_bytes
+        self._limiter = rate_limiter or RateLimiter()
+        # Compared against when there is no real digest, so every path costs the same.
+        self._no_token = secrets.token_bytes(32)
+        self._all_origins = frozenset(
+            origin for profile in self._profiles.all() for origin in profile.allowed_origins
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        route = resolve(scope["path"])
+        method: str = scope["method"]
+        if route is None:
+            await self._reject(scope, send, None, started, _not_found())
+            return
+        if route.kind == "health":
+            if method in ("GET", "HEAD"):
+                await self.app(scope, receive, send)
+            else:
+                await self._reject(scope, send, route, started, _method_not_allowed("GET"))
+            return
+        headers = Headers(scope=scope)
+        if not self._hosts.allows(headers.get("host")):
+            await self._reject(scope, send, route, started, _HOST_NOT_ALLOWED)
+            return
+        if method == "OPTIONS":
+            await self._preflight(scope, send, route, headers, started)
+            return
+        if method != "POST":
+            await self._reject(scope, send, route, started, _method_not_allowed(_ALLOWED_METHODS))
+            return
+        profile = self._authenticate(route, scope, headers)
+        if profile is None:
+            await self._reject(scope, send, route, started, _UNAUTHORIZED)
+            return
+        origin = headers.get("origin")
+        if origin is not None and origin not in profile.allowed_origins:
+            await self._reject(scope, send, route, started, _ORIGIN_NOT_ALLOWED)
+            return
+        content_type = headers.get("content-type", "").lower()
+        if not content_type.startswith("application/json"):
+            await self._reject(scope, send, route, started, _UNSUPPORTED_MEDIA_TYPE)
+            return
+        if not check_accept_headers(Request(scope))[0]:
+            await self._reject(scope, send, route, started, _NOT_ACCEPTABLE)
+            return
+        wait = self._limiter.acquire(profile.id, profile.rate_limit_per_minute)
+        if wait is not None:
+            await self._reject(scope, send, route, started, _rate_limited(wait))
+            return
+        try:
+            body = await self._read_body(headers, receive)
+        except _BodyTooLarge:
+            await self._reject(scope, send, route, started, self._too_large())
+            return
+        except _Disconnected:
+            return
+        await self._forward(scope, receive, send, route, profile, origin, body, started)
+
+    # ------------------------------------------------------------ credential
+    def _authenticate(self, route: Route, scope: Scope, headers: Headers) -> Profile | None:
+        profile = self._profiles.get(route.client_id)
+        token, from_url = _credential(headers, scope.get("query_string", b""))
+        presented = token_digest(token) if token is not None else self._no_token
+        expected = (
+            profile.token_sha256
+            if profile is not None and profile.token_sha256 is not None
+            else self._no_token
+        )
+        # Always one digest comparison of fixed-length values: neither the token's
+        # length nor whether the client id exists shows in the timing.
+        matches = hmac.compare_digest(presented, expected)
+        if not matches or token is None or profile is None or profile.token_sha256 is None:
+            return None
+        if from_url and not profile.allow_url_token:
+            return None
+        return profile
+
+    # ------------------------------------------------------------------ body
+    async def _read_body(self, headers: Headers, receive: Receive) -> bytes:
+        declared = headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self._max_body:
+            raise _BodyTooLarge
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise _Disconnected
+            chunk: bytes = message.get("body", b"")
+            size += len(chunk)
+            if size > self._max_body:
+                raise _BodyTooLarge
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+
+    def _too_large(self) -> Rejection:
+        return Rejection(
+            413,
+            "payload_too_large",
+            "payload_too_large",
+            f"request body is larger than {self._max_body} bytes; send less content "
+            "(split long text into several memories, or reference large files through "
+            "artifact_refs)",
+        )
+
+    # --------------------------------------------------------------- forward
+    async def _forward(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        route: Route,
+        profile: Profile,
+        origin: str | None,
+        body: bytes,
+        started: float,
+    ) -> None:
+        inner_scope = dict(scope)
+        inner_scope["path"] = route.canonical_path
+        inner_scope["query_string"] = _without_url_token(scope.get("query_string", b""))
+        inner_scope[PROFILE_SCOPE_KEY] = profile
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            # After the body, only the real disconnect can arrive.
+            return await receive()
+
+        status = 0
+        response_started = False
+
+        async def send_with_cors(message: Message) -> None:
+            nonlocal status, response_started
+            if message["type"] == "http.response.start":
+                response_started = True
+                status = int(message["status"])
+                extra: list[tuple[bytes, bytes]] = [
+                    (name.encode(), value.encode()) for name, value in _SAFE_HEADERS.items()
+                ]
+                if origin is not None:
+                    extra += _cors_headers(origin)
+                message = {**message, "headers": [*message.get("headers", []), *extra]}
+            await send(message)
+
+        try:
+            await self.app(inner_scope, replay, send_with_cors)
+        except Exception:
+            logging.getLogger("metacortex.server").exception(
+                "unhandled error while serving %s", route.canonical_path
+            )
+            if not response_started:
+                response = _json(500, "unavailable", "internal error; the server log has details")
+                await response(inner_scope, replay, send)
+                status = 500
+        self._access_log(scope, route, status, started, profile.id)
+
+    async def _preflight(
+        self, scope: Scope, send: Send, route: Route, headers: Headers, started: float
+    ) -> None:
+        origin = headers.get("origin")
+        if origin is None:
+            response = JSONResponse(
+                {}, status_code=204, headers={"allow": _ALLOWED_METHODS, **_SAFE_HEADERS}
+            )
+            await response(scope, _no_receive, send)
+            return
+        profile = self._profiles.get(route.client_id)
+        # An unknown id answers as if it allowed any configured origin, so a preflight
+        # cannot be used to discover which client ids exist.
+        allowed = profile.allowed_origins if profile is not None else self._all_origins
+        if origin not in allowed:
+            await self._reject(scope, send, route, started, _ORIGIN_NOT_ALLOWED)
+            return
+        requested = headers.get("access-control-request-headers", "")
+        allow_headers = [
+            name
+            for name in (part.strip().lower() for part in requested.split(","))
+            if name in _CORS_BASE_HEADERS or name.startswith("mcp-param-")
+        ]
+        cors = {
+            "access-control-allow-origin": origin,
+            "access-control-allow-methods": _ALLOWED_METHODS,
+            "access-control-allow-headers": ", ".join(allow_headers or sorted(_CORS_BASE_HEADERS)),
+            "access-control-max-age": _PREFLIGHT_MAX_AGE,
+            "vary": "Origin",
+            **_SAFE_HEADERS,
+        }
+        response = JSONResponse({}, status_code=204, headers=cors)
+        await response(scope, _no_receive, send)
+
+    # ------------------------------------------------------------- rejection
+    async def _reject(
+        self,
+        scope: Scope,
+        send: Send,
+        route: Route | None,
+        started: float,
+        rejection: Rejection,
+    ) -> None:
+        response = _json(rejection.status, rejection.code, rejection.message, rejection.headers)
+        await response(scope, _no_receive, send)
+        client_id = route.loggable_client_id if route is not None else None
+        events = self._runtime.events
+        if events is not None:
+            events.rejection(
+                client_id=client_id,
+                reason=rejection.reason,
+                http_status=rejection.status,
+                method=scope["method"],
+                path=_loggable_path(scope),
+                latency_ms=(time.perf_counter() - started) * 1000,
+            )
+        self._access_log(scope, route, rejection.status, started, client_id, rejection.reason)
+
+    def _access_log(
+        self,
+        scope: Scope,
+        route: Route | None,
+        status: int,
+        started: float,
+        client_id: str | None,
+        reason: str | None = None,
+    ) -> None:
+        headers = Headers(scope=scope)
+        client = scope.get("client")
+        level = (
+            logging.ERROR if status >= 500 else logging.WARNING if status >= 400 else logging.INFO
+        )
+        latency = time.perf_counter() - started
+        log(
+            level,
+            f"{scope['method']} {_loggable_path(scope)} {status}",
+            httpRequest={
+                "requestMethod": scope["method"],
+                "requestUrl": _loggable_path(scope),
+                "status": status,
+                "latency": f"{latency:.6f}s",
+                "userAgent": headers.get("user-agent"),
+                "remoteIp": client[0] if client else None,
+                "protocol": f"HTTP/{scope.get('http_version', '1.1')}",
+            },
+            client_id=client_id,
+            reason=reason,
+            route=route.kind if route is not None else None,
+        )
+
+
+# ------------------------------------------------------------------ helpers
+def _json(
+    status: int, code: str, message: str, headers: Mapping[str, str] | None = None
+) -> JSONResponse:
+    return JSONResponse(
+        {"error": {"code": code, "message": message}},
+        status_code=status,
+        headers={**_SAFE_HEADERS, **(headers or {})},
+    )
+
+
+def _credential(headers: Headers, query_string: bytes) -> tuple[str | None, bool]:
+    """(token, came_from_url): the Bearer header wins over ``?auth_token=``."""
+    authorization = headers.get("authorization")
+    if authorization:
+        scheme, _, value = authorization.partition(" ")
+        if scheme.lower() == "bearer" and value.strip():
+            return value.strip(), False
+    for key, value in parse_qsl(query_string.decode("latin-1"), keep_blank_values=True):
+        if key == URL_TOKEN_PARAM and value:
+            return value, True
+    return None, False
+
+
+def _without_url_token(query_string: bytes) -> bytes:
+    pairs = parse_qsl(query_string.decode("latin-1"), keep_blank_values=True)
+    kept = [(key, value) for key, value in pairs if key != URL_TOKEN_PARAM]
+    return urlencode(kept).encode("latin-1") if len(kept) != len(pairs) else query_string
+
+
+def _loggable_path(scope: Scope) -> str:
+    query = redact_query(scope.get("query_string", b"").decode("latin-1"))
+    path: str = scope["path"]
+    return f"{path}?{query}" if query else path
+
+
+def _cors_headers(origin: str) -> list[tuple[bytes, bytes]]:
+    return [
+        (b"access-control-allow-origin", origin.encode("latin-1")),
+        (b"access-control-expose-headers", _EXPOSED_HEADERS.encode()),
+        (b"vary", b"Origin"),
+    ]
+
+
+async def _no_receive() -> Message:
+    return {"type": "http.disconnect"}
+
+
+def _not_found() -> Rejection:
+    return Rejection(
+        404,
+        "not_found",
+        "unknown_route",
+        "no such endpoint; MCP is served at POST /mcp and POST /clients/<id>/mcp",
+    )
+
+
+def _method_not_allowed(allowed: str) -> Rejection:
+    return Rejection(
+        405,
+        "method_not_allowed",
+        "method_not_allowed",
+        f"this endpoint accepts {allowed} only (stateless MCP: no SSE stream, no session to delete)"
+        if "POST" in allowed
+        else f"this endpoint accepts {allowed} only",
+        {"allow": allowed},
+    )
+
+
+def _rate_limited(seconds: int) -> Rejection:
+    return Rejection(
+        429,
+        "rate_limited",
+        "rate_limited",
+        f"too many requests for this endpoint; retry after {seconds} s",
+        {"retry-after": str(seconds)},
+    )
+
+
+_UNAUTHORIZED: Final = Rejection(
+    401,
+    "unauthorized",
+    "unauthorized",
+    "missing or invalid credential; send Authorization: Bearer <token>",
+    {"www-authenticate": "Bearer"},
+)
+_ORIGIN_NOT_ALLOWED: Final = Rejection(
+    403,
+    "forbidden",
+    "origin_not_allowed",
+    "this Origin is not allowed for this endpoint",
+)
+_HOST_NOT_ALLOWED: Final = Rejection(
+    421,
+    "host_not_allowed",
+    "host_not_allowed",
+    "this Host is not served here; the operator can add it to METACORTEX_ALLOWED_HOSTS",
+)
+_UNSUPPORTED_MEDIA_TYPE: Final = Rejection(
+    415,
+    "unsupported_media_type",
+    "unsupported_media_type",
+    "send the JSON-RPC message with Content-Type: application/json",
+)
+_NOT_ACCEPTABLE: Final = Rejection(
+    406,
+    "not_acceptable",
+    "not_acceptable",
+    "this server answers with JSON: send Accept: application/json, text/event-stream",
+)

@@ -1,0 +1,65 @@
+"""Host-header allow-list: the defence of a loopback-bound server against DNS rebinding.
+
+A web page can make a browser send requests to ``127.0.0.1`` under a hostname
+the attacker controls; the Host header then names that hostname, not a
+loopback name, and the request is refused. Deployments behind a front end list
+their public host names in ``METACORTEX_ALLOWED_HOSTS``: ``example.com`` (any
+port), ``example.com:8443`` (that port only), ``*.run.app`` (any subdomain), or
+``*`` (any host: only where something in front already pins the host).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Final
+
+LOOPBACK_HOSTS: Final = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def _split(host_header: str) -> tuple[str, str | None]:
+    """(host, port) of a Host header value, lowercased; IPv6 brackets removed."""
+    value = host_header.strip().lower()
+    if value.startswith("["):
+        end = value.find("]")
+        if end == -1:
+            return value, None
+        host, rest = value[1:end], value[end + 1 :]
+        return host, rest[1:] if rest.startswith(":") else None
+    if value.count(":") == 1:
+        host, port = value.split(":")
+        return host, port
+    return value, None
+
+
+class HostPolicy:
+    def __init__(self, extra_hosts: Iterable[str] = ()) -> None:
+        self._any = False
+        self._names: set[str] = set(LOOPBACK_HOSTS)
+        self._with_port: set[tuple[str, str]] = set()
+        self._suffixes: list[str] = []
+        for raw in extra_hosts:
+            entry = raw.strip().lower()
+            if not entry:
+                continue
+            if entry == "*":
+                self._any = True
+            elif entry.startswith("*."):
+                self._suffixes.append(entry[1:])
+            else:
+                host, port = _split(entry)
+                if port is None:
+                    self._names.add(host)
+                else:
+                    self._with_port.add((host, port))
+
+    def allows(self, host_header: str | None) -> bool:
+        if self._any:
+            return True
+        if not host_header:
+            return False
+        host, port = _split(host_header)
+        if host in self._names:
+            return True
+        if port is not None and (host, port) in self._with_port:
+            return True
+        return any(host.endswith(suffix) for suffix in self._suffixes)

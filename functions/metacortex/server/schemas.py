@@ -1,0 +1,364 @@
+"""Tool input and output models: one pydantic model per shape, one JSON Schema from each.
+
+The low-level MCP server does not validate arguments, so these models do, and
+their generated schemas are what ``tools/list`` shows. Limits come from
+``domain.limits`` so the schema a model reads and the rule the service
+enforces cannot drift apart. Generated schemas are tidied for a model's eyes:
+no ``title`` noise, ``$ref``s inlined, ``anyOf [X, null]`` folded into ``X``
+(inputs: an omitted argument and ``null`` mean the same) or into a nullable
+type (outputs).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from metacortex.domain import limits
+from metacortex.domain.images import SUPPORTED_IMAGE_TYPES
+
+State = Literal["active", "wip", "merged", "deprecated"]
+OriginName = Literal["user_asserted", "agent_inferred", "legacy_import"]
+Reason = Literal["changed", "corrected"]
+InitiatorName = Literal["user", "agent"]
+ImageType = Literal["image/png", "image/jpeg", "image/webp", "image/gif"]
+assert set(ImageType.__args__) == set(SUPPORTED_IMAGE_TYPES)  # type: ignore[attr-defined]
+
+MAX_IMAGE_BASE64_CHARS: Final = 4 * math.ceil(limits.MAX_IMAGE_BYTES / 3)
+MAX_CURSOR_CHARS: Final = 1_000
+
+_ID = "A memory id as returned by another tool (URL-safe characters)."
+_TIME = "ISO 8601 date-time, e.g. 2026-01-31T12:00:00Z (UTC when no offset is given)."
+_TOPIC = "Topic label: letters, digits and . _ : / - (at most 64 characters), e.g. 'project-x'."
+
+Id = Annotated[str, Field(min_length=1, max_length=limits.MAX_ID_CHARS, description=_ID)]
+Instant = Annotated[str, Field(max_length=64, description=_TIME)]
+Topic = Annotated[str, Field(max_length=limits.MAX_TOPIC_CHARS, description=_TOPIC)]
+
+
+class ToolInput(BaseModel):
+    """Unknown arguments are refused (a typo should not be silently ignored); an empty
+    string or null for an optional argument means it was not given."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_blank_optionals(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            return {
+                key: value
+                for key, value in data.items()
+                if value is not None and not (value == "" and key not in _KEEP_EMPTY)
+            }
+        return data
+
+
+_KEEP_EMPTY: Final = frozenset({"content", "query"})
+
+
+# --------------------------------------------------------------------- inputs
+class SaveContextInput(ToolInput):
+    content: str | None = Field(
+        default=None,
+        max_length=limits.MAX_CONTENT_CHARS,
+        description="The memory itself, self-contained: state the fact, decision or "
+        "preference so it makes sense without this conversation. Required unless "
+        "image_base64 is given.",
+    )
+    topic: Topic | None = Field(default=None, description=_TOPIC + " Default 'general'.")
+    draft: bool | None = Field(
+        default=None,
+        description="true stores a work-in-progress draft (state 'wip') for "
+        "consolidate_context to merge later. Do not combine with branch_state.",
+    )
+    branch_state: State | None = Field(
+        default=None,
+        description="Explicit lifecycle state (admin endpoints only). Normally omit it: "
+        "memories are saved 'active'.",
+    )
+    valid_from: Instant | None = Field(
+        default=None, description="When the fact starts being true. " + _TIME
+    )
+    valid_until: Instant | None = Field(
+        default=None, description="When the fact stops being true (exclusive). " + _TIME
+    )
+    origin: OriginName | None = Field(
+        default=None,
+        description="'user_asserted' when the user said it, 'agent_inferred' when you "
+        "concluded it.",
+    )
+    source_session: str | None = Field(
+        default=None,
+        max_length=limits.MAX_SOURCE_SESSION_CHARS,
+        description="An identifier of the conversation or run this came from.",
+    )
+    derived_from: list[Id] | None = Field(
+        default=None,
+        max_length=limits.MAX_DERIVED_FROM,
+        description="Ids of memories this one was derived from.",
+    )
+    confidence: float | None = Field(
+        default=None, ge=0.0, le=1.0, description="How sure you are, from 0 to 1."
+    )
+    image_base64: str | None = Field(
+        default=None,
+        max_length=MAX_IMAGE_BASE64_CHARS,
+        description="An image (base64, no data: prefix) to remember; it is described "
+        "as text for search and the bytes are not kept. Needs image_mime_type.",
+    )
+    image_mime_type: ImageType | None = Field(
+        default=None, description="The image's type; required with image_base64."
+    )
+    artifact_refs: list[Annotated[str, Field(max_length=limits.MAX_ARTIFACT_REF_CHARS)]] | None = (
+        Field(
+            default=None,
+            max_length=limits.MAX_ARTIFACT_REFS,
+            description="URIs of the real assets this memory is about, e.g. "
+            "['gs://bucket/diagram.png'].",
+        )
+    )
+
+
+class SearchContextInput(ToolInput):
+    query: str = Field(
+        min_length=1,
+        max_length=limits.MAX_QUERY_CHARS,
+        description="What you are looking for, in natural language; exact rare terms "
+        "(names, ticket numbers, error codes) are matched too.",
+    )
+    filter_topic: Topic | None = Field(default=None, description="Only this topic.")
+    filter_state: State | None = Field(
+        default=None,
+        description="Only this lifecycle state; default is the endpoint's default "
+        "(normally 'active').",
+    )
+    limit: int | None = Field(
+        default=None,
+        ge=1,
+        le=limits.MAX_SEARCH_LIMIT,
+        description="How many matches to return (1-20); default 5.",
+    )
+    valid_at: Instant | None = Field(
+        default=None,
+        description="Only memories valid at this instant (corrected ones are dropped). " + _TIME,
+    )
+    filter_origin: OriginName | None = Field(default=None, description="Only this origin.")
+
+
+class FetchContextInput(ToolInput):
+    id: Id | None = Field(default=None, description="The memory's id. " + _ID)
+    document_id: Id | None = Field(
+        default=None,
+        description="Alias of id for older connectors; if both are given they must match.",
+    )
+
+
+class ListContextInput(ToolInput):
+    filter_topic: Topic | None = Field(default=None, description="Only this topic.")
+    filter_state: State | None = Field(
+        default=None, description="Only this lifecycle state; default 'active'."
+    )
+    filter_origin: OriginName | None = Field(default=None, description="Only this origin.")
+    created_after: Instant | None = Field(
+        default=None, description="Created at or after this instant. " + _TIME
+    )
+    created_before: Instant | None = Field(
+        default=None, description="Created strictly before this instant. " + _TIME
+    )
+    limit: int | None = Field(
+        default=None,
+        ge=1,
+        le=limits.MAX_LIST_LIMIT,
+        description="Page size (1-100); default 20.",
+    )
+    cursor: str | None = Field(
+        default=None,
+        max_length=MAX_CURSOR_CHARS,
+        description="next_cursor from the previous page, with the same filters.",
+    )
+
+
+class DeprecateContextInput(ToolInput):
+    id: Id = Field(description="The memory to retire. " + _ID)
+    superseding_id: Id | None = Field(
+        default=None, description="The memory that replaces it (save that one first)."
+    )
+    supersession_reason: Reason | None = Field(
+        default=None,
+        description="'changed' (default): it was true but no longer is, so its validity "
+        "ends now. 'corrected': it was never true, so it disappears from searches at any "
+        "instant.",
+    )
+    initiator: InitiatorName | None = Field(
+        default=None, description="Who asked for this: 'user' or 'agent'."
+    )
+
+
+class ConsolidateContextInput(ToolInput):
+    topic: Topic | None = Field(
+        default=None, description="The topic whose memories are merged. Default 'general'."
+    )
+    source_ids: list[Id] | None = Field(
+        default=None,
+        max_length=limits.MAX_CONSOLIDATE_SOURCES,
+        description="The wip or active memories to merge (unique ids, at least two, all of "
+        "this topic). Omit to merge the topic's wip drafts, oldest first.",
+    )
+
+
+# -------------------------------------------------------------------- outputs
+NullableStr = str | None
+
+
+class ProvenanceOut(BaseModel):
+    origin: OriginName | None
+    source_session: NullableStr
+    derived_from: list[str]
+    confidence: float | None
+
+
+class MetadataOut(BaseModel):
+    topic: str
+    branch_state: State
+    modality: Literal["text", "image", "mixed"]
+    created_at: str = Field(description=_TIME)
+    updated_at: str = Field(description=_TIME)
+    artifact_refs: list[str]
+    valid_from: NullableStr
+    valid_until: NullableStr
+    superseded_by: NullableStr
+    supersession_reason: Reason | None
+    initiator: InitiatorName | None
+    provenance: ProvenanceOut
+    merge_method: str | None = Field(
+        default=None, description="How a consolidated memory was merged."
+    )
+
+
+class ItemOut(BaseModel):
+    id: str
+    content: str
+    metadata: MetadataOut
+
+
+class AppliedFiltersOut(BaseModel):
+    topic: NullableStr
+    states: list[State]
+    origin: OriginName | None
+    valid_at: str | None = None
+    created_after: str | None = None
+    created_before: str | None = None
+    limit: int
+
+
+class SaveContextOutput(BaseModel):
+    item: ItemOut
+    write_status: Literal["created", "duplicate"]
+
+
+class MatchOut(BaseModel):
+    id: str
+    summary: str = Field(description="The content, whitespace-collapsed, at most 220 characters.")
+    score: float = Field(ge=0.0, le=1.0)
+    metadata: MetadataOut
+
+
+class SearchContextOutput(BaseModel):
+    matches: list[MatchOut]
+    applied_filters: AppliedFiltersOut
+
+
+class FetchContextOutput(BaseModel):
+    item: ItemOut
+
+
+class ListItemOut(BaseModel):
+    id: str
+    summary: str
+    metadata: MetadataOut
+
+
+class ListContextOutput(BaseModel):
+    items: list[ListItemOut]
+    next_cursor: NullableStr = Field(
+        description="Pass as cursor for the next page; null at the end."
+    )
+    applied_filters: AppliedFiltersOut
+
+
+class DeprecatedItemOut(BaseModel):
+    id: str
+    branch_state: State
+    superseded_by: NullableStr
+    supersession_reason: Reason | None
+
+
+class DeprecateContextOutput(BaseModel):
+    item: DeprecatedItemOut
+    previous_state: State
+
+
+class MergedItemOut(BaseModel):
+    merged_id: str
+    merged_content: str
+    topic: str
+    branch_state: State
+
+
+class ConsolidateContextOutput(BaseModel):
+    item: MergedItemOut
+    deprecated_ids: list[str]
+    source_count: int
+
+
+# -------------------------------------------------------------- schema tidying
+def input_schema(model: type[BaseModel]) -> dict[str, Any]:
+    return _tidy(model.model_json_schema(mode="validation"), nullable=False)
+
+
+def output_schema(model: type[BaseModel]) -> dict[str, Any]:
+    return _tidy(model.model_json_schema(mode="serialization"), nullable=True)
+
+
+def _tidy(schema: dict[str, Any], *, nullable: bool) -> dict[str, Any]:
+    definitions: dict[str, Any] = schema.pop("$defs", {})
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        if "$ref" in node:
+            target = definitions[node["$ref"].rsplit("/", 1)[-1]]
+            merged = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+            return walk(merged)
+        node = {key: walk(value) for key, value in node.items() if key != "title"}
+        variants = node.get("anyOf")
+        if isinstance(variants, list) and {"type": "null"} in variants:
+            others = [v for v in variants if v != {"type": "null"}]
+            if len(others) == 1:
+                del node["anyOf"]
+                other = others[0]
+                if nullable:
+                    other = _with_null(other)
+                node = {**other, **node}
+        if node.get("default", ...) is None:
+            del node["default"]
+        return node
+
+    tidy: dict[str, Any] = walk(schema)
+    tidy.pop("description", None)
+    return tidy
+
+
+def _with_null(schema: dict[str, Any]) -> dict[str, Any]:
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        result = {**schema, "type": [kind, "null"]}
+        if "enum" in result:
+            result["enum"] = [*result["enum"], None]
+        return result
+    return {"anyOf": [schema, {"type": "null"}]}

@@ -1,0 +1,60 @@
+"""Compact, body-free summaries of tool requests and responses for ``memory_events``.
+
+Events are kept for months and read by operators, so they carry shapes, not
+contents: a memory body or an image becomes its length and a short hash
+prefix (enough to tell two writes apart or spot a retry), a query its length.
+Full queries go only to ``retrieval_query_events``, and only when enabled.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import Any, Final
+
+# Free text that may hold private content: never stored verbatim.
+_TEXT_FIELDS: Final = frozenset({"content", "query", "image_base64", "corrected_content"})
+_MAX_VERBATIM_CHARS: Final = 128
+_HASH_PREFIX_CHARS: Final = 12
+
+
+def _fingerprint(text: str) -> dict[str, Any]:
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return {"chars": len(text), "sha256_prefix": digest[:_HASH_PREFIX_CHARS]}
+
+
+def summarize_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    summary: dict[str, Any] = {}
+    for key, value in arguments.items():
+        if value is None:
+            continue
+        if isinstance(value, str) and (key in _TEXT_FIELDS or len(value) > _MAX_VERBATIM_CHARS):
+            summary[key] = _fingerprint(value)
+        elif isinstance(value, str | bool | int | float):
+            summary[key] = value
+        elif isinstance(value, list | tuple):
+            summary[key] = {"count": len(value)}
+        else:
+            summary[key] = {"type": type(value).__name__}
+    return summary
+
+
+def summarize_result(tool_name: str, payload: Mapping[str, Any]) -> dict[str, Any]:
+    if tool_name == "save_context":
+        return {"id": payload["item"]["id"], "write_status": payload["write_status"]}
+    if tool_name == "search_context":
+        matches = payload["matches"]
+        return {
+            "match_count": len(matches),
+            "top_score": matches[0]["score"] if matches else None,
+        }
+    if tool_name == "fetch_context":
+        item = payload["item"]
+        return {"id": item["id"], "branch_state": item["metadata"]["branch_state"]}
+    if tool_name == "list_context":
+        return {"item_count": len(payload["items"]), "has_more": payload["next_cursor"] is not None}
+    if tool_name == "deprecate_context":
+        return {"id": payload["item"]["id"], "previous_state": payload["previous_state"]}
+    if tool_name == "consolidate_context":
+        return {"merged_id": payload["item"]["merged_id"], "source_count": payload["source_count"]}
+    return {}

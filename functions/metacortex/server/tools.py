@@ -1,0 +1,328 @@
+"""The six MCP tools: their model-facing definitions and thin adapters over MemoryService.
+
+Each call: check the profile may use the tool, validate the arguments with
+the tool's pydantic model, run the use case in a worker thread (the service
+is synchronous), and return the payload twice, as ``structuredContent`` and as
+one ``TextContent`` holding the same JSON. Failures are ``isError`` results
+carrying ``{"error": {"code", "message"}}``: domain errors with their own code
+and message, anything unexpected as a generic ``unavailable`` (the details go
+to the server log only). Every call becomes one ``memory_events`` record.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, Final
+
+import anyio.to_thread
+import mcp_types as types
+from pydantic import BaseModel, ValidationError
+
+from metacortex.errors import Forbidden, InvalidArgument, MetaCortexError, Unavailable
+from metacortex.server import schemas
+from metacortex.server.logs import log
+from metacortex.server.profiles import TOOL_NAMES, Profile
+from metacortex.server.runtime import Runtime
+from metacortex.server.summaries import summarize_arguments, summarize_result
+from metacortex.service import Access, MemoryService
+
+ToolRunner = Callable[[MemoryService, Access, dict[str, Any]], dict[str, Any]]
+_MAX_LOGGED_NAME: Final = 64
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    name: str
+    title: str
+    description: str
+    input_model: type[schemas.ToolInput]
+    output_model: type[BaseModel]
+    annotations: types.ToolAnnotations
+    run: ToolRunner
+
+    def definition(self) -> types.Tool:
+        return types.Tool(
+            name=self.name,
+            title=self.title,
+            description=self.description,
+            input_schema=schemas.input_schema(self.input_model),
+            output_schema=schemas.output_schema(self.output_model),
+            annotations=self.annotations,
+        )
+
+
+def _read_only(title: str) -> types.ToolAnnotations:
+    return types.ToolAnnotations(title=title, read_only_hint=True, open_world_hint=False)
+
+
+def _write(title: str, *, idempotent: bool) -> types.ToolAnnotations:
+    return types.ToolAnnotations(
+        title=title,
+        read_only_hint=False,
+        destructive_hint=False,
+        idempotent_hint=idempotent,
+        open_world_hint=False,
+    )
+
+
+_SPECS: Final = (
+    ToolSpec(
+        name="save_context",
+        title="Save a memory",
+        description=(
+            "Save a durable memory (a fact, decision, preference or finding) so later "
+            "conversations can find it. Use it when the user tells you something worth "
+            "remembering or asks you to remember it; search_context first so you do not save "
+            "what is already stored. Write content that stands on its own. An identical retry "
+            "within 15 minutes returns the first record (write_status 'duplicate'). Use "
+            "draft=true for work-in-progress notes that consolidate_context merges later.\n"
+            'Example: {"content": "The staging database moved to db-staging-2 on '
+            '2026-03-01.", "topic": "infra", "origin": "user_asserted"}'
+        ),
+        input_model=schemas.SaveContextInput,
+        output_model=schemas.SaveContextOutput,
+        # Not idempotent in general: outside the dedupe window the same call saves again.
+        annotations=_write("Save a memory", idempotent=False),
+        run=lambda service, access, args: service.save(access, **args),
+    ),
+    ToolSpec(
+        name="search_context",
+        title="Search memories",
+        description=(
+            "Find saved memories by meaning and by exact keywords. Use it before answering "
+            "anything that may depend on what was saved earlier (the user's preferences, "
+            "project facts, past decisions) and before saving, to avoid duplicates. Returns up "
+            "to `limit` matches, best first, each with a short summary and a 0-1 score; call "
+            "fetch_context with a match's id for the full text. No match is an empty list, "
+            "not an error.\n"
+            'Example: {"query": "which database does staging use?", "filter_topic": "infra"}'
+        ),
+        input_model=schemas.SearchContextInput,
+        output_model=schemas.SearchContextOutput,
+        annotations=_read_only("Search memories"),
+        run=lambda service, access, args: service.search(access, **args),
+    ),
+    ToolSpec(
+        name="fetch_context",
+        title="Fetch a memory",
+        description=(
+            "Get one memory in full (content and metadata) by its id, as returned by "
+            "search_context or list_context. Use it when a search summary is not enough.\n"
+            'Example: {"id": "01hq3v6kz8m2x4c7d9f0g1h2j3"}'
+        ),
+        input_model=schemas.FetchContextInput,
+        output_model=schemas.FetchContextOutput,
+        annotations=_read_only("Fetch a memory"),
+        run=lambda service, access, args: service.fetch(access, **args),
+    ),
+    ToolSpec(
+        name="list_context",
+        title="List memories",
+        description=(
+            "Browse memories newest first, filtered by topic, lifecycle state, origin and "
+            "creation time. Use it to review what is stored (e.g. the drafts of a topic); to "
+            "answer a question, search_context is better. When next_cursor is not null, pass "
+            "it back as cursor, with the same filters, for the next page.\n"
+            'Example: {"filter_topic": "infra", "filter_state": "wip", "limit": 20}'
+        ),
+        input_model=schemas.ListContextInput,
+        output_model=schemas.ListContextOutput,
+        annotations=_read_only("List memories"),
+        run=lambda service, access, args: service.list_memories(access, **args),
+    ),
+    ToolSpec(
+        name="deprecate_context",
+        title="Deprecate a memory",
+        description=(
+            "Retire a memory that is outdated or wrong; it is kept for history but no longer "
+            "returned by normal searches. Use supersession_reason 'changed' when the fact "
+            "changed over time, or 'corrected' when it was never true. When a newer memory "
+            "replaces it, save that one first and pass its id as superseding_id. Repeating "
+            "the same call changes nothing.\n"
+            'Example: {"id": "01hq3v6kz8m2x4c7d9f0g1h2j3", "superseding_id": '
+            '"01hr0a1b2c3d4e5f6g7h8j9k0m", "supersession_reason": "corrected"}'
+        ),
+        input_model=schemas.DeprecateContextInput,
+        output_model=schemas.DeprecateContextOutput,
+        annotations=_write("Deprecate a memory", idempotent=True),
+        run=lambda service, access, args: service.deprecate(access, **args),
+    ),
+    ToolSpec(
+        name="consolidate_context",
+        title="Consolidate memories",
+        description=(
+            "Merge several draft (wip) or active memories of one topic into a single new "
+            "active memory that keeps every distinct fact, and deprecate the sources "
+            "(superseded by the merged one). Without source_ids it merges the topic's wip "
+            "drafts, oldest first. Needs at least two sources. Re-running the same call "
+            "returns the same merged memory instead of merging again.\n"
+            'Example: {"topic": "project-x"} or {"topic": "project-x", "source_ids": '
+            '["01ha...", "01hb..."]}'
+        ),
+        input_model=schemas.ConsolidateContextInput,
+        output_model=schemas.ConsolidateContextOutput,
+        annotations=_write("Consolidate memories", idempotent=True),
+        run=lambda service, access, args: service.consolidate(access, **args),
+    ),
+)
+TOOLS: Final[Mapping[str, ToolSpec]] = {spec.name: spec for spec in _SPECS}
+assert tuple(TOOLS) == TOOL_NAMES
+_DEFINITIONS: Final = {spec.name: spec.definition() for spec in _SPECS}
+
+
+def tool_definitions(profile: Profile) -> list[types.Tool]:
+    """The profile's tools, exactly as tools/list presents them."""
+    return [_DEFINITIONS[name].model_copy(deep=True) for name in profile.tools]
+
+
+def input_schema_of(name: str) -> dict[str, Any] | None:
+    definition = _DEFINITIONS.get(name)
+    return dict(definition.input_schema) if definition is not None else None
+
+
+async def call_tool(
+    runtime: Runtime,
+    profile: Profile,
+    name: str,
+    arguments: Mapping[str, Any] | None,
+    protocol_version: str | None = None,
+) -> types.CallToolResult:
+    started = time.perf_counter()
+    raw = dict(arguments or {})
+    try:
+        spec = _allowed_spec(profile, name)
+        parsed = _parse(spec, raw)
+        service = runtime.require_service()
+        payload = await anyio.to_thread.run_sync(partial(spec.run, service, profile.access, parsed))
+    except MetaCortexError as error:
+        return _failure(runtime, profile, name, raw, error, started, protocol_version)
+    except Exception:
+        logging.getLogger("metacortex.server").exception(
+            "tool %s failed unexpectedly", name[:_MAX_LOGGED_NAME]
+        )
+        unexpected = Unavailable("the memory service failed unexpectedly; try again later")
+        return _failure(runtime, profile, name, raw, unexpected, started, protocol_version)
+    _record(runtime, profile, spec.name, raw, started, protocol_version, payload=payload)
+    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)],
+        structured_content=payload,
+        is_error=False,
+    )
+
+
+def _allowed_spec(profile: Profile, name: str) -> ToolSpec:
+    offered = ", ".join(profile.tools)
+    spec = TOOLS.get(name)
+    if spec is None:
+        raise InvalidArgument(
+            f"unknown tool {name[:_MAX_LOGGED_NAME]!r}; this endpoint offers: {offered}"
+        )
+    if name not in profile.allowed_tools:
+        raise Forbidden(f"tool {name!r} is not available on this endpoint; it offers: {offered}")
+    return spec
+
+
+def _parse(spec: ToolSpec, arguments: dict[str, Any]) -> dict[str, Any]:
+    try:
+        model = spec.input_model.model_validate(arguments)
+    except ValidationError as error:
+        raise InvalidArgument(_validation_message(error, spec.input_model)) from None
+    return model.model_dump(exclude_none=True)
+
+
+def _validation_message(error: ValidationError, model: type[BaseModel]) -> str:
+    messages: list[str] = []
+    for detail in error.errors(include_url=False)[:3]:
+        location = ".".join(str(part) for part in detail["loc"]) or "arguments"
+        kind = detail["type"]
+        if kind == "missing":
+            messages.append(f"{location} is required")
+        elif kind == "extra_forbidden":
+            accepted = ", ".join(model.model_fields)
+            messages.append(
+                f"unexpected argument {location[:_MAX_LOGGED_NAME]!r}; accepted: {accepted}"
+            )
+        else:
+            value = detail.get("input")
+            shown = f" (got {value!r})" if _short_scalar(value) else ""
+            messages.append(f"{location}: {detail['msg']}{shown}")
+    if error.error_count() > 3:
+        messages.append(f"and {error.error_count() - 3} more problems")
+    return "; ".join(messages)
+
+
+def _short_scalar(value: object) -> bool:
+    return isinstance(value, int | float | bool) or (isinstance(value, str) and len(value) <= 40)
+
+
+def _failure(
+    runtime: Runtime,
+    profile: Profile,
+    name: str,
+    arguments: dict[str, Any],
+    error: MetaCortexError,
+    started: float,
+    protocol_version: str | None,
+) -> types.CallToolResult:
+    payload = error.to_payload()
+    _record(runtime, profile, name, arguments, started, protocol_version, error=payload["error"])
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))],
+        is_error=True,
+    )
+
+
+def _record(
+    runtime: Runtime,
+    profile: Profile,
+    name: str,
+    arguments: dict[str, Any],
+    started: float,
+    protocol_version: str | None,
+    *,
+    payload: dict[str, Any] | None = None,
+    error: dict[str, str] | None = None,
+) -> None:
+    """One structured log line and one memory_events record per call (plus retrieval events)."""
+    latency_ms = (time.perf_counter() - started) * 1000
+    tool_name = name[:_MAX_LOGGED_NAME]
+    status = "ok" if error is None else "error"
+    log(
+        logging.INFO if error is None or error["code"] != "unavailable" else logging.ERROR,
+        f"tool {tool_name} {status}",
+        client_id=profile.id,
+        tool_name=tool_name,
+        status=status,
+        error_code=error["code"] if error is not None else None,
+        latency_ms=round(latency_ms, 3),
+    )
+    events = runtime.events
+    if events is None:
+        return
+    events.tool_call(
+        client_id=profile.id,
+        tool_name=tool_name,
+        status=status,
+        latency_ms=latency_ms,
+        request_summary=summarize_arguments(arguments),
+        response_summary=summarize_result(name, payload) if payload is not None else None,
+        error=error,
+        protocol_version=protocol_version,
+    )
+    if payload is None:
+        return
+    if name == "search_context":
+        events.search(
+            client_id=profile.id,
+            query=str(arguments.get("query", "")),
+            filters=payload["applied_filters"],
+            matches=payload["matches"],
+        )
+    elif name == "fetch_context":
+        events.fetch(client_id=profile.id, fetched_ids=[payload["item"]["id"]])

@@ -19,6 +19,7 @@ that it can no longer rewrite its asserts. It has no test asserts to rewrite.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import socket
@@ -61,6 +62,7 @@ def skip_line(reason: str) -> str:
     return f"FIRESTORE EMULATOR UNAVAILABLE: {reason} — Firestore store tests SKIPPED"
 
 
+@functools.cache
 def find_emulator() -> tuple[list[str] | None, str]:
     """The command that starts the emulator (without host/port), or why there is none."""
     java = shutil.which("java")
@@ -225,6 +227,25 @@ def firestore_store_factory(
     yield make
     for store in opened:
         store.close()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test that uses the emulator ``firestore``; skip them all up front when
+    it cannot run here, so the skip is reported once per file, not once per test."""
+    needing = []
+    for item in items:
+        if "firestore_store_factory" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.firestore)
+        if item.get_closest_marker("firestore") is not None:
+            needing.append(item)
+    if not needing:
+        return
+    command, why = find_emulator()
+    if command is None:
+        _report.requested = True
+        _report.unavailable = why
+        for item in needing:
+            item.add_marker(pytest.mark.skip(reason=skip_line(why)))
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

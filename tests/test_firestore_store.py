@@ -1,5 +1,7 @@
 """Firestore-specific behaviour, on the real emulator (the shared rules live in tests/contract).
 
+Tests using ``firestore_store_factory`` are marked ``firestore`` by the plugin.
+
 Where a Firestore feature has a SQLite counterpart (BM25 scores, filtered
 vector search, event round trips) the same data goes into both stores and the
 answers must agree.
@@ -44,8 +46,6 @@ from metacortex.storage.firestore_queries import firestore_index_specs, query_sh
 from metacortex.storage.sqlite import SQLiteStore
 from tests.fakes import HashingEmbedder
 from tests.firestore_support import PROJECT, FirestoreStoreFactory, firestore_settings
-
-pytestmark = pytest.mark.firestore
 
 T0 = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
 EMBEDDER = HashingEmbedder(32)

@@ -14,23 +14,29 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from metacortex.domain.records import to_wire_time, utc_now
 from metacortex.server.logs import log
-from metacortex.storage.base import Event, MemoryStore
+from metacortex.storage.base import Event
 
 MEMORY_EVENTS: Final = "memory_events"
 RETRIEVAL_QUERY_EVENTS: Final = "retrieval_query_events"
 _STOP: Final = object()
 
 
+class EventSink(Protocol):
+    """The one store method the recorder needs (every MemoryStore has it)."""
+
+    def record_events(self, events: Sequence[Event]) -> None: ...
+
+
 class EventRecorder:
     def __init__(
         self,
-        store: MemoryStore,
+        store: EventSink,
         *,
         retention: timedelta,
         retrieval_logging: bool,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import importlib.util
 
 import pytest
 
@@ -23,11 +24,10 @@ def gif_base64() -> str:
     return base64.b64encode(GIF_1X1).decode()
 
 
-try:  # The Firestore emulator fixtures (tests/firestore_support.py).
-    import tests.firestore_support  # noqa: F401
-
+if importlib.util.find_spec("tests.firestore_support") is not None:
+    # The Firestore emulator fixtures; registered as a plugin so pytest rewrites its asserts.
     pytest_plugins = ["tests.firestore_support"]
-except ModuleNotFoundError:
+else:
 
     @pytest.fixture
     def firestore_store_factory() -> None:

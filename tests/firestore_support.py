@@ -11,10 +11,6 @@
 
 ``python -m tests.firestore_support`` prints whether the emulator can run here
 (exit status 0 when it can) for CI scripts.
-
-PYTEST_DONT_REWRITE: tests/conftest.py imports this module before listing it in
-``pytest_plugins``; without this marker pytest warns (an error under -W error)
-that it can no longer rewrite its asserts. It has no test asserts to rewrite.
 """
 
 from __future__ import annotations

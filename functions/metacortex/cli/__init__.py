@@ -1,0 +1,1 @@
+"""The ``metacortex`` command line (entry point: ``metacortex.cli.main:main``)."""

@@ -1,0 +1,153 @@
+"""``metacortex serve``: the embedded server (SQLite + local model by default) on uvicorn.
+
+Order matters: settings and profiles are validated and the port is bound
+before the slow part (opening the store, loading the embedding model, one
+warm-up query), so mistakes show at once; the socket starts listening only
+when the first request can be answered quickly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ipaddress
+import socket
+import sys
+from pathlib import Path
+from typing import Any, Final
+
+import uvicorn
+
+from metacortex.cli.admin_token import ensure_admin_token
+from metacortex.cli.banner import banner, base_url
+from metacortex.composition import build_service
+from metacortex.config import Settings
+from metacortex.errors import ConfigurationError
+from metacortex.server import create_app
+from metacortex.server.logs import configure_logging
+from metacortex.server.profiles import load_profiles
+from metacortex.service import Access, MemoryService
+
+DEFAULT_HOST: Final = "127.0.0.1"
+DEFAULT_PORT: Final = 8765
+_WILDCARDS: Final = frozenset({"0.0.0.0", "::", ""})  # noqa: S104 (compared, not bound)
+
+
+def add_parser(commands: Any) -> None:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        "serve",
+        help="run the MCP server",
+        description="Run MetaCortex over MCP (Streamable HTTP). Binds 127.0.0.1 unless told "
+        "otherwise; a non-loopback bind needs MCP_ADMIN_TOKEN. On first run without "
+        "MCP_ADMIN_TOKEN an admin token is generated into the data directory and shown once.",
+    )
+    parser.add_argument(
+        "--host", default=DEFAULT_HOST, help="address to bind (default %(default)s)"
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help="port to bind, 0 for any (default %(default)s)",
+    )
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        help="where the store and the admin token live (default METACORTEX_DATA_DIR or "
+        "~/.local/share/metacortex)",
+    )
+    parser.set_defaults(run=run)
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def status(message: str) -> None:
+    print(f"metacortex: {message}", file=sys.stderr, flush=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    overrides: dict[str, Any] = {}
+    if args.data_dir is not None:
+        overrides["metacortex_data_dir"] = args.data_dir.expanduser()
+    settings = Settings(**overrides)
+    host: str = args.host
+    if not is_loopback(host):
+        if settings.mcp_admin_token is None:
+            raise ConfigurationError(
+                f"refusing to listen on {host or 'all interfaces'} without MCP_ADMIN_TOKEN: "
+                "anyone who can reach the port could try to use it. Set MCP_ADMIN_TOKEN to a "
+                "strong secret (and METACORTEX_ALLOWED_HOSTS to the names clients use), or "
+                f"bind {DEFAULT_HOST}"
+            )
+        if host not in _WILDCARDS:
+            hosts = (*settings.metacortex_allowed_hosts, host)
+            settings = settings.model_copy(update={"metacortex_allowed_hosts": hosts})
+    configure_logging(settings.metacortex_log_level)
+    admin = ensure_admin_token(settings)
+    settings = admin.settings
+    profiles = load_profiles(settings)
+    listener = _bind(host, args.port)
+    try:
+        status(f"opening the {settings.store_kind} store in {settings.metacortex_data_dir} ...")
+        status(f"loading the {settings.embeddings_kind} embedding model ...")
+        service = build_service(settings)
+        try:
+            _warm_up(service)
+            app = create_app(settings, service)
+            listener.listen(2048)
+            port = listener.getsockname()[1]
+            print(
+                banner(
+                    url=base_url(host, port),
+                    data_dir=settings.metacortex_data_dir,
+                    profiles=profiles,
+                    token_path=admin.path,
+                    new_token=admin.value if admin.created else None,
+                ),
+                flush=True,
+            )
+            config = uvicorn.Config(
+                app,
+                log_config=None,  # keep the JSON logging configured above
+                access_log=False,  # its lines would carry ?auth_token=; the guard logs instead
+                server_header=False,
+                timeout_graceful_shutdown=10,
+            )
+            # uvicorn shuts down gracefully on Ctrl-C, then re-raises it for the exit code.
+            with contextlib.suppress(KeyboardInterrupt):
+                uvicorn.Server(config).run(sockets=[listener])
+        finally:
+            service.store.close()
+    finally:
+        listener.close()
+    status("stopped")
+    return 0
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        listener = socket.socket(family, kind, proto)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(address)
+    except OSError as error:
+        raise ConfigurationError(
+            f"cannot listen on {host}:{port}: {error.strerror or error}; choose another --port "
+            "or stop the other server"
+        ) from None
+    return listener
+
+
+def _warm_up(service: MemoryService) -> None:
+    """One query through the model and the store, so the first real call is fast."""
+    status("warming up ...")
+    service.search(Access.admin(), query="warm up", limit=1)

@@ -1,0 +1,92 @@
+"""``metacortex tools``: the exact model-facing surface of a profile, without a server.
+
+It prints what ``tools/list`` and ``prompts/list`` return on that profile's
+endpoint (names, descriptions, input and output schemas, annotations), from the
+same definitions the server uses, after validating the profile configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from metacortex.config import Settings
+from metacortex.errors import ConfigurationError
+from metacortex.server.profiles import ADMIN_PROFILE_ID, Profile, load_profiles
+from metacortex.server.prompts import prompts_for
+from metacortex.server.tools import tool_definitions
+
+
+def add_parser(commands: Any) -> None:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        "tools",
+        help="show the tools and prompts a profile's endpoint offers",
+        description="Show exactly what a model sees on a profile's endpoint: tool names, "
+        "descriptions, input/output schemas and annotations, and prompts.",
+    )
+    parser.add_argument(
+        "--profile",
+        default=ADMIN_PROFILE_ID,
+        help="profile id: 'default' (the admin endpoint /mcp, the default) or a client id "
+        "from MCP_CLIENT_PROFILES_JSON",
+    )
+    parser.add_argument("--json", action="store_true", help="print the raw JSON surface")
+    parser.set_defaults(run=run)
+
+
+def surface(profile: Profile) -> dict[str, Any]:
+    """The profile's tools/list and prompts/list results, in wire (camelCase) form."""
+    return {
+        "profile": profile.id,
+        "endpoint": f"POST {profile.path}",
+        "tools": [
+            tool.model_dump(mode="json", by_alias=True, exclude_none=True)
+            for tool in tool_definitions(profile)
+        ],
+        "prompts": [
+            prompt.model_dump(mode="json", by_alias=True, exclude_none=True)
+            for prompt in prompts_for(profile)
+        ],
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    profiles = load_profiles(Settings())
+    profile = profiles.get(None if args.profile == ADMIN_PROFILE_ID else args.profile)
+    if profile is None:
+        known = ", ".join([ADMIN_PROFILE_ID, *sorted(profiles.clients)])
+        raise ConfigurationError(f"no profile {args.profile!r}; known profiles: {known}")
+    data = surface(profile)
+    if args.json:
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        print(_human(data))
+    return 0
+
+
+def _human(data: dict[str, Any]) -> str:
+    lines = [f"Profile {data['profile']!r} ({data['endpoint']})", ""]
+    for tool in data["tools"]:
+        hints = tool.get("annotations", {})
+        flags = ["read-only" if hints.get("readOnlyHint") else "writes"]
+        flags += [name for name in ("idempotent", "destructive") if hints.get(f"{name}Hint")]
+        lines.append(f"{tool['name']}  [{', '.join(flags)}]")
+        lines += [f"  {line}" for line in tool["description"].splitlines()]
+        schema = tool["inputSchema"]
+        required = set(schema.get("required", []))
+        for name, spec in schema.get("properties", {}).items():
+            kind = spec.get("type", "value")
+            if "enum" in spec:
+                kind = " | ".join(str(value) for value in spec["enum"])
+            marker = " (required)" if name in required else ""
+            lines.append(f"    {name}: {kind}{marker}")
+        returns = ", ".join(tool["outputSchema"].get("properties", {}))
+        lines += [f"  returns: {{{returns}}}", ""]
+    for prompt in data["prompts"]:
+        arguments = ", ".join(
+            argument["name"] + ("" if argument.get("required") else "?")
+            for argument in prompt.get("arguments", [])
+        )
+        lines += [f"prompt {prompt['name']}({arguments})", f"  {prompt['description']}", ""]
+    return "\n".join(lines).rstrip()

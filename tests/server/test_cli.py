@@ -1,0 +1,193 @@
+"""The ``metacortex`` command: serve's safety rules and token handling, tools, client add."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from pydantic import SecretStr
+
+from metacortex.cli.admin_token import ensure_admin_token
+from metacortex.cli.main import main
+from metacortex.cli.surface import surface
+from metacortex.config import Settings
+from metacortex.server.profiles import load_profiles
+from tests.server.conftest import ADMIN_TOKEN, client_profiles
+
+ENV_PREFIXES = ("MCP_", "METACORTEX_", "GEMINI_", "SEARCH_", "DEFAULT_FILTER", "RETRIEVAL_")
+
+
+@pytest.fixture
+def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No configuration from the caller's environment or a .env file in the cwd."""
+    for name in list(os.environ):
+        if name.startswith(ENV_PREFIXES):
+            monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_serve_refuses_a_public_bind_without_an_admin_token(
+    clean_env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = clean_env / "data"
+    public = "0.0.0.0"  # noqa: S104 (the bind being refused)
+    code = main(["serve", "--host", public, "--port", "0", "--data-dir", str(data)])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "refusing to listen on 0.0.0.0 without MCP_ADMIN_TOKEN" in err
+    assert "Traceback" not in err
+    assert not data.exists()  # nothing was created, no token minted
+
+
+def test_serve_names_a_bad_configuration_without_a_traceback(
+    clean_env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("MCP_CLIENT_PROFILES_JSON", '[{"id": "x", "allowedTools": []}]')
+    code = main(["serve", "--port", "0", "--data-dir", str(clean_env / "data")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "configuration error: MCP_CLIENT_PROFILES_JSON[0] (id 'x'): token" in err
+    assert "Traceback" not in err
+
+
+def test_the_admin_token_is_generated_once_with_0600_and_reused(clean_env: Path) -> None:
+    settings = Settings(metacortex_data_dir=clean_env / "data")
+    first = ensure_admin_token(settings)
+    assert first.created
+    assert first.path == settings.admin_token_path
+    assert stat.S_IMODE(first.path.stat().st_mode) == 0o600
+    assert first.path.read_text().strip() == first.value
+    assert first.settings.mcp_admin_token is not None
+    assert first.settings.mcp_admin_token.get_secret_value() == first.value
+    load_profiles(first.settings)  # strong enough for the admin profile
+    first.path.chmod(0o644)
+    second = ensure_admin_token(settings)
+    assert not second.created
+    assert second.value == first.value
+    assert stat.S_IMODE(first.path.stat().st_mode) == 0o600  # tightened again
+    from_env = ensure_admin_token(Settings(mcp_admin_token=SecretStr(ADMIN_TOKEN)))
+    assert (from_env.path, from_env.created, from_env.value) == (None, False, ADMIN_TOKEN)
+
+
+def test_tools_json_prints_the_exact_surface_of_a_profile(
+    clean_env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("MCP_CLIENT_PROFILES_JSON", json.dumps(client_profiles()))
+    assert main(["tools", "--json", "--profile", "web"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    web = load_profiles(Settings()).get("web")
+    assert web is not None
+    assert printed == surface(web)
+    assert [tool["name"] for tool in printed["tools"]] == [
+        "save_context",
+        "search_context",
+        "fetch_context",
+    ]
+    assert all("inputSchema" in t and "outputSchema" in t for t in printed["tools"])
+    assert main(["tools"]) == 0
+    human = capsys.readouterr().out
+    assert "search_context  [read-only]" in human
+    assert "deprecate_context  [writes, idempotent]" in human
+    assert "prompt correct_memory(" in human
+    assert main(["tools", "--profile", "nobody"]) == 2
+    assert "known profiles: default, reader, web" in capsys.readouterr().err
+
+
+def test_client_add_prints_a_valid_entry_with_a_digest_and_the_token_once(
+    clean_env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["client", "add", "chatgpt", "--origins", "https://chatgpt.com", "--url-token"]
+    assert main([*argv, "--json"]) == 0
+    out: dict[str, Any] = json.loads(capsys.readouterr().out)
+    entry, token = out["entry"], out["token"]
+    assert out["path"] == "/clients/chatgpt/mcp"
+    assert "token" not in entry
+    assert entry["token_sha256"] == hashlib.sha256(token.encode()).hexdigest()
+    assert entry["allowUrlToken"] is True
+    monkeypatch.setenv("MCP_CLIENT_PROFILES_JSON", json.dumps([entry]))
+    profile = load_profiles(Settings()).get("chatgpt")
+    assert profile is not None
+    assert profile.allowed_origins == {"https://chatgpt.com"}
+    assert main(argv) == 2  # the id is taken now
+    assert "id is used by an earlier entry" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------- serve, for real
+def _start(data_dir: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    command = [sys.executable, "-m", "metacortex.cli.main", "serve", "--port", "0"]
+    return subprocess.Popen(  # noqa: S603 (our own interpreter and arguments)
+        [*command, "--data-dir", str(data_dir)],
+        cwd=data_dir.parent,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+
+
+def _banner(process: subprocess.Popen[str]) -> str:
+    """stdout up to the banner's last line (printed once the model is loaded)."""
+    assert process.stdout is not None
+    lines: list[str] = []
+    for line in process.stdout:
+        lines.append(line)
+        if line.startswith("Scoped endpoints"):
+            return "".join(lines)
+    raise AssertionError("serve exited before it was ready:\n" + "".join(lines))
+
+
+@pytest.fixture
+def serve_env(clean_env: Path) -> dict[str, str]:
+    pytest.importorskip(
+        "metacortex.providers.local", reason="LOCAL EMBEDDER NOT AVAILABLE: serve cannot start"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(ENV_PREFIXES)}
+    return env
+
+
+@pytest.mark.slow
+def test_serve_shows_a_new_token_once_then_only_where_it_is(
+    clean_env: Path, serve_env: dict[str, str]
+) -> None:
+    data_dir = clean_env / "data"
+    outputs = []
+    for _ in range(2):
+        with _start(data_dir, serve_env) as process:
+            try:
+                banner = _banner(process)
+                url = banner.split("is ready at ", 1)[1].split()[0]
+                token = (data_dir / "admin-token").read_text().strip()
+                assert httpx2.get(f"{url}/healthz", timeout=30).json() == {"status": "ok"}
+                listed = httpx2.post(
+                    f"{url}/mcp",
+                    json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                    headers={
+                        "authorization": f"Bearer {token}",
+                        "accept": "application/json, text/event-stream",
+                        "mcp-protocol-version": "2025-11-25",
+                    },
+                    timeout=30,
+                )
+                assert len(listed.json()["result"]["tools"]) == 6
+                outputs.append((banner, token))
+            finally:
+                process.send_signal(signal.SIGINT)  # Ctrl-C: graceful shutdown
+            assert process.wait(timeout=60) == 0
+    (first, token), (second, same_token) = outputs
+    assert token == same_token
+    assert stat.S_IMODE((data_dir / "admin-token").stat().st_mode) == 0o600
+    assert first.count(token) == 1
+    assert "shown only this once" in first
+    assert token not in second
+    assert str(data_dir / "admin-token") in second
+    assert "claude mcp add --transport http metacortex" in second

@@ -1,0 +1,67 @@
+"""The model-facing surface is a contract: frozen per profile in a snapshot file.
+
+A change to a tool's name, description, schema or hints changes what every
+connected model sees; it must be deliberate. To accept a deliberate change,
+regenerate the snapshot and review its diff:
+
+    METACORTEX_UPDATE_SNAPSHOTS=1 .venv/bin/pytest tests/server/test_tool_surface.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from metacortex.cli.surface import surface
+from metacortex.server.profiles import Profile, load_profiles
+from metacortex.server.tools import TOOLS
+from tests.server.conftest import READER_TOKEN, WEB_TOKEN, Harness, make_settings
+
+SNAPSHOT = Path(__file__).parent / "snapshots" / "tool_surface.json"
+PROFILE_TOKENS = {"default": None, "web": WEB_TOKEN, "reader": READER_TOKEN}
+
+
+def profiles(tmp_path: Path) -> dict[str, Profile]:
+    loaded = load_profiles(make_settings(tmp_path))
+    return {profile.id: profile for profile in loaded.all()}
+
+
+def current(tmp_path: Path) -> dict[str, Any]:
+    return {profile_id: surface(profile) for profile_id, profile in profiles(tmp_path).items()}
+
+
+def test_the_tool_surface_matches_the_snapshot(tmp_path: Path) -> None:
+    now = current(tmp_path)
+    if os.environ.get("METACORTEX_UPDATE_SNAPSHOTS") == "1":
+        SNAPSHOT.write_text(json.dumps(now, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    frozen = json.loads(SNAPSHOT.read_text(encoding="utf-8"))
+    assert now == frozen, (
+        "the model-facing tool surface changed; if deliberate, regenerate with "
+        "METACORTEX_UPDATE_SNAPSHOTS=1 and review the diff of " + str(SNAPSHOT)
+    )
+    assert [tool["name"] for tool in frozen["default"]["tools"]] == list(TOOLS)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("profile_id", sorted(PROFILE_TOKENS))
+async def test_the_wire_serves_exactly_the_snapshotted_surface(
+    harness: Harness, profile_id: str
+) -> None:
+    frozen = json.loads(SNAPSHOT.read_text(encoding="utf-8"))[profile_id]
+    path = "/mcp" if profile_id == "default" else f"/clients/{profile_id}/mcp"
+    token = PROFILE_TOKENS[profile_id]
+    async with harness.connect(path, token) if token else harness.connect(path) as client:
+        tools = [
+            tool.model_dump(mode="json", by_alias=True, exclude_none=True)
+            for tool in (await client.list_tools()).tools
+        ]
+        prompts = [
+            prompt.model_dump(mode="json", by_alias=True, exclude_none=True)
+            for prompt in (await client.list_prompts()).prompts
+        ]
+    assert tools == frozen["tools"]
+    assert prompts == frozen["prompts"]

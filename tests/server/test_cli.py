@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import signal
 import stat
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,18 @@ from metacortex.server.profiles import load_profiles
 from tests.server.conftest import ADMIN_TOKEN, client_profiles
 
 ENV_PREFIXES = ("MCP_", "METACORTEX_", "GEMINI_", "SEARCH_", "DEFAULT_FILTER", "RETRIEVAL_")
+
+
+@pytest.fixture(autouse=True)
+def restore_logging() -> Iterator[None]:
+    """serve configures process-wide JSON logging; undo it for the next tests."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    mcp_level = logging.getLogger("mcp").level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+    logging.getLogger("mcp").setLevel(mcp_level)
 
 
 @pytest.fixture

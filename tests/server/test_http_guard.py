@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -10,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from metacortex.server.logs import JsonFormatter
 from metacortex.service import MemoryService
 from tests.server.conftest import (
     ADMIN_TOKEN,
@@ -139,7 +141,9 @@ async def test_a_url_token_works_only_for_profiles_that_opt_in_and_is_never_reco
     assert allowed.status_code == 200
     assert refused.status_code == 401
     assert refused_admin.status_code == 401
-    recorded = json.dumps(harness.events()) + caplog.text
+    formatter = JsonFormatter()  # what a log line would actually hold, fields included
+    server_logs = [formatter.format(r) for r in caplog.records if r.name.startswith("metacortex")]
+    recorded = json.dumps(harness.events()) + json.dumps(server_logs)
     for token in (WEB_TOKEN, READER_TOKEN, ADMIN_TOKEN):
         assert token not in recorded
     assert "auth_token=REDACTED" in recorded
@@ -310,3 +314,43 @@ async def test_rejections_are_recorded_with_their_reason(harness: Harness) -> No
         assert event["status"] == "rejected"
         assert event["timestamp"] < event["expires_at"]
         assert event["latency_ms"] >= 0
+
+
+async def test_requests_and_tool_calls_are_logged_as_cloud_logging_json(harness: Harness) -> None:
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    server_logger = logging.getLogger("metacortex.server")
+    server_logger.addHandler(handler)
+    previous = server_logger.level
+    server_logger.setLevel(logging.INFO)
+    try:
+        async with harness.connect() as admin:
+            await admin.call_tool("search_context", {"query": "anything at all"})
+    finally:
+        server_logger.removeHandler(handler)
+        server_logger.setLevel(previous)
+    entries = [json.loads(line) for line in stream.getvalue().splitlines()]
+    tool = next(e for e in entries if e["message"] == "tool search_context ok")
+    assert tool["severity"] == "INFO"
+    assert tool["client_id"] == "default"
+    assert tool["latency_ms"] >= 0
+    request = next(e for e in entries if "httpRequest" in e)
+    assert request["httpRequest"]["requestMethod"] == "POST"
+    assert request["httpRequest"]["status"] == 200
+    assert request["httpRequest"]["latency"].endswith("s")
+    assert "anything at all" not in stream.getvalue()
+
+
+async def test_the_cloud_deployment_checks_hosts_only_once_they_are_configured(
+    tmp_path: Path, service: MemoryService
+) -> None:
+    for configured, status in [("", 200), ("memory.example.org", 421)]:
+        settings = make_settings(tmp_path, deployment="cloud", metacortex_allowed_hosts=configured)
+        async with started(settings, service) as harness, harness.http(ADMIN_TOKEN) as http:
+            response = await http.post(
+                "/mcp",
+                json=modern_call("tools/list"),
+                headers=modern_headers(host="abc-uc.a.run.app"),
+            )
+        assert response.status_code == status, configured

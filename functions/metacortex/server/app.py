@@ -9,6 +9,7 @@ service the app built itself, closes its store.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -29,6 +30,7 @@ from metacortex.composition import build_service
 from metacortex.config import Settings
 from metacortex.server.events import EventRecorder
 from metacortex.server.guard import RequestGuard
+from metacortex.server.logs import log
 from metacortex.server.mcp_server import build_mcp_server
 from metacortex.server.profiles import load_profiles
 from metacortex.server.routes import starlette_paths
@@ -43,6 +45,11 @@ async def _healthz(request: Request) -> JSONResponse:
 def create_app(settings: Settings, service: MemoryService | None = None) -> Starlette:
     """The MetaCortex ASGI app. A given ``service`` stays owned by the caller."""
     runtime = Runtime(settings=settings, profiles=load_profiles(settings), service=service)
+    if runtime.profiles.admin.token_sha256 is None:
+        log(
+            logging.WARNING,
+            "MCP_ADMIN_TOKEN is not set: the admin endpoint /mcp refuses every request",
+        )
     manager = StreamableHTTPSessionManager(
         app=build_mcp_server(runtime),
         stateless=True,

@@ -105,7 +105,10 @@ class RequestGuard:
         self._runtime = runtime
         settings = runtime.settings
         self._profiles = runtime.profiles
-        self._hosts = HostPolicy(settings.metacortex_allowed_hosts)
+        self._hosts = HostPolicy(
+            settings.metacortex_allowed_hosts,
+            enforce=settings.deployment == "local" or bool(settings.metacortex_allowed_hosts),
+        )
         self._max_body = settings.metacortex_max_body_bytes
         self._limiter = rate_limiter or RateLimiter()
         # Compared against when there is no real digest, so every path costs the same.

@@ -6,6 +6,9 @@ loopback name, and the request is refused. Deployments behind a front end list
 their public host names in ``METACORTEX_ALLOWED_HOSTS``: ``example.com`` (any
 port), ``example.com:8443`` (that port only), ``*.run.app`` (any subdomain), or
 ``*`` (any host: only where something in front already pins the host).
+
+The cloud deployment is not loopback-bound and sits behind Google's front
+end, so there the check applies only once ``METACORTEX_ALLOWED_HOSTS`` is set.
 """
 
 from __future__ import annotations
@@ -32,8 +35,8 @@ def _split(host_header: str) -> tuple[str, str | None]:
 
 
 class HostPolicy:
-    def __init__(self, extra_hosts: Iterable[str] = ()) -> None:
-        self._any = False
+    def __init__(self, extra_hosts: Iterable[str] = (), *, enforce: bool = True) -> None:
+        self._any = not enforce
         self._names: set[str] = set(LOOPBACK_HOSTS)
         self._with_port: set[tuple[str, str]] = set()
         self._suffixes: list[str] = []

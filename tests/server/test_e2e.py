@@ -210,3 +210,12 @@ async def test_real_http_refusals_are_json(live: LiveServer) -> None:
         assert sse.status_code == 405
         rebinding = await http.post("/mcp", json={}, headers={"host": "evil.example"})
         assert rebinding.status_code == 421
+        preflight = await http.options(
+            "/clients/web/mcp",
+            headers={"origin": WEB_ORIGIN, "access-control-request-method": "POST"},
+        )
+        assert preflight.status_code == 204
+        assert preflight.content == b""
+        assert preflight.headers["access-control-allow-origin"] == WEB_ORIGIN
+        bare = await http.options("/mcp")
+        assert (bare.status_code, bare.headers["allow"]) == (204, "POST, OPTIONS")

@@ -37,7 +37,7 @@ from urllib.parse import parse_qsl, urlencode
 from mcp.server.streamable_http import check_accept_headers
 from starlette.datastructures import Headers
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from metacortex.server.hosts import HostPolicy
@@ -278,8 +278,8 @@ class RequestGuard:
     ) -> None:
         origin = headers.get("origin")
         if origin is None:
-            response = JSONResponse(
-                {}, status_code=204, headers={"allow": _ALLOWED_METHODS, **_SAFE_HEADERS}
+            response = Response(
+                status_code=204, headers={"allow": _ALLOWED_METHODS, **_SAFE_HEADERS}
             )
             await response(scope, _no_receive, send)
             return
@@ -304,7 +304,7 @@ class RequestGuard:
             "vary": "Origin",
             **_SAFE_HEADERS,
         }
-        response = JSONResponse({}, status_code=204, headers=cors)
+        response = Response(status_code=204, headers=cors)
         await response(scope, _no_receive, send)
 
     # ------------------------------------------------------------- rejection

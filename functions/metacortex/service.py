@@ -43,6 +43,7 @@ from metacortex.errors import (
     NotFound,
 )
 from metacortex.providers.base import Embedder, ImageDescriber, Merger
+from metacortex.retrieval.context import with_context
 from metacortex.retrieval.fusion import fuse
 from metacortex.retrieval.text import query_terms
 from metacortex.storage.base import MemoryFilter, MemoryStore, PageKey, StoreTransaction
@@ -297,7 +298,7 @@ class MemoryService:
         dense = self._store.vector_search(vector, where, pool)
         terms = query_terms(query)
         lexical = self._store.lexical_search(terms, where, pool) if terms else []
-        ranked = fuse(dense, lexical, count)
+        ranked = with_context(self._store, fuse(dense, lexical), where)[:count]
         return {
             "matches": [_match(r.memory, r.score) for r in ranked],
             "applied_filters": self._applied(where) | {"limit": count},

@@ -72,6 +72,15 @@ class Settings(BaseSettings):
     metacortex_allowed_hosts: CommaList = ()
     metacortex_log_level: str = "INFO"
 
+    # --- operator smoke test (``metacortex smoke``) -----------------------------------
+    mcp_base_url: str = "http://127.0.0.1:8765/mcp"
+    mcp_smoke_mode: Literal["admin-read-write", "browser-read-write", "search-only"] = (
+        "admin-read-write"
+    )
+    mcp_smoke_token: SecretStr | None = None
+    mcp_smoke_origin: str | None = None
+    mcp_smoke_url_token: bool = False
+
     @field_validator(
         "mcp_allowed_tools",
         "mcp_allowed_origins",

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import socket
+import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -17,6 +19,7 @@ from typing import Any, Final
 
 import httpx2
 import pytest
+import uvicorn
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from starlette.applications import Starlette
@@ -148,3 +151,52 @@ async def started(settings: Settings, service: MemoryService) -> AsyncIterator[H
 async def harness(settings: Settings, service: MemoryService) -> AsyncIterator[Harness]:
     async with started(settings, service) as running:
         yield running
+
+
+@dataclass
+class LiveServer:
+    url: str
+    service: MemoryService
+    app: Starlette
+
+    def events(self) -> list[dict[str, Any]]:
+        self.app.state.runtime.events.flush()  # wait for the background writer
+        return self.service.store.read_events(MEMORY_EVENTS, limit=100_000)
+
+    @asynccontextmanager
+    async def connect(
+        self, path: str, mode: str, headers: dict[str, str], query: str = ""
+    ) -> AsyncIterator[Client]:
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=30) as http,
+            Client(
+                streamable_http_client(f"{self.url}{path}{query}", http_client=http), mode=mode
+            ) as client,
+        ):
+            yield client
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    directory: Path = tmp_path_factory.mktemp("live")
+    store = SQLiteStore(directory / "m.sqlite3")
+    service = MemoryService(
+        store, HashingEmbedder(), merger=SentenceUnionMerger(), describer=FixedImageDescriber()
+    )
+    app = create_app(make_settings(directory / "data"), service)
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(128)
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    server = uvicorn.Server(uvicorn.Config(app, log_config=None, access_log=False))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
+    thread.start()
+    try:
+        # Queued in the listening socket until uvicorn has started the app.
+        assert httpx2.get(f"{url}/healthz", timeout=30).json() == {"status": "ok"}
+        yield LiveServer(url, service, app)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        listener.close()
+        store.close()

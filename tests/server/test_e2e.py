@@ -10,88 +10,23 @@ sleeps, no polling loop.
 from __future__ import annotations
 
 import json
-import socket
-import threading
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx2
 import mcp_types as types
 import pytest
-import uvicorn
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
-from starlette.applications import Starlette
 
-from metacortex.providers.offline_merge import SentenceUnionMerger
-from metacortex.server import create_app
-from metacortex.server.events import MEMORY_EVENTS
-from metacortex.service import MemoryService
-from metacortex.storage.sqlite import SQLiteStore
-from tests.fakes import FixedImageDescriber, HashingEmbedder
 from tests.server.conftest import (
     ADMIN_TOKEN,
     HANDSHAKE_MODE,
     STATELESS_MODE,
     WEB_ORIGIN,
     WEB_TOKEN,
-    make_settings,
+    LiveServer,
 )
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 ERAS = pytest.mark.parametrize("mode", [HANDSHAKE_MODE, STATELESS_MODE])
-
-
-@dataclass
-class LiveServer:
-    url: str
-    service: MemoryService
-    app: Starlette
-
-    def events(self) -> list[dict[str, Any]]:
-        self.app.state.runtime.events.flush()  # wait for the background writer
-        return self.service.store.read_events(MEMORY_EVENTS, limit=100_000)
-
-    @asynccontextmanager
-    async def connect(
-        self, path: str, mode: str, headers: dict[str, str], query: str = ""
-    ) -> AsyncIterator[Client]:
-        async with (
-            httpx2.AsyncClient(headers=headers, timeout=30) as http,
-            Client(
-                streamable_http_client(f"{self.url}{path}{query}", http_client=http), mode=mode
-            ) as client,
-        ):
-            yield client
-
-
-@pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    directory: Path = tmp_path_factory.mktemp("live")
-    store = SQLiteStore(directory / "m.sqlite3")
-    service = MemoryService(
-        store, HashingEmbedder(), merger=SentenceUnionMerger(), describer=FixedImageDescriber()
-    )
-    app = create_app(make_settings(directory / "data"), service)
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(128)
-    url = f"http://127.0.0.1:{listener.getsockname()[1]}"
-    server = uvicorn.Server(uvicorn.Config(app, log_config=None, access_log=False))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
-    thread.start()
-    try:
-        # Queued in the listening socket until uvicorn has started the app.
-        assert httpx2.get(f"{url}/healthz", timeout=30).json() == {"status": "ok"}
-        yield LiveServer(url, service, app)
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
-        listener.close()
-        store.close()
 
 
 def payload(result: types.CallToolResult) -> dict[str, Any]:

@@ -24,6 +24,9 @@ _COMMAND_MODULES: Final = (
     "metacortex.cli.serve",
     "metacortex.cli.surface",
     "metacortex.cli.clients",
+    "metacortex.cli.data",
+    "metacortex.cli.evaluate",
+    "metacortex.cli.smoke",
 )
 EXIT_USAGE: Final = 2
 

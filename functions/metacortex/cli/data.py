@@ -1,0 +1,120 @@
+"""``metacortex backup | restore | reembed``: the store's data, outside the server.
+
+Run them with the server stopped (or, for backup, while it runs: reads are
+consistent per page). Each shows a progress bar on a terminal.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from metacortex.composition import build_embedder, build_store
+from metacortex.config import Settings
+from metacortex.errors import ConfigurationError
+from metacortex.operations.backup import BackupError, export_portable, restore_portable
+from metacortex.operations.reembed import reembed
+from metacortex.storage.sqlite import SQLiteStore
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    overrides: dict[str, Any] = {}
+    if args.data_dir is not None:
+        overrides["metacortex_data_dir"] = args.data_dir.expanduser()
+    return Settings(**overrides)
+
+
+def _data_dir_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--data-dir", type=Path, help="the embedded store's folder (default: METACORTEX_DATA_DIR)"
+    )
+
+
+def add_parser(commands: Any) -> None:
+    backup = commands.add_parser(
+        "backup",
+        help="write a portable backup (NDJSON + manifest), or a full copy with --full",
+        description="Portable: every memory in every state as deterministic NDJSON plus a "
+        "manifest with its sha256 (no vectors; restore re-embeds and keeps ids). "
+        "--full (SQLite only): a consistent copy of the whole database, vectors and events "
+        "included. On Firestore use a managed export for a full backup (docs/DEPLOYMENT.md).",
+    )
+    backup.add_argument("destination", type=Path, help="folder (portable) or file (--full)")
+    backup.add_argument("--full", action="store_true", help="copy the SQLite database file")
+    _data_dir_option(backup)
+    backup.set_defaults(run=run_backup)
+
+    restore = commands.add_parser(
+        "restore",
+        help="restore a portable backup into the configured store (re-embeds, keeps ids)",
+        description="Restores every memory of a portable backup, embedding it with the "
+        "configured model. Ids already present are skipped, so it can be re-run.",
+    )
+    restore.add_argument("source", type=Path, help="a folder written by `metacortex backup`")
+    _data_dir_option(restore)
+    restore.set_defaults(run=run_restore)
+
+    again = commands.add_parser(
+        "reembed",
+        help="re-embed every memory with the configured embedding model",
+        description="Rewrites every vector with the configured model, then records that "
+        "model as the store's. Stop servers using the store first.",
+    )
+    _data_dir_option(again)
+    again.set_defaults(run=run_reembed)
+
+
+def run_backup(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    store = build_store(settings)
+    try:
+        if args.full:
+            if not isinstance(store, SQLiteStore):
+                raise ConfigurationError(
+                    "--full copies the SQLite file; for Firestore run a managed export: "
+                    "gcloud firestore export gs://BUCKET/PATH (docs/DEPLOYMENT.md)"
+                )
+            store.copy_to(args.destination)
+            print(f"full copy written to {args.destination}")
+            return 0
+        summary = export_portable(store, args.destination, _identity_label(settings))
+        print(f"{summary.count} memories written to {summary.directory} (sha256 {summary.sha256})")
+        return 0
+    finally:
+        store.close()
+
+
+def run_restore(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    store = build_store(settings)
+    try:
+        embedder = build_embedder(settings)
+        store.bind_embedding(embedder.identity)
+        try:
+            summary = restore_portable(store, embedder, args.source)
+        except BackupError as error:
+            raise ConfigurationError(str(error)) from None
+        print(f"restored {summary.restored} memories; {summary.skipped_existing} already present")
+        return 0
+    finally:
+        store.close()
+
+
+def run_reembed(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    store = build_store(settings)
+    try:
+        summary = reembed(store, build_embedder(settings))
+        print(f"re-embedded {summary.count} memories with {summary.identity}")
+        return 0
+    finally:
+        store.close()
+
+
+def _identity_label(settings: Settings) -> str:
+    if settings.embeddings_kind == "gemini":
+        return f"{settings.gemini_embedding_model}:{settings.gemini_embedding_dimensions}"
+    from metacortex.providers.local import DIMENSION, MODEL_NAME
+
+    return f"{MODEL_NAME}:{DIMENSION}"

@@ -28,7 +28,8 @@ from metacortex.operations.evaluation import Case, Report, run_cases
 from metacortex.operations.progress import progress
 from metacortex.providers.local import MiniLMEmbedder
 from metacortex.providers.offline_merge import SentenceUnionMerger
-from metacortex.service import Access, MemoryService
+from metacortex.retrieval.fusion import DENSE_WEIGHT
+from metacortex.service import Access, MemoryService, ServiceOptions
 from metacortex.storage.base import MemoryStore
 from metacortex.storage.sqlite import SQLiteStore
 
@@ -76,12 +77,12 @@ def open_store(kind: str, folder: Path) -> MemoryStore:
     return build_store(settings)
 
 
-def run(store_kind: str, files: list[Path]) -> tuple[Report, float, int]:
+def run(store_kind: str, files: list[Path], options: ServiceOptions) -> tuple[Report, float, int]:
     embedder = MiniLMEmbedder.load()
     admin = Access.admin()
     with tempfile.TemporaryDirectory() as folder:
         store = open_store(store_kind, Path(folder))
-        service = MemoryService(store, embedder, merger=SentenceUnionMerger())
+        service = MemoryService(store, embedder, merger=SentenceUnionMerger(), options=options)
         cases: list[Case] = []
         saved = 0
         ingest_seconds = 0.0
@@ -114,13 +115,23 @@ def main() -> int:
     parser.add_argument("--store", choices=["sqlite", "firestore"], default="sqlite")
     parser.add_argument("--dataset", type=Path, default=DATASET)
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument(
+        "--dense-weight", type=float, default=DENSE_WEIGHT, help="share of semantic evidence"
+    )
+    parser.add_argument(
+        "--no-context", action="store_true", help="turn off the conversational-context boost"
+    )
     args = parser.parse_args()
     files = sorted(args.dataset.glob("*.json"))
     if not files:
         print(f"no LoCoMo files in {args.dataset}; pass --dataset", file=sys.stderr)
         return 2
-    report, ingest_rate, saved = run(args.store, files)
+    options = ServiceOptions(
+        dense_weight=args.dense_weight, conversational_context=not args.no_context
+    )
+    report, ingest_rate, saved = run(args.store, files, options)
     print(f"store           {args.store}")
+    print(f"ranking         dense weight {args.dense_weight}, context {not args.no_context}")
     print(f"memories        {saved}")
     print(f"ingest          {ingest_rate:.1f} memories/s (one save at a time)")
     print(report.table())

@@ -47,6 +47,8 @@ def service_options(settings: Settings) -> ServiceOptions:
     return ServiceOptions(
         search_result_limit=settings.search_result_limit,
         dedupe_window=timedelta(seconds=settings.metacortex_dedupe_window_seconds),
+        dense_weight=settings.metacortex_dense_weight,
+        conversational_context=settings.metacortex_conversation_context,
     )
 
 

@@ -59,6 +59,10 @@ class Settings(BaseSettings):
     metacortex_dedupe_window_seconds: int = Field(default=900, ge=0)
     retrieval_event_logging_enabled: bool = False
     metacortex_event_retention_days: int = Field(default=90, ge=1)
+    # Ranking: share of semantic evidence in the fused score, and whether memories
+    # written together in a topic lend each other evidence (docs/benchmarks.md).
+    metacortex_dense_weight: float = Field(default=0.4, ge=0.0, le=1.0)
+    metacortex_conversation_context: bool = True
 
     # --- HTTP surface ---------------------------------------------------------------
     mcp_admin_token: SecretStr | None = None

@@ -44,7 +44,7 @@ from metacortex.errors import (
 )
 from metacortex.providers.base import Embedder, ImageDescriber, Merger
 from metacortex.retrieval.context import with_context
-from metacortex.retrieval.fusion import fuse
+from metacortex.retrieval.fusion import DENSE_WEIGHT, fuse
 from metacortex.retrieval.text import query_terms
 from metacortex.storage.base import MemoryFilter, MemoryStore, PageKey, StoreTransaction
 
@@ -72,6 +72,9 @@ class Access:
 class ServiceOptions:
     search_result_limit: int = 5
     dedupe_window: timedelta = timedelta(minutes=15)
+    # Ranking knobs (retrieval/fusion.py, retrieval/context.py; docs/benchmarks.md).
+    dense_weight: float = DENSE_WEIGHT
+    conversational_context: bool = True
 
 
 def _enum(enum_type: type[E], value: str | None, field_name: str) -> E | None:
@@ -298,7 +301,10 @@ class MemoryService:
         dense = self._store.vector_search(vector, where, pool)
         terms = query_terms(query)
         lexical = self._store.lexical_search(terms, where, pool) if terms else []
-        ranked = with_context(self._store, fuse(dense, lexical), where)[:count]
+        fused = fuse(dense, lexical, self._options.dense_weight)
+        if self._options.conversational_context:
+            fused = with_context(self._store, fused, where)
+        ranked = fused[:count]
         return {
             "matches": [_match(r.memory, r.score) for r in ranked],
             "applied_filters": self._applied(where) | {"limit": count},

@@ -16,7 +16,6 @@ from metacortex.domain.records import Memory
 from metacortex.storage.base import Scored
 
 DENSE_WEIGHT = 0.4
-LEXICAL_WEIGHT = 1.0 - DENSE_WEIGHT
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +38,9 @@ def rank_key(ranked: Ranked) -> tuple[float, float, str]:
     return (-ranked.score, -ranked.memory.updated_at.timestamp(), ranked.memory.id)
 
 
-def fuse(dense: Sequence[Scored], lexical: Sequence[Scored]) -> list[Ranked]:
+def fuse(
+    dense: Sequence[Scored], lexical: Sequence[Scored], dense_weight: float = DENSE_WEIGHT
+) -> list[Ranked]:
     """Every candidate of either list with its fused score in [0, 1], best first."""
     dense_norm = _min_max(dense)
     lexical_norm = _min_max(lexical)
@@ -51,8 +52,8 @@ def fuse(dense: Sequence[Scored], lexical: Sequence[Scored]) -> list[Ranked]:
                 1.0,
                 max(
                     0.0,
-                    DENSE_WEIGHT * dense_norm.get(memory_id, 0.0)
-                    + LEXICAL_WEIGHT * lexical_norm.get(memory_id, 0.0),
+                    dense_weight * dense_norm.get(memory_id, 0.0)
+                    + (1.0 - dense_weight) * lexical_norm.get(memory_id, 0.0),
                 ),
             ),
         )

@@ -7,7 +7,8 @@ evidence is a search restricted to its conversation's topic. Reports recall,
 hit rate and MRR at 1/5/10, search latency p50/p95 and the ingest rate.
 
     .venv/bin/python bench/locomo.py                  # SQLite + local model
-    .venv/bin/python bench/locomo.py --store firestore # needs FIRESTORE_EMULATOR_HOST
+    .venv/bin/python bench/locomo.py --store firestore # starts the Firestore emulator
+    .venv/bin/python bench/locomo.py --conversations 30 # one conversation
     .venv/bin/python bench/locomo.py --json out.json
 """
 
@@ -15,9 +16,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -63,6 +67,27 @@ def questions_of(conversation: dict[str, Any]) -> list[tuple[str, list[str]]]:
         for qa in conversation["qa"]
         if qa.get("category") in QUESTION_CATEGORIES and qa.get("evidence")
     ]
+
+
+@contextmanager
+def emulator_for(store_kind: str) -> Iterator[None]:
+    """The real Firestore emulator for ``--store firestore`` (same launcher as the tests)."""
+    if store_kind != "firestore":
+        yield
+        return
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from tests.firestore_support import Emulator, find_emulator
+
+    command, why = find_emulator()
+    if command is None:
+        raise SystemExit(f"the Firestore emulator cannot run here: {why}")
+    emulator = Emulator(command)
+    emulator.wait_ready()
+    os.environ["FIRESTORE_EMULATOR_HOST"] = emulator.host  # read by the google client
+    try:
+        yield
+    finally:
+        emulator.stop()
 
 
 def open_store(kind: str, folder: Path) -> MemoryStore:
@@ -116,6 +141,9 @@ def main() -> int:
     parser.add_argument("--dataset", type=Path, default=DATASET)
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     parser.add_argument(
+        "--conversations", help="comma list of conversation ids (file stems), default all"
+    )
+    parser.add_argument(
         "--dense-weight", type=float, default=DENSE_WEIGHT, help="share of semantic evidence"
     )
     parser.add_argument(
@@ -123,13 +151,17 @@ def main() -> int:
     )
     args = parser.parse_args()
     files = sorted(args.dataset.glob("*.json"))
+    if args.conversations:
+        wanted = set(args.conversations.split(","))
+        files = [f for f in files if f.stem in wanted]
     if not files:
         print(f"no LoCoMo files in {args.dataset}; pass --dataset", file=sys.stderr)
         return 2
     options = ServiceOptions(
         dense_weight=args.dense_weight, conversational_context=not args.no_context
     )
-    report, ingest_rate, saved = run(args.store, files, options)
+    with emulator_for(args.store):
+        report, ingest_rate, saved = run(args.store, files, options)
     print(f"store           {args.store}")
     print(f"ranking         dense weight {args.dense_weight}, context {not args.no_context}")
     print(f"memories        {saved}")

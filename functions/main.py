@@ -1,0 +1,118 @@
+"""Cloud Functions (2nd gen) entry: the HTTP function ``metaCortexMcp``.
+
+functions-framework (ASGI mode) calls ``metaCortexMcp(request)`` for every
+path. We hand the raw ASGI call to MetaCortex's own Starlette app (the same app
+``metacortex serve`` runs), whose routes answer both ``/mcp`` and
+``/metaCortexMcp/mcp`` forms: cloudfunctions.net strips the function name,
+Hosting rewrites and run.app URLs keep it.
+
+functions-framework has no lifespan hook, so the app and its lifespan (the MCP
+session manager, the event writer) start once per worker process, on the first
+request, in a task that lives as long as the process. Importing this module is
+cheap and touches no network and no secret: deploy tooling imports it to
+discover the function.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+import functions_framework.aio
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+logger = logging.getLogger("metacortex.entry")
+
+
+class _Process:
+    """The inner app, built and started once per worker process."""
+
+    def __init__(self) -> None:
+        self._app: ASGIApp | None = None
+        self._failure: str | None = None
+        self._lock = asyncio.Lock()
+        self._lifespan: asyncio.Task[None] | None = None
+
+    async def app(self) -> ASGIApp | None:
+        if self._app is not None or self._failure is not None:
+            return self._app
+        async with self._lock:
+            if self._app is None and self._failure is None:
+                await self._start()
+        return self._app
+
+    async def _start(self) -> None:
+        # Imported here so that discovering the function stays fast.
+        from metacortex.config import Settings
+        from metacortex.server import create_app
+        from metacortex.server.logs import configure_logging
+
+        started = asyncio.Event()
+        try:
+            settings = Settings(deployment="cloud")
+            configure_logging(settings.metacortex_log_level)
+            app = create_app(settings)
+        except Exception as error:  # noqa: BLE001 - reported as 503 + one log line
+            self._failure = f"{type(error).__name__}: {error}"
+            logger.error("MetaCortex could not start: %s", self._failure)
+            return
+
+        async def hold() -> None:
+            async with app.router.lifespan_context(app):
+                started.set()
+                await asyncio.Event().wait()  # until the worker process ends
+
+        self._lifespan = asyncio.create_task(hold(), name="metacortex-lifespan")
+        waiter = asyncio.create_task(started.wait())
+        await asyncio.wait({waiter, self._lifespan}, return_when=asyncio.FIRST_COMPLETED)
+        if not started.is_set():
+            waiter.cancel()
+            error = self._lifespan.exception()
+            self._failure = f"{type(error).__name__}: {error}"
+            logger.error("MetaCortex could not start: %s", self._failure)
+            return
+        self._app = app
+
+
+_process = _Process()
+
+_UNAVAILABLE = (
+    b'{"error": {"code": "unavailable", "message": '
+    b'"the server is not configured correctly; the operator has been told why in the logs"}}'
+)
+
+
+class _Forward:
+    """What the function returns: an ASGI callable that runs MetaCortex's app."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        app = await _process.app()
+        if app is None:
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 503,
+                    "headers": [(b"content-type", b"application/json")],
+                }
+            )
+            await send({"type": "http.response.body", "body": _UNAVAILABLE})
+            return
+        inner = dict(scope)
+        for key in ("endpoint", "route", "path_params", "router"):
+            inner.pop(key, None)  # set by functions-framework's own router
+        await app(inner, receive, send)
+
+
+_FORWARD = _Forward()
+
+
+@functions_framework.aio.http
+async def metaCortexMcp(request: Any) -> _Forward:  # noqa: N802 - the deployed name
+    return _FORWARD

@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 import functions_framework.aio
+from starlette.requests import Request
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -74,8 +75,8 @@ class _Process:
         await asyncio.wait({waiter, self._lifespan}, return_when=asyncio.FIRST_COMPLETED)
         if not started.is_set():
             waiter.cancel()
-            error = self._lifespan.exception()
-            self._failure = f"{type(error).__name__}: {error}"
+            cause = self._lifespan.exception()
+            self._failure = f"{type(cause).__name__}: {cause}"
             logger.error("MetaCortex could not start: %s", self._failure)
             return
         self._app = app
@@ -114,5 +115,6 @@ _FORWARD = _Forward()
 
 
 @functions_framework.aio.http
-async def metaCortexMcp(request: Any) -> _Forward:  # noqa: N802 - the deployed name
+async def metaCortexMcp(request: Request) -> Any:  # the deployed name (camelCase)
+    # Starlette runs a returned ASGI callable as the response: MetaCortex's app.
     return _FORWARD

@@ -1,0 +1,184 @@
+"""Deploy preflight: check the configuration that is about to be deployed.
+
+    .venv/bin/python scripts/preflight.py [--env-file deploy.env] [--offline]
+
+Reads the same settings the function will read (cloud defaults: Firestore +
+Gemini) from the environment or --env-file, and checks, before anything is
+deployed: settings parse; the admin token is set and strong; every client
+profile is valid; Gemini has credentials (API key, or a project for Vertex AI);
+the Firestore project is set; firestore.indexes.json matches the code's query
+shapes and its vector dimension equals GEMINI_EMBEDDING_DIMENSIONS; and (unless
+--offline) the Secret Manager secrets scripts/deploy references exist.
+Each failure says what to do. Exit status 1 when anything failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "functions"))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from pydantic import ValidationError  # noqa: E402
+
+from gen_firestore_indexes import INDEX_FILE, render  # noqa: E402
+from metacortex.config import Settings  # noqa: E402
+from metacortex.errors import ConfigurationError  # noqa: E402
+from metacortex.server.profiles import load_profiles  # noqa: E402
+
+# Secret Manager secret names scripts/deploy binds to environment variables.
+SECRETS = {"MCP_ADMIN_TOKEN": "metacortex-admin-token"}
+OPTIONAL_SECRETS = {
+    "MCP_CLIENT_PROFILES_JSON": "metacortex-client-profiles",
+    "GEMINI_API_KEY": "metacortex-gemini-api-key",
+}
+
+
+class Preflight:
+    def __init__(self) -> None:
+        self.failures = 0
+
+    def check(self, name: str, test: Callable[[], str | None]) -> None:
+        try:
+            problem = test()
+        except (ConfigurationError, ValueError, OSError) as error:
+            problem = str(error)
+        if problem is None:
+            print(f"ok    {name}")
+        else:
+            self.failures += 1
+            print(f"FAIL  {name}: {problem}")
+
+
+def _index_dimensions() -> set[int]:
+    data = json.loads(INDEX_FILE.read_text(encoding="utf-8"))
+    return {
+        field["vectorConfig"]["dimension"]
+        for index in data.get("indexes", [])
+        for field in index["fields"]
+        if "vectorConfig" in field
+    }
+
+
+def _secret_exists(project: str, secret: str) -> bool:
+    gcloud = shutil.which("gcloud")
+    if gcloud is None:
+        raise OSError("gcloud not found; install the Google Cloud SDK or pass --offline")
+    result = subprocess.run(  # noqa: S603 - fixed argv
+        [gcloud, "secrets", "describe", secret, f"--project={project}", "--format=value(name)"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return result.returncode == 0
+
+
+def _secret_check(project: str, variable: str, secret: str) -> Callable[[], str | None]:
+    def check() -> str | None:
+        if _secret_exists(project, secret):
+            return None
+        return f'create it: printf %s "${variable}" | gcloud secrets create {secret} --data-file=-'
+
+    return check
+
+
+def run(settings: Settings, offline: bool) -> int:
+    flight = Preflight()
+
+    def admin_token() -> str | None:
+        if settings.mcp_admin_token is None:
+            return (
+                "MCP_ADMIN_TOKEN is not set; generate one with "
+                "python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+            )
+        return None
+
+    def profiles() -> str | None:
+        loaded = load_profiles(settings)  # raises naming the entry and field
+        print(f"      profiles: default + {len(loaded.clients)} client(s)")
+        return None
+
+    def project() -> str | None:
+        if not settings.google_cloud_project:
+            return "set GOOGLE_CLOUD_PROJECT to the Firestore project id"
+        return None
+
+    def gemini() -> str | None:
+        if settings.embeddings_kind != "gemini" and not settings.uses_gemini_generation:
+            return None
+        if settings.gemini_api_key is None and not settings.google_cloud_project:
+            return "set GEMINI_API_KEY, or GOOGLE_CLOUD_PROJECT to use Vertex AI"
+        return None
+
+    def indexes_match() -> str | None:
+        if not INDEX_FILE.exists() or INDEX_FILE.read_text(encoding="utf-8") != render(settings):
+            return (
+                f"{INDEX_FILE.name} does not match the code for this configuration; run "
+                ".venv/bin/python scripts/gen_firestore_indexes.py and commit it"
+            )
+        return None
+
+    def dimension() -> str | None:
+        found = _index_dimensions()
+        if found != {settings.gemini_embedding_dimensions}:
+            return (
+                f"vector indexes have dimension {sorted(found)} but GEMINI_EMBEDDING_DIMENSIONS "
+                f"is {settings.gemini_embedding_dimensions}"
+            )
+        return None
+
+    def hosts() -> str | None:
+        if not settings.metacortex_allowed_hosts:
+            print(
+                "      note: METACORTEX_ALLOWED_HOSTS is empty, so the Host-header check is off "
+                "in the cloud; set it to the function's hostnames once you know them"
+            )
+        return None
+
+    flight.check("settings parse (cloud defaults)", lambda: None)
+    flight.check("admin token", admin_token)
+    flight.check("client profiles", profiles)
+    flight.check("Firestore project", project)
+    flight.check("Gemini credentials", gemini)
+    flight.check("firestore.indexes.json matches the code", indexes_match)
+    flight.check("index dimension = GEMINI_EMBEDDING_DIMENSIONS", dimension)
+    flight.check("allowed hosts", hosts)
+    if not offline and settings.google_cloud_project:
+        project_id = settings.google_cloud_project
+        for variable, secret in SECRETS.items():
+            flight.check(
+                f"secret {secret} ({variable})", _secret_check(project_id, variable, secret)
+            )
+    if flight.failures:
+        print(f"\npreflight FAILED: {flight.failures} problem(s); nothing was deployed")
+        return 1
+    print("\npreflight passed")
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--env-file", type=Path, help="read settings from this file too")
+    parser.add_argument("--offline", action="store_true", help="skip the Secret Manager checks")
+    args = parser.parse_args()
+    try:
+        settings = Settings(_env_file=args.env_file, deployment="cloud")  # type: ignore[call-arg]
+    except ValidationError as error:
+        for detail in error.errors(include_url=False):
+            name = "_".join(str(part) for part in detail["loc"]).upper()
+            print(f"FAIL  {name}: {detail['msg']}")
+        return 1
+    return run(settings, args.offline)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -9,6 +9,10 @@ profile is valid; Gemini has credentials (API key, or a project for Vertex AI);
 the Firestore project is set; firestore.indexes.json matches the code's query
 shapes and its vector dimension equals GEMINI_EMBEDDING_DIMENSIONS; and (unless
 --offline) the Secret Manager secrets scripts/deploy references exist.
+
+Secrets need not be in the environment: unless --offline, a secret variable that
+is unset is read from its Secret Manager secret (never printed), so the values
+the function will really get are the ones validated.
 Each failure says what to do. Exit status 1 when anything failed.
 """
 
@@ -78,6 +82,49 @@ def _secret_exists(project: str, secret: str) -> bool:
         check=False,
     )
     return result.returncode == 0
+
+
+def _secret_value(project: str, secret: str) -> str | None:
+    """The latest version of a Secret Manager secret, or None when it cannot be read."""
+    gcloud = shutil.which("gcloud")
+    if gcloud is None:
+        return None
+    result = subprocess.run(  # noqa: S603 - fixed argv
+        [
+            gcloud,
+            "secrets",
+            "versions",
+            "access",
+            "latest",
+            f"--secret={secret}",
+            f"--project={project}",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return result.stdout if result.returncode == 0 and result.stdout else None
+
+
+def with_deployed_secrets(settings: Settings) -> Settings:
+    """Fill unset secret settings from Secret Manager, as the deployed function gets them."""
+    project = settings.google_cloud_project
+    if not project:
+        return settings
+    updates: dict[str, str] = {}
+    for variable, secret in {**SECRETS, **OPTIONAL_SECRETS}.items():
+        field = variable.lower()
+        if getattr(settings, field) is None:
+            value = _secret_value(project, secret)
+            if value is not None:
+                updates[field] = value
+    if not updates:
+        return settings
+    print(f"      read from Secret Manager: {', '.join(sorted(updates))}")
+    return Settings(  # re-validated, exactly as the function will parse them
+        _env_file=None,  # type: ignore[call-arg]
+        **{**settings.model_dump(exclude_unset=True), **updates},
+    )
 
 
 def _secret_check(project: str, variable: str, secret: str) -> Callable[[], str | None]:
@@ -177,6 +224,14 @@ def main() -> int:
             name = "_".join(str(part) for part in detail["loc"]).upper()
             print(f"FAIL  {name}: {detail['msg']}")
         return 1
+    if not args.offline:
+        try:
+            settings = with_deployed_secrets(settings)
+        except ValidationError as error:
+            for detail in error.errors(include_url=False):
+                name = "_".join(str(part) for part in detail["loc"]).upper()
+                print(f"FAIL  {name} (from Secret Manager): {detail['msg']}")
+            return 1
     return run(settings, args.offline)
 
 

@@ -204,7 +204,6 @@ def firestore_store_factory(
     firestore_emulator: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[FirestoreStoreFactory]:
     """Opens the same, freshly wiped emulator database on each call."""
-    _report.tests_using_it += 1
     firestore_emulator.wipe(PROJECT)
     # The Google client reads this when a client is built; monkeypatch restores it.
     monkeypatch.setenv("FIRESTORE_EMULATOR_HOST", firestore_emulator.host)
@@ -242,6 +241,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         _report.unavailable = why
         for item in needing:
             item.add_marker(pytest.mark.skip(reason=skip_line(why)))
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("firestore") is not None:
+        _report.tests_using_it += 1
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -8,11 +8,9 @@ request shapes are what the SDK would really send.
 from __future__ import annotations
 
 import base64
-import hashlib
-import json
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,81 +30,18 @@ from metacortex.providers.gemini import (
 )
 from metacortex.providers.gemini_client import RetryPolicy
 from tests.conftest import PNG_1X1
+from tests.gemini_wire import (
+    DIMS,
+    FakeGemini,
+    Json,
+    error_reply,
+    generate_reply,
+    text_candidate,
+    wire_vector,
+)
 
 API_KEY = "AIzaTEST-not-a-real-key-0123456789"
 GEMINI_API = "https://generativelanguage.googleapis.com"
-DIMS = 8
-
-Json = dict[str, Any]
-Reply = Callable[[httpx2.Request], httpx2.Response]
-
-
-def wire_vector(text: str) -> list[float]:
-    """A deterministic, deliberately non-unit vector (as a truncated embedding is)."""
-    digest = hashlib.sha256(text.encode()).digest()
-    return [float(byte) - 100.0 for byte in digest[:DIMS]]
-
-
-def error_reply(status: int, grpc_status: str, message: str) -> Reply:
-    body = {"error": {"code": status, "message": message, "status": grpc_status}}
-    return lambda request: httpx2.Response(status, json=body)
-
-
-def generate_reply(body: Json) -> Reply:
-    return lambda request: httpx2.Response(200, json=body)
-
-
-def text_candidate(text: str, finish: str = "STOP") -> Json:
-    return {
-        "candidates": [
-            {"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": finish}
-        ]
-    }
-
-
-@dataclass
-class FakeGemini:
-    """Gemini's REST surface as the SDK speaks it: records requests, answers by endpoint.
-
-    ``script`` holds one-off replies used (in order) before the default answers.
-    """
-
-    description: str = "A whiteboard photo listing the Q3 launch plan for Project Falcon."
-    merged: str = "Project Falcon launches in Q3. The launch owner is Dana."
-    requests: list[httpx2.Request] = field(default_factory=list)
-    script: list[Reply] = field(default_factory=list)
-
-    def handle(self, request: httpx2.Request) -> httpx2.Response:
-        self.requests.append(request)
-        if self.script:
-            return self.script.pop(0)(request)
-        body = self.body(request)
-        path = request.url.path
-        if path.endswith(":batchEmbedContents"):
-            return httpx2.Response(
-                200,
-                json={
-                    "embeddings": [
-                        {"values": wire_vector(item["content"]["parts"][0]["text"])}
-                        for item in body["requests"]
-                    ]
-                },
-            )
-        if path.endswith(":embedContent"):
-            text = body["content"]["parts"][0]["text"]
-            return httpx2.Response(200, json={"embedding": {"values": wire_vector(text)}})
-        if path.endswith(":generateContent"):
-            parts = body["contents"][0]["parts"]
-            has_image = any("inlineData" in part for part in parts)
-            return httpx2.Response(
-                200, json=text_candidate(self.description if has_image else self.merged)
-            )
-        return httpx2.Response(404, json={"error": {"code": 404, "status": "NOT_FOUND"}})
-
-    @staticmethod
-    def body(request: httpx2.Request) -> Json:
-        decoded: Json = json.loads(request.content)
-        return decoded
 
 
 @dataclass

@@ -1,0 +1,130 @@
+"""Gemini's REST API faked at the HTTP wire: shared by the provider tests (through an
+``httpx2.MockTransport``) and the Cloud Functions end-to-end test (through a real
+loopback HTTP server that ``GOOGLE_GEMINI_BASE_URL`` points the SDK at)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import httpx2
+
+DIMS = 8
+
+Json = dict[str, Any]
+Reply = Callable[[httpx2.Request], httpx2.Response]
+
+
+def wire_vector(text: str) -> list[float]:
+    """A deterministic, deliberately non-unit vector (as a truncated embedding is)."""
+    digest = hashlib.sha256(text.encode()).digest()
+    return [float(byte) - 100.0 for byte in digest[:DIMS]]
+
+
+def error_reply(status: int, grpc_status: str, message: str) -> Reply:
+    body = {"error": {"code": status, "message": message, "status": grpc_status}}
+    return lambda request: httpx2.Response(status, json=body)
+
+
+def generate_reply(body: Json) -> Reply:
+    return lambda request: httpx2.Response(200, json=body)
+
+
+def text_candidate(text: str, finish: str = "STOP") -> Json:
+    return {
+        "candidates": [
+            {"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": finish}
+        ]
+    }
+
+
+@dataclass
+class FakeGemini:
+    """Gemini's REST surface as the SDK speaks it: records requests, answers by endpoint.
+
+    ``script`` holds one-off replies used (in order) before the default answers.
+    """
+
+    description: str = "A whiteboard photo listing the Q3 launch plan for Project Falcon."
+    merged: str = "Project Falcon launches in Q3. The launch owner is Dana."
+    requests: list[httpx2.Request] = field(default_factory=list)
+    script: list[Reply] = field(default_factory=list)
+
+    def handle(self, request: httpx2.Request) -> httpx2.Response:
+        self.requests.append(request)
+        if self.script:
+            return self.script.pop(0)(request)
+        body = self.body(request)
+        path = request.url.path
+        if path.endswith(":batchEmbedContents"):
+            return httpx2.Response(
+                200,
+                json={
+                    "embeddings": [
+                        {"values": wire_vector(item["content"]["parts"][0]["text"])}
+                        for item in body["requests"]
+                    ]
+                },
+            )
+        if path.endswith(":embedContent"):
+            text = body["content"]["parts"][0]["text"]
+            return httpx2.Response(200, json={"embedding": {"values": wire_vector(text)}})
+        if path.endswith(":generateContent"):
+            parts = body["contents"][0]["parts"]
+            has_image = any("inlineData" in part for part in parts)
+            return httpx2.Response(
+                200, json=text_candidate(self.description if has_image else self.merged)
+            )
+        return httpx2.Response(404, json={"error": {"code": 404, "status": "NOT_FOUND"}})
+
+    @staticmethod
+    def body(request: httpx2.Request) -> Json:
+        decoded: Json = json.loads(request.content)
+        return decoded
+
+
+@contextmanager
+def serve_over_http(fake: FakeGemini) -> Iterator[str]:
+    """Serve ``fake`` on a loopback port; yields its base URL. Every request is
+    answered by ``FakeGemini.handle``, exactly as through the mock transport."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def _answer(self) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            request = httpx2.Request(
+                self.command,
+                f"http://{self.headers.get('host', 'localhost')}{self.path}",
+                headers=dict(self.headers.items()),
+                content=self.rfile.read(length),
+            )
+            with lock:
+                response = fake.handle(request)
+            body = response.content
+            self.send_response(response.status_code)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_POST = _answer
+        do_GET = _answer
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+    lock = threading.Lock()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)

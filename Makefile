@@ -1,5 +1,5 @@
 # The project's task runner. CI calls `make test` verbatim (see .ci/run).
-.PHONY: help venv serve test lint typecheck unit bench-locomo bench-load format
+.PHONY: help venv serve test lint typecheck unit bench-locomo bench-load bench-cold-start format
 
 help:
 	@echo "make serve         run MetaCortex on the embedded default (SQLite + local model)"
@@ -7,6 +7,7 @@ help:
 	@echo "make format        apply ruff formatting and safe fixes"
 	@echo "make bench-locomo  LoCoMo retrieval benchmark (docs/benchmarks.md)"
 	@echo "make bench-load    16-client load test against a local server (docs/benchmarks.md)"
+	@echo "make bench-cold-start  Cloud Functions entry cold start (docs/benchmarks.md)"
 
 venv:
 	@scripts/bootstrap
@@ -35,3 +36,6 @@ bench-locomo: venv
 
 bench-load: venv
 	.venv/bin/python bench/load.py $(ARGS)
+
+bench-cold-start: venv
+	.venv/bin/python bench/cold_start.py $(ARGS)

@@ -29,14 +29,16 @@ import socket
 import statistics
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import Any, Final
 
 import httpx2
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.processes import WatchedProcess
 
 ROOT: Final = Path(__file__).resolve().parent.parent
 FUNCTIONS_FRAMEWORK: Final = Path(sys.executable).parent / "functions-framework"
@@ -73,10 +75,8 @@ class FunctionProcess:
     def __init__(self, settings: Mapping[str, str]) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.log: list[str] = []
-        self._listening = threading.Event()
         self.started_at = time.perf_counter()
-        self._process = subprocess.Popen(  # noqa: S603 - fixed argv, no shell
+        self._process = WatchedProcess(
             [
                 str(FUNCTIONS_FRAMEWORK),
                 "--target=metaCortexMcp",
@@ -84,42 +84,20 @@ class FunctionProcess:
                 "--host=127.0.0.1",
                 f"--port={self.port}",
             ],
-            cwd=ROOT / "functions",
+            LISTENING,
             env=function_environment(settings),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            text=True,
+            cwd=ROOT / "functions",
         )
-        assert self._process.stdout is not None
-        self._reader = threading.Thread(
-            target=self._drain, args=(self._process.stdout,), daemon=True
-        )
-        self._reader.start()
 
-    def _drain(self, stream: IO[str]) -> None:
-        with stream:
-            for line in stream:
-                self.log.append(line.rstrip())
-                if LISTENING in line:
-                    self._listening.set()
-        self._listening.set()  # exited: wake the waiter, who then sees the exit
+    @property
+    def log(self) -> list[str]:
+        return self._process.log
 
     def wait_listening(self, timeout: float = 60.0) -> None:
-        if not self._listening.wait(timeout) or self._process.poll() is not None:
-            self.stop()
-            tail = "\n".join(self.log[-20:])
-            raise RuntimeError(f"functions-framework did not start on {self.url}:\n{tail}")
+        self._process.wait_ready(timeout, f"functions-framework on {self.url}")
 
     def stop(self) -> None:
-        if self._process.poll() is None:
-            self._process.terminate()
-            try:
-                self._process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-                self._process.wait(timeout=30)
-        self._reader.join(timeout=10)
+        self._process.stop()
 
     def __enter__(self) -> FunctionProcess:
         return self
@@ -212,7 +190,6 @@ def one_cold_start(settings: Mapping[str, str]) -> tuple[float, float]:
 @contextmanager
 def production_backends() -> Iterator[dict[str, str]]:
     """The Firestore emulator and the fake Gemini wire, for as long as the block runs."""
-    sys.path.insert(0, str(ROOT))
     from tests.firestore_support import Emulator, find_emulator
     from tests.gemini_wire import FakeGemini, serve_over_http
 

@@ -21,18 +21,18 @@ import shutil
 import socket
 import subprocess
 import sys
-import threading
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Final, Protocol
+from typing import Final, Protocol
 
 import pytest
 from google.cloud import firestore
 
 from metacortex.config import Settings
 from metacortex.storage.firestore import FirestoreStore
+from tests.processes import WatchedProcess
 
 PROJECT: Final = "demo-metacortex-test"
 EMULATOR_MAIN: Final = "com.google.cloud.datastore.emulator.firestore.CloudFirestore"
@@ -111,35 +111,12 @@ class Emulator:
     def __init__(self, command: list[str]) -> None:
         self.port = _free_port()
         self.host = f"127.0.0.1:{self.port}"
-        self._ready = threading.Event()
-        self._log: list[str] = []
-        self._process = subprocess.Popen(  # noqa: S603 - fixed argv, no shell
-            [*command, "--host=127.0.0.1", f"--port={self.port}"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            text=True,
+        self._process = WatchedProcess(
+            [*command, "--host=127.0.0.1", f"--port={self.port}"], _READY_LINE
         )
-        assert self._process.stdout is not None
-        self._reader = threading.Thread(
-            target=self._drain, args=(self._process.stdout,), daemon=True
-        )
-        self._reader.start()
-
-    def _drain(self, stream: IO[str]) -> None:
-        # Reads until the JVM exits, so its output pipe can never fill up and block it.
-        with stream:
-            for line in stream:
-                self._log.append(line.rstrip())
-                if _READY_LINE in line:
-                    self._ready.set()
-        self._ready.set()  # exited: wake the waiter, who then sees the exit
 
     def wait_ready(self) -> None:
-        if not self._ready.wait(_START_TIMEOUT_S) or self._process.poll() is not None:
-            self.stop()
-            tail = " | ".join(self._log[-5:])
-            raise RuntimeError(f"emulator did not start on {self.host}: {tail or 'no output'}")
+        self._process.wait_ready(_START_TIMEOUT_S, f"the Firestore emulator on {self.host}")
         with urllib.request.urlopen(f"http://{self.host}/", timeout=10) as response:
             if response.status != 200:
                 raise RuntimeError(f"emulator on {self.host} answered {response.status}")
@@ -151,14 +128,7 @@ class Emulator:
             response.read()
 
     def stop(self) -> None:
-        if self._process.poll() is None:
-            self._process.terminate()
-            try:
-                self._process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-                self._process.wait(timeout=20)
-        self._reader.join(timeout=5)
+        self._process.stop()
 
 
 @pytest.fixture(scope="session")

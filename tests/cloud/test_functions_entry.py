@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import httpx2
-import mcp_types as types
 import pytest
 from bench.cold_start import ADMIN_TOKEN, FunctionProcess, production_settings
 from google.cloud import firestore
@@ -29,6 +28,7 @@ from metacortex.config import Settings
 from metacortex.storage.firestore import FirestoreStore
 from tests.firestore_support import Emulator
 from tests.gemini_wire import FakeGemini, serve_over_http
+from tests.tool_results import error_code, payload
 
 pytestmark = [pytest.mark.anyio, pytest.mark.firestore, pytest.mark.slow]
 
@@ -90,18 +90,6 @@ def deployed(firestore_emulator: Emulator) -> Iterator[DeployedFunction]:
             log = "\n".join(process.log)
     assert ADMIN_TOKEN not in log
     assert WEB_TOKEN not in log
-
-
-def payload(result: types.CallToolResult) -> dict[str, Any]:
-    assert not result.is_error, result.content
-    assert result.structured_content is not None
-    return dict(result.structured_content)
-
-
-def error_code(result: types.CallToolResult) -> str:
-    assert result.is_error
-    assert isinstance(result.content[0], types.TextContent)
-    return str(json.loads(result.content[0].text)["error"]["code"])
 
 
 @pytest.mark.parametrize("mode", [HANDSHAKE, STATELESS])

@@ -10,7 +10,6 @@ sleeps, no polling loop.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import httpx2
 import mcp_types as types
@@ -24,23 +23,10 @@ from tests.server.conftest import (
     WEB_TOKEN,
     LiveServer,
 )
+from tests.tool_results import error_code, payload
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 ERAS = pytest.mark.parametrize("mode", [HANDSHAKE_MODE, STATELESS_MODE])
-
-
-def payload(result: types.CallToolResult) -> dict[str, Any]:
-    assert not result.is_error, result.content
-    assert isinstance(result.content[0], types.TextContent)
-    assert json.loads(result.content[0].text) == result.structured_content
-    assert result.structured_content is not None
-    return dict(result.structured_content)
-
-
-def error_code(result: types.CallToolResult) -> str:
-    assert result.is_error
-    assert isinstance(result.content[0], types.TextContent)
-    return str(json.loads(result.content[0].text)["error"]["code"])
 
 
 @ERAS

@@ -1,0 +1,70 @@
+"""A child process whose output is read line by line until it says it is ready.
+
+Used for the Firestore emulator (``tests/firestore_support.py``) and for
+``functions-framework`` serving the Cloud Functions entry (``bench/cold_start.py``).
+Waiting on a log line instead of polling a port keeps tests free of sleeps; the
+reader thread drains the pipe until the process exits, so a chatty child can
+never block on a full pipe.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import IO
+
+
+class WatchedProcess:
+    def __init__(
+        self,
+        argv: list[str],
+        ready_line: str,
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: Path | None = None,
+    ) -> None:
+        self.log: list[str] = []
+        self._ready_line = ready_line
+        self._ready = threading.Event()
+        self._process = subprocess.Popen(  # noqa: S603 - argv from our own code, no shell
+            argv,
+            cwd=cwd,
+            env=dict(env) if env is not None else None,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+        )
+        assert self._process.stdout is not None
+        self._reader = threading.Thread(
+            target=self._drain, args=(self._process.stdout,), daemon=True
+        )
+        self._reader.start()
+
+    def _drain(self, stream: IO[str]) -> None:
+        with stream:
+            for line in stream:
+                self.log.append(line.rstrip())
+                if self._ready_line in line:
+                    self._ready.set()
+        self._ready.set()  # exited: wake the waiter, who then sees the exit
+
+    def wait_ready(self, timeout: float, what: str) -> None:
+        """Return once the ready line was printed; otherwise stop it and raise with
+        the last lines of its output."""
+        if not self._ready.wait(timeout) or self._process.poll() is not None:
+            self.stop()
+            tail = "\n".join(self.log[-20:])
+            raise RuntimeError(f"{what} did not start: {tail or 'no output'}")
+
+    def stop(self) -> None:
+        if self._process.poll() is None:
+            self._process.terminate()
+            try:
+                self._process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait(timeout=20)
+        self._reader.join(timeout=5)

@@ -19,11 +19,11 @@ from typing import Any, Final
 
 import httpx2
 import pytest
-from bench.cold_start import ADMIN_TOKEN, FunctionProcess, production_settings
 from google.cloud import firestore
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from bench.cold_start import ADMIN_TOKEN, FunctionProcess, production_settings
 from metacortex.config import Settings
 from metacortex.storage.firestore import FirestoreStore
 from tests.firestore_support import Emulator

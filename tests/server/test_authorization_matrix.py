@@ -11,6 +11,7 @@ independently of the guard. Allowed requests must really reach MCP: their
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 from dataclasses import dataclass
 from typing import Any, Final
@@ -196,12 +197,14 @@ async def test_no_wrong_credential_anywhere_gets_a_success(harness: Harness) -> 
                 bypasses.append((url, token_name, origin_name))
             successes += response.is_success
             if response.status_code == 401:
-                refusals.add(response.content)
+                refusals.add((response.content, tuple(sorted(response.headers.multi_items()))))
     assert bypasses == []
     # admin: bearer, no origin; web: bearer or URL, no origin or its own; reader: bearer,
     # no origin — under both route forms.
     assert successes == 2 * (1 + 4 + 1)
-    assert len(refusals) == 1  # every 401 is byte-identical, whatever the reason
+    # Every 401 is byte-identical, headers included, whatever the reason (unknown id,
+    # wrong token, another profile's token, a URL token where none is accepted).
+    assert len(refusals) == 1
 
 
 @pytest.mark.parametrize("prefix", ["", "/metaCortexMcp"])
@@ -212,8 +215,9 @@ async def test_no_wrong_credential_anywhere_gets_a_success(harness: Harness) -> 
         ("web", "https://evil.example", 403),
         ("reader", WEB_ORIGIN, 403),
         ("admin", WEB_ORIGIN, 403),
-        # An unknown id answers like a profile that allows every configured origin,
-        # so a preflight cannot tell which client ids exist.
+        # An unknown id answers like a profile that allows every configured origin, so
+        # it looks like "web"; "reader" refusing a configured origin still differs, as
+        # a preflight answered per profile (spec §3) implies.
         ("nosuch", WEB_ORIGIN, 204),
         ("nosuch", "https://evil.example", 403),
     ],
@@ -239,3 +243,110 @@ async def test_health_needs_no_credential_and_reveals_nothing(harness: Harness, 
         response = await http.get(path)
     assert response.status_code == 200
     assert response.json() == {"status": "ok"}
+
+
+NOT_FOUND: Final = {
+    "error": {
+        "code": "not_found",
+        "message": "no such endpoint; MCP is served at POST /mcp and POST /clients/<id>/mcp",
+    }
+}
+READER_DIGEST: Final = hashlib.sha256(READER_TOKEN.encode()).hexdigest()
+
+# (path with query, Authorization header or None, expected status, the endpoint whose
+# tools an allowed request lists). The edges of "a credential": where it may come from,
+# which one wins, near misses of the token and of the route.
+CREDENTIAL_EDGES: Final = [
+    # The header wins over the URL: a wrong header is not rescued by a right URL token.
+    pytest.param(
+        f"/clients/web/mcp?auth_token={WEB_TOKEN}", "Bearer wrong", 401, None, id="bad-hdr+url"
+    ),
+    pytest.param(
+        "/clients/web/mcp?auth_token=wrong", f"Bearer {WEB_TOKEN}", 200, "web", id="hdr+bad-url"
+    ),
+    pytest.param(
+        f"/mcp?auth_token={ADMIN_TOKEN}", f"Bearer {ADMIN_TOKEN}", 200, "admin", id="admin-both"
+    ),
+    pytest.param("/clients/web/mcp?auth_token=", None, 401, None, id="empty-url-token"),
+    pytest.param(f"/clients/web/mcp?AUTH_TOKEN={WEB_TOKEN}", None, 401, None, id="param-name-case"),
+    pytest.param(f"/clients/web/mcp?token={WEB_TOKEN}", None, 401, None, id="other-param-name"),
+    pytest.param(
+        f"/clients/web/mcp?x=1&auth_token={WEB_TOKEN}", None, 200, "web", id="url-among-params"
+    ),
+    pytest.param(
+        f"/clients/web/mcp?auth_token={WEB_TOKEN}%20", None, 401, None, id="url-trailing-space"
+    ),
+    pytest.param("/clients/web/mcp", f"Basic {WEB_TOKEN}", 401, None, id="basic-scheme"),
+    pytest.param("/clients/web/mcp", WEB_TOKEN, 401, None, id="no-scheme"),
+    pytest.param("/clients/web/mcp", "Bearer", 401, None, id="scheme-only"),
+    pytest.param("/clients/web/mcp", "Bearer ", 401, None, id="scheme-and-space"),
+    pytest.param("/clients/web/mcp", f"Bearer {WEB_TOKEN}x", 401, None, id="token-plus-one"),
+    pytest.param("/clients/web/mcp", f"Bearer {WEB_TOKEN[:-1]}", 401, None, id="token-minus-one"),
+    pytest.param("/clients/web/mcp", f"Bearer {WEB_TOKEN.upper()}", 401, None, id="token-upper"),
+    pytest.param("/clients/web/mcp", f"Bearer  {WEB_TOKEN} ", 200, "web", id="token-padded"),
+    # The stored digest of a token is not itself a credential.
+    pytest.param("/clients/reader/mcp", f"Bearer {READER_DIGEST}", 401, None, id="digest-as-token"),
+    # Route forms: one trailing slash is the same endpoint; nothing else aliases one.
+    pytest.param("/clients/web/mcp/", f"Bearer {WEB_TOKEN}", 200, "web", id="trailing-slash"),
+    pytest.param("/metaCortexMcp/mcp/", f"Bearer {ADMIN_TOKEN}", 200, "admin", id="prefixed-slash"),
+    pytest.param("/clients/default/mcp", f"Bearer {ADMIN_TOKEN}", 401, None, id="default-id"),
+    pytest.param("/clients/Web/mcp", f"Bearer {WEB_TOKEN}", 401, None, id="id-case"),
+    pytest.param("/clients/web/mcp//", f"Bearer {WEB_TOKEN}", 404, None, id="two-slashes"),
+    pytest.param("/clients//mcp", f"Bearer {ADMIN_TOKEN}", 404, None, id="empty-id"),
+    pytest.param("/clients/web/reader/mcp", f"Bearer {READER_TOKEN}", 404, None, id="nested-id"),
+    pytest.param(
+        "/metaCortexMcp/metaCortexMcp/mcp", f"Bearer {ADMIN_TOKEN}", 404, None, id="2-prefix"
+    ),
+    pytest.param("/MCP", f"Bearer {ADMIN_TOKEN}", 404, None, id="path-case"),
+]
+
+
+@pytest.mark.parametrize(("url", "authorization", "status", "endpoint_name"), CREDENTIAL_EDGES)
+async def test_credential_and_route_edges(
+    harness: Harness, url: str, authorization: str | None, status: int, endpoint_name: str | None
+) -> None:
+    headers = JSON_HEADERS | {"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/list"}
+    if authorization is not None:
+        headers["authorization"] = authorization
+    async with harness.http() as http:
+        response = await http.post(url, json=tools_list(), headers=headers)
+    assert response.status_code == status
+    if status == 401:
+        assert response.json() == UNAUTHORIZED
+        assert response.headers["www-authenticate"] == "Bearer"
+    elif status == 404:
+        assert response.json() == NOT_FOUND
+    else:
+        assert endpoint_name is not None
+        names = {tool["name"] for tool in response.json()["result"]["tools"]}
+        assert names == ENDPOINTS[endpoint_name].tools
+
+
+@pytest.mark.parametrize(
+    "origin",
+    [
+        WEB_ORIGIN.upper(),
+        WEB_ORIGIN.replace("https://", "http://"),
+        WEB_ORIGIN + ":8443",
+        WEB_ORIGIN + "/",
+        WEB_ORIGIN + " ",
+        WEB_ORIGIN + ".evil.example",
+        "https://evil.example?" + WEB_ORIGIN,
+        f"{WEB_ORIGIN}, https://evil.example",
+        "",
+        "*",
+    ],
+)
+async def test_an_origin_near_miss_is_refused_on_post_and_preflight(
+    harness: Harness, origin: str
+) -> None:
+    """Exact match only: no case folding, prefix, suffix, list or wildcard."""
+    headers = JSON_HEADERS | {"origin": origin, "authorization": f"Bearer {WEB_TOKEN}"}
+    preflight = {"origin": origin, "access-control-request-method": "POST"}
+    async with harness.http() as http:
+        post = await http.post("/clients/web/mcp", json=tools_list(), headers=headers)
+        options = await http.options("/clients/web/mcp", headers=preflight)
+    for response in (post, options):
+        assert response.status_code == 403
+        assert response.json() == FORBIDDEN
+        assert "access-control-allow-origin" not in response.headers

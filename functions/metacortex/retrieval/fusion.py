@@ -1,21 +1,35 @@
 """Hybrid ranking: fuse semantic (cosine) and lexical (BM25) evidence into one 0..1 score.
 
-Each retriever's candidate scores are min-max normalized over its own candidate
-list and combined as a weighted sum; a record one retriever did not return
-counts 0 there. The weights were measured on the LoCoMo development split
-(docs/benchmarks.md): keyword evidence carries more weight than MiniLM's
-similarity because BM25 alone beats dense retrieval there, and the mix beats both.
+Lexical scores first have BM25's length normalization relaxed (see
+``relax_length_normalization``). Then each retriever's candidate scores are
+min-max normalized over its own candidate list and combined as a weighted sum;
+a record one retriever did not return counts 0 there. The weights were measured
+on the LoCoMo development split (docs/benchmarks.md): keyword evidence carries
+more weight than MiniLM's similarity because BM25 alone beats dense retrieval
+there, and the mix beats both.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from metacortex.domain.records import Memory
+from metacortex.retrieval.text import term_count
 from metacortex.storage.base import Scored
 
 DENSE_WEIGHT = 0.4
+
+# BM25 as the stores compute it: SQLite FTS5's bm25(), whose k1 and b are fixed,
+# and the Firestore term index, which reproduces it.
+STORE_K1: Final = 1.2
+STORE_B: Final = 0.75
+# BM25's b used for ranking instead (0 = no length normalization). Memories are
+# short, single-subject records: a longer one is usually a more detailed
+# statement (a turn plus a photo caption), not a longer document that mentions
+# the term in passing, so penalizing length mostly buries the detailed answer.
+LENGTH_NORMALIZATION: Final = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,12 +52,42 @@ def rank_key(ranked: Ranked) -> tuple[float, float, str]:
     return (-ranked.score, -ranked.memory.updated_at.timestamp(), ranked.memory.id)
 
 
+def relax_length_normalization(
+    lexical: Sequence[Scored], b: float = LENGTH_NORMALIZATION
+) -> list[Scored]:
+    """The stores' BM25 scores (b = ``STORE_B``) rescaled to BM25 with ``b``, best first.
+
+    A query term found once in a record contributes
+    ``idf * (k1 + 1) / (1 + k1 * (1 - b + b * length / average))``; only the
+    denominator depends on b, and it is the same for every such term of the
+    record, so multiplying the record's score by the ratio of the two
+    denominators gives the score under the other b exactly (closely when a term
+    repeats, which is rare in short records). ``average`` is the mean length of
+    the candidates: the stores do not expose their corpus mean, and after
+    min-max normalization only the ratio of lengths to it matters.
+    """
+    if not lexical or b == STORE_B:
+        return list(lexical)
+    lengths = [term_count(hit.memory.retrieval_text) for hit in lexical]
+    average = sum(lengths) / len(lengths) or 1.0
+
+    def denominator(length: int, param: float) -> float:
+        return 1.0 + STORE_K1 * (1.0 - param + param * length / average)
+
+    rescaled = [
+        Scored(hit.memory, hit.score * denominator(length, STORE_B) / denominator(length, b))
+        for hit, length in zip(lexical, lengths, strict=True)
+    ]
+    rescaled.sort(key=lambda hit: -hit.score)
+    return rescaled
+
+
 def fuse(
     dense: Sequence[Scored], lexical: Sequence[Scored], dense_weight: float = DENSE_WEIGHT
 ) -> list[Ranked]:
     """Every candidate of either list with its fused score in [0, 1], best first."""
     dense_norm = _min_max(dense)
-    lexical_norm = _min_max(lexical)
+    lexical_norm = _min_max(relax_length_normalization(lexical))
     memories = {hit.memory.id: hit.memory for hit in (*dense, *lexical)}
     ranked = [
         Ranked(

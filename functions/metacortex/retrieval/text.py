@@ -63,6 +63,12 @@ def terms(text: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=8_192)
+def term_count(text: str) -> int:
+    """Length of the analyzed term stream of ``text``: BM25's document length."""
+    return len(terms(text))
+
+
 def query_terms(text: str) -> list[str]:
     """Distinct analyzed terms of a query, in first-seen order."""
     return list(dict.fromkeys(terms(text)))

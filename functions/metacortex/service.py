@@ -44,7 +44,7 @@ from metacortex.errors import (
 )
 from metacortex.providers.base import Embedder, ImageDescriber, Merger
 from metacortex.retrieval.context import with_context
-from metacortex.retrieval.fusion import DENSE_WEIGHT, fuse
+from metacortex.retrieval.fusion import DENSE_WEIGHT, fuse, keyword_weights
 from metacortex.retrieval.text import query_terms
 from metacortex.storage.base import MemoryFilter, MemoryStore, PageKey, StoreTransaction
 
@@ -303,7 +303,7 @@ class MemoryService:
         lexical = self._store.lexical_search(terms, where, pool) if terms else []
         fused = fuse(dense, lexical, self._options.dense_weight)
         if self._options.conversational_context:
-            fused = with_context(self._store, fused, where)
+            fused = with_context(self._store, fused, where, keyword_weights(terms, lexical))
         ranked = fused[:count]
         return {
             "matches": [_match(r.memory, r.score) for r in ranked],

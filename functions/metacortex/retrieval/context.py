@@ -3,68 +3,155 @@
 Agents often save a conversation or a working session as a run of memories in
 one topic. The turn that answers a question is frequently next to (or two
 turns from) the turn that matches the question's words: "I loved *Becoming
-Nicole*" is followed by "It taught me self-acceptance". So after fusion, each
-of the best candidates passes a share of its score to its neighbours: the
-records just before and after it in the same topic, in write order, that pass
-the same filters and were written within ``SAME_SITTING`` of it. A record's
-final score is its own plus the largest share it receives, rescaled to 0..1.
+Nicole*" is followed by "It taught me self-acceptance". Two kinds of evidence
+flow between neighbours (the records just before and after a record in the
+same topic, in write order, that pass the same filters and were written within
+``SAME_SITTING`` of it):
 
-Neighbours come from the store's ordinary keyset listing (``list_page`` with a
-cursor at the candidate), so every backend supports it with indexes it has.
-Measured effect on LoCoMo in docs/benchmarks.md.
+1. Window coverage. A candidate whose neighbours (up to ``WINDOW`` away) hold
+   query terms it lacks gains ``COVERAGE`` times the share of the query's
+   keyword weight they add: the question's subject named two turns earlier and
+   its detail in this one make the pair a full match that neither is alone.
+2. Shares. Each of the best candidates passes a share of its score to its
+   neighbours (``SHARES`` by distance); a record keeps the largest it receives.
+
+The final score is rescaled to 0..1. Neighbours come from the store's ordinary
+keyset listing (``list_page`` with a cursor at the candidate), so every backend
+supports it with indexes it has. Measured effect on LoCoMo in docs/benchmarks.md.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import timedelta
 from typing import Final
 
 from metacortex.domain.records import Memory
 from metacortex.retrieval.fusion import Ranked, rank_key
+from metacortex.retrieval.text import term_frequencies
 from metacortex.storage.base import MemoryFilter, MemoryStore, PageKey
 
 # Share of a candidate's score passed to the records 1 and 2 positions away.
 SHARES: Final = (0.4, 0.25)
+# How far window coverage looks, and what a full complement of the query is worth.
+WINDOW: Final = 2
+COVERAGE: Final = 0.3
 # Candidates whose neighbours are looked up (the rest rarely change the top 20).
 SOURCES: Final = 20
 # Memories further apart in time than this are not treated as one conversation.
 SAME_SITTING: Final = timedelta(hours=1)
 
-
-def _neighbours(
-    store: MemoryStore, memory: Memory, where: MemoryFilter
-) -> list[tuple[int, Memory]]:
-    """(distance, record) for up to len(SHARES) records each side in write order."""
-    scoped = replace(where, topic=memory.topic)
-    key = PageKey(created_at=memory.created_at, id=memory.id)
-    span = len(SHARES)
-    older = store.list_page(scoped, span, key)
-    newer = store.list_page(scoped, span, key, oldest_first=True)
-    found: list[tuple[int, Memory]] = []
-    for side in (older, newer):
-        for distance, other in enumerate(side, start=1):
-            if abs(other.created_at - memory.created_at) > SAME_SITTING:
-                break
-            found.append((distance, other))
-    return found
+_SPAN: Final = max(len(SHARES), WINDOW)
 
 
-def with_context(store: MemoryStore, fused: Sequence[Ranked], where: MemoryFilter) -> list[Ranked]:
-    """Re-rank ``fused`` (best first) with neighbour evidence; scores stay in [0, 1]."""
+class _Neighbourhoods:
+    """Neighbours of the records looked up so far, with the write-order links they reveal."""
+
+    def __init__(self, store: MemoryStore, where: MemoryFilter) -> None:
+        self._store = store
+        self._where = where
+        self.seen: dict[str, list[tuple[int, Memory]]] = {}
+        self.memories: dict[str, Memory] = {}
+        self._older: dict[str, str] = {}
+        self._newer: dict[str, str] = {}
+
+    def of(self, memory: Memory) -> list[tuple[int, Memory]]:
+        """(distance, record) for up to ``_SPAN`` records each side in write order."""
+        cached = self.seen.get(memory.id)
+        if cached is not None:
+            return cached
+        scoped = replace(self._where, topic=memory.topic)
+        key = PageKey(created_at=memory.created_at, id=memory.id)
+        found: list[tuple[int, Memory]] = []
+        for links, back, oldest_first in (
+            (self._older, self._newer, False),
+            (self._newer, self._older, True),
+        ):
+            previous = memory
+            for distance, other in enumerate(
+                self._store.list_page(scoped, _SPAN, key, oldest_first=oldest_first), start=1
+            ):
+                if abs(other.created_at - memory.created_at) > SAME_SITTING:
+                    break
+                found.append((distance, other))
+                self.memories[other.id] = other
+                links[previous.id] = other.id
+                back[other.id] = previous.id
+                previous = other
+        self.memories[memory.id] = memory
+        self.seen[memory.id] = found
+        return found
+
+    def window(self, memory_id: str) -> list[Memory]:
+        """Known records within ``WINDOW`` of ``memory_id`` (links revealed so far)."""
+        out: list[Memory] = []
+        for links in (self._older, self._newer):
+            current = memory_id
+            for _ in range(WINDOW):
+                nxt = links.get(current)
+                if nxt is None:
+                    break
+                out.append(self.memories[nxt])
+                current = nxt
+        return out
+
+
+def _coverage_gain(memory: Memory, window: Sequence[Memory], weights: Mapping[str, float]) -> float:
+    """Share of the query's keyword weight held by ``window`` and missing from ``memory``."""
+    total = sum(weights.values())
+    if total <= 0 or not window:
+        return 0.0
+    own = term_frequencies(memory.retrieval_text)
+    missing = {term for term, weight in weights.items() if weight > 0 and term not in own}
+    held = {term for other in window for term in term_frequencies(other.retrieval_text)}
+    return sum(weights[term] for term in missing & held) / total
+
+
+def with_context(
+    store: MemoryStore,
+    fused: Sequence[Ranked],
+    where: MemoryFilter,
+    keyword_weights: Mapping[str, float] | None = None,
+) -> list[Ranked]:
+    """Re-rank ``fused`` (best first) with neighbour evidence; scores stay in [0, 1].
+
+    ``keyword_weights`` (query term -> BM25 weight, ``fusion.keyword_weights``)
+    enables window coverage; without it only shares flow.
+    """
     own = {r.memory.id: r.score for r in fused}
-    memories = {r.memory.id: r.memory for r in fused}
-    received: dict[str, float] = {}
+    hoods = _Neighbourhoods(store, where)
     for source in fused[:SOURCES]:
-        for distance, neighbour in _neighbours(store, source.memory, where):
+        hoods.of(source.memory)
+    memories = {r.memory.id: r.memory for r in fused} | {
+        memory_id: memory for memory_id, memory in hoods.memories.items()
+    }
+    scores = dict(own)
+    if keyword_weights:
+        # Candidates whose whole window may be known: the sources and their neighbours.
+        for memory_id in dict.fromkeys([*hoods.seen, *hoods.memories]):
+            if memory_id in own:
+                window = hoods.window(memory_id)
+                gain = _coverage_gain(memories[memory_id], window, keyword_weights)
+                scores[memory_id] = own[memory_id] + COVERAGE * gain
+    received: dict[str, float] = {}
+    best = sorted(
+        (Ranked(memories[memory_id], score) for memory_id, score in scores.items()), key=rank_key
+    )
+    for source in best[:SOURCES]:
+        for distance, neighbour in hoods.of(source.memory):
+            if distance > len(SHARES):
+                continue
             share = SHARES[distance - 1] * source.score
             memories.setdefault(neighbour.id, neighbour)
             if share > received.get(neighbour.id, 0.0):
                 received[neighbour.id] = share
-    scale = 1.0 + SHARES[0]
+    scale = (1.0 + (COVERAGE if keyword_weights else 0.0)) * (1.0 + SHARES[0])
     ranked = [
-        Ranked(memory, (own.get(memory_id, 0.0) + received.get(memory_id, 0.0)) / scale)
+        Ranked(
+            memory,
+            min(1.0, (scores.get(memory_id, 0.0) + received.get(memory_id, 0.0)) / scale),
+        )
         for memory_id, memory in memories.items()
     ]
     ranked.sort(key=rank_key)

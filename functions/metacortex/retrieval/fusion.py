@@ -15,8 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+import numpy as np
+
 from metacortex.domain.records import Memory
-from metacortex.retrieval.text import term_count
+from metacortex.retrieval.text import term_count, term_frequencies
 from metacortex.storage.base import Scored
 
 DENSE_WEIGHT = 0.4
@@ -80,6 +82,30 @@ def relax_length_normalization(
     ]
     rescaled.sort(key=lambda hit: -hit.score)
     return rescaled
+
+
+def keyword_weights(query_terms: Sequence[str], lexical: Sequence[Scored]) -> dict[str, float]:
+    """How much each query term adds to a record's BM25 score (its idf), as the store used it.
+
+    The stores return one score per record, not the per-term IDFs behind it.
+    With length normalization relaxed to b = 0 a record's score is
+    ``sum(idf[t] * saturation(tf[t, record]))`` over the query terms, linear in
+    the IDFs, so a least-squares fit over the candidates recovers them (exactly
+    when the length estimate is exact). A term no candidate contains gets 0.
+    """
+    wanted = list(dict.fromkeys(query_terms))
+    if not wanted or not lexical:
+        return {}
+    relaxed = relax_length_normalization(lexical, 0.0)
+    design = np.zeros((len(relaxed), len(wanted)))
+    for row, hit in enumerate(relaxed):
+        freqs = term_frequencies(hit.memory.retrieval_text)
+        for column, term in enumerate(wanted):
+            freq = freqs.get(term, 0)
+            design[row, column] = freq * (STORE_K1 + 1) / (freq + STORE_K1)
+    scores = np.array([hit.score for hit in relaxed])
+    solution = np.linalg.lstsq(design, scores, rcond=None)[0]
+    return {term: max(0.0, float(weight)) for term, weight in zip(wanted, solution, strict=True)}
 
 
 def fuse(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Final
 
@@ -64,9 +65,17 @@ def terms(text: str) -> list[str]:
 
 
 @lru_cache(maxsize=8_192)
+def term_frequencies(text: str) -> Mapping[str, int]:
+    """Analyzed term -> occurrences in ``text`` (cached: ranking asks for the same records)."""
+    counts: dict[str, int] = {}
+    for term in terms(text):
+        counts[term] = counts.get(term, 0) + 1
+    return counts
+
+
 def term_count(text: str) -> int:
     """Length of the analyzed term stream of ``text``: BM25's document length."""
-    return len(terms(text))
+    return sum(term_frequencies(text).values())
 
 
 def query_terms(text: str) -> list[str]:

@@ -3,34 +3,59 @@
 from __future__ import annotations
 
 import math
-from datetime import UTC, datetime
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
 from metacortex.domain.records import BranchState, Memory, Modality, new_memory_id
+from metacortex.retrieval.context import COVERAGE, with_context
 from metacortex.retrieval.fusion import (
     STORE_B,
     STORE_K1,
+    Ranked,
     fuse,
+    keyword_weights,
     relax_length_normalization,
 )
-from metacortex.retrieval.text import term_count
-from metacortex.storage.base import Scored
+from metacortex.retrieval.text import query_terms, term_count
+from metacortex.storage.base import MemoryFilter, Scored
+from metacortex.storage.sqlite import SQLiteStore
+from tests.fakes import HashingEmbedder
 
 T0 = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
 
 
-def _memory(text: str) -> Memory:
+EMBEDDER = HashingEmbedder(32)
+ACTIVE = MemoryFilter(states=(BranchState.ACTIVE,))
+
+
+def _memory(text: str, seconds: int = 0, topic: str = "general") -> Memory:
+    at = T0 + timedelta(seconds=seconds)
     return Memory(
         id=new_memory_id(),
         content=text,
         retrieval_text=text,
-        topic="general",
+        topic=topic,
         branch_state=BranchState.ACTIVE,
         modality=Modality.TEXT,
-        created_at=T0,
-        updated_at=T0,
+        created_at=at,
+        updated_at=at,
     )
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SQLiteStore]:
+    opened = SQLiteStore(tmp_path / "retrieval.sqlite3")
+    yield opened
+    opened.close()
+
+
+def _save(store: SQLiteStore, memory: Memory) -> Memory:
+    [vector] = EMBEDDER.embed_documents([memory.retrieval_text])
+    store.insert(memory, vector, f"fp-{memory.id}", memory.created_at - timedelta(minutes=15))
+    return memory
 
 
 def _bm25(idfs: list[float], length: int, average: float, b: float) -> float:
@@ -94,3 +119,57 @@ def test_fused_scores_stay_in_0_1_best_first_and_cover_both_lists() -> None:
     assert all(0.0 <= s <= 1.0 for s in scores)
     assert scores == sorted(scores, reverse=True)
     assert fused[0].memory.id == c.id  # the keyword hit outweighs the semantic one at 0.4
+
+
+def test_keyword_weights_recover_the_idfs_behind_the_stores_bm25_scores(
+    store: SQLiteStore,
+) -> None:
+    texts = [
+        "the release train leaves on tuesday",
+        "release notes for the tuesday train are late",
+        "lunch on friday with the platform team",
+        "the platform team owns the release tooling and the train schedule",
+        "friday deploy freeze",
+        "a long note about nothing in particular that goes on for a while",
+        "coffee machine on floor two is broken",
+        "quarterly planning starts next month",
+        "new laptops arrive for the design group",
+        "the office closes early before the holidays",
+    ]
+    for offset, text in enumerate(texts):
+        _save(store, _memory(text, seconds=offset))
+    wanted = query_terms("release train friday")
+    lexical = store.lexical_search(wanted, ACTIVE, 10)
+
+    weights = keyword_weights(wanted, lexical)
+
+    total = len(texts)
+    for term in wanted:
+        holding = sum(term in query_terms(text) for text in texts)
+        idf = math.log((total - holding + 0.5) / (holding + 0.5))
+        assert weights[term] == pytest.approx(idf, rel=0.02)
+    assert keyword_weights(wanted, []) == {}
+    assert keyword_weights([], lexical) == {}
+
+
+def test_a_candidate_whose_neighbours_hold_the_rest_of_the_query_rises_above_an_equal_one(
+    store: SQLiteStore,
+) -> None:
+    subject = _save(store, _memory("I joined the marching event for veterans last week", 0, "chat"))
+    _save(store, _memory("What inspired you to do that?", 1, "chat"))
+    answer = _save(store, _memory("My respect for the military inspired me", 2, "chat"))
+    _save(store, _memory("Weather was grey all day", 3, "chat"))
+    elsewhere = _save(store, _memory("Cooking inspired me this winter", 3600 * 5, "chat"))
+    weights = dict.fromkeys(query_terms("what inspired the marching for veterans"), 1.0)
+    fused = [Ranked(elsewhere, 0.5), Ranked(answer, 0.5)]
+
+    plain = {r.memory.id: r.score for r in with_context(store, fused, ACTIVE)}
+    covered = with_context(store, fused, ACTIVE, weights)
+
+    score = {r.memory.id: r.score for r in covered}
+    assert plain[answer.id] == plain[elsewhere.id]
+    assert score[answer.id] > score[elsewhere.id]
+    assert all(0.0 <= r.score <= 1.0 for r in covered)
+    # The answer's window (two records back) holds two of the three query terms it lacks.
+    assert score[answer.id] * (1 + COVERAGE) * 1.4 == pytest.approx(0.5 + COVERAGE * 2 / 3)
+    assert subject.id in score  # neighbours still receive shares

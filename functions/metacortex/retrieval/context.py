@@ -22,6 +22,7 @@ supports it with indexes it has. Measured effect on LoCoMo in docs/benchmarks.md
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import timedelta
@@ -61,51 +62,55 @@ class _Neighbourhoods:
         cached = self.seen.get(memory.id)
         if cached is not None:
             return cached
-        scoped = replace(self._where, topic=memory.topic)
-        key = PageKey(created_at=memory.created_at, id=memory.id)
         found: list[tuple[int, Memory]] = []
         for links, back, oldest_first in (
             (self._older, self._newer, False),
             (self._newer, self._older, True),
         ):
-            previous = memory
-            for distance, other in enumerate(
-                self._store.list_page(scoped, _SPAN, key, oldest_first=oldest_first), start=1
-            ):
-                if abs(other.created_at - memory.created_at) > SAME_SITTING:
-                    break
-                found.append((distance, other))
-                self.memories[other.id] = other
-                links[previous.id] = other.id
-                back[other.id] = previous.id
-                previous = other
+            side = self._known(memory, links)
+            if len(side) < _SPAN:
+                side = self._fetch(memory, links, back, oldest_first=oldest_first)
+            found.extend(enumerate(side, start=1))
         self.memories[memory.id] = memory
         self.seen[memory.id] = found
         return found
 
-    def window(self, memory_id: str) -> list[Memory]:
-        """Known records within ``WINDOW`` of ``memory_id`` (links revealed so far)."""
+    def _known(self, memory: Memory, links: dict[str, str]) -> list[Memory]:
+        """Records already linked on one side of ``memory``, nearest first, up to ``_SPAN``."""
         out: list[Memory] = []
-        for links in (self._older, self._newer):
-            current = memory_id
-            for _ in range(WINDOW):
-                nxt = links.get(current)
-                if nxt is None:
-                    break
-                out.append(self.memories[nxt])
-                current = nxt
+        current = memory.id
+        while len(out) < _SPAN and current in links:
+            current = links[current]
+            other = self.memories[current]
+            if abs(other.created_at - memory.created_at) > SAME_SITTING:
+                break
+            out.append(other)
         return out
 
+    def _fetch(
+        self, memory: Memory, links: dict[str, str], back: dict[str, str], *, oldest_first: bool
+    ) -> list[Memory]:
+        scoped = replace(self._where, topic=memory.topic)
+        key = PageKey(created_at=memory.created_at, id=memory.id)
+        out: list[Memory] = []
+        previous = memory
+        for other in self._store.list_page(scoped, _SPAN, key, oldest_first=oldest_first):
+            if abs(other.created_at - memory.created_at) > SAME_SITTING:
+                break
+            out.append(other)
+            self.memories[other.id] = other
+            links[previous.id] = other.id
+            back[other.id] = previous.id
+            previous = other
+        return out
 
-def _coverage_gain(memory: Memory, window: Sequence[Memory], weights: Mapping[str, float]) -> float:
-    """Share of the query's keyword weight held by ``window`` and missing from ``memory``."""
-    total = sum(weights.values())
-    if total <= 0 or not window:
-        return 0.0
-    own = term_frequencies(memory.retrieval_text)
-    missing = {term for term, weight in weights.items() if weight > 0 and term not in own}
-    held = {term for other in window for term in term_frequencies(other.retrieval_text)}
-    return sum(weights[term] for term in missing & held) / total
+    def window(self, memory: Memory) -> list[Memory]:
+        """Known records within ``WINDOW`` of ``memory`` (links revealed so far)."""
+        return [
+            other
+            for links in (self._older, self._newer)
+            for other in self._known(memory, links)[:WINDOW]
+        ]
 
 
 def with_context(
@@ -120,25 +125,39 @@ def with_context(
     enables window coverage; without it only shares flow.
     """
     own = {r.memory.id: r.score for r in fused}
+    memories = {r.memory.id: r.memory for r in fused}
     hoods = _Neighbourhoods(store, where)
     for source in fused[:SOURCES]:
         hoods.of(source.memory)
-    memories = {r.memory.id: r.memory for r in fused} | {
-        memory_id: memory for memory_id, memory in hoods.memories.items()
-    }
     scores = dict(own)
-    if keyword_weights:
-        # Candidates whose whole window may be known: the sources and their neighbours.
-        for memory_id in dict.fromkeys([*hoods.seen, *hoods.memories]):
-            if memory_id in own:
-                window = hoods.window(memory_id)
-                gain = _coverage_gain(memories[memory_id], window, keyword_weights)
-                scores[memory_id] = own[memory_id] + COVERAGE * gain
+    weights = {term: w for term, w in (keyword_weights or {}).items() if w > 0}
+    total = sum(weights.values())
+    if total > 0:
+        hits: dict[str, frozenset[str]] = {}
+
+        def query_hits(memory: Memory) -> frozenset[str]:
+            found = hits.get(memory.id)
+            if found is None:
+                freqs = term_frequencies(memory.retrieval_text)
+                found = hits[memory.id] = frozenset(t for t in weights if t in freqs)
+            return found
+
+        # Candidates whose window is (at least partly) known: sources and their neighbours.
+        for memory_id, memory in hoods.memories.items():
+            if memory_id not in own:
+                continue
+            window = hoods.window(memory)
+            if not window:
+                continue
+            lacking = set().union(*(query_hits(other) for other in window)) - query_hits(memory)
+            if lacking:
+                scores[memory_id] += COVERAGE * sum(weights[t] for t in lacking) / total
+    memories.update(hoods.memories)
     received: dict[str, float] = {}
-    best = sorted(
-        (Ranked(memories[memory_id], score) for memory_id, score in scores.items()), key=rank_key
+    best = heapq.nsmallest(
+        SOURCES, (Ranked(memories[mid], score) for mid, score in scores.items()), key=rank_key
     )
-    for source in best[:SOURCES]:
+    for source in best:
         for distance, neighbour in hoods.of(source.memory):
             if distance > len(SHARES):
                 continue
@@ -146,13 +165,10 @@ def with_context(
             memories.setdefault(neighbour.id, neighbour)
             if share > received.get(neighbour.id, 0.0):
                 received[neighbour.id] = share
-    scale = (1.0 + (COVERAGE if keyword_weights else 0.0)) * (1.0 + SHARES[0])
+    scale = (1.0 + (COVERAGE if total > 0 else 0.0)) * (1.0 + SHARES[0])
     ranked = [
-        Ranked(
-            memory,
-            min(1.0, (scores.get(memory_id, 0.0) + received.get(memory_id, 0.0)) / scale),
-        )
-        for memory_id, memory in memories.items()
+        Ranked(memory, min(1.0, (scores.get(mid, 0.0) + received.get(mid, 0.0)) / scale))
+        for mid, memory in memories.items()
     ]
     ranked.sort(key=rank_key)
     return ranked

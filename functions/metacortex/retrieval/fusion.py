@@ -87,23 +87,25 @@ def relax_length_normalization(
 def keyword_weights(query_terms: Sequence[str], lexical: Sequence[Scored]) -> dict[str, float]:
     """How much each query term adds to a record's BM25 score (its idf), as the store used it.
 
-    The stores return one score per record, not the per-term IDFs behind it.
-    With length normalization relaxed to b = 0 a record's score is
-    ``sum(idf[t] * saturation(tf[t, record]))`` over the query terms, linear in
-    the IDFs, so a least-squares fit over the candidates recovers them (exactly
-    when the length estimate is exact). A term no candidate contains gets 0.
+    The stores return one score per record, not the per-term IDFs behind it. A
+    record's BM25 is ``sum(idf[t] * f(tf[t], length))`` over the query terms,
+    linear in the IDFs, so a least-squares fit over the candidates recovers
+    them (exactly when the mean-length estimate is exact, as in
+    ``relax_length_normalization``). A term no candidate contains gets 0.
     """
     wanted = list(dict.fromkeys(query_terms))
     if not wanted or not lexical:
         return {}
-    relaxed = relax_length_normalization(lexical, 0.0)
-    design = np.zeros((len(relaxed), len(wanted)))
-    for row, hit in enumerate(relaxed):
-        freqs = term_frequencies(hit.memory.retrieval_text)
+    freqs = [term_frequencies(hit.memory.retrieval_text) for hit in lexical]
+    lengths = [sum(f.values()) for f in freqs]
+    average = sum(lengths) / len(lengths) or 1.0
+    design = np.zeros((len(lexical), len(wanted)))
+    for row, (counts, length) in enumerate(zip(freqs, lengths, strict=True)):
+        norm = STORE_K1 * (1.0 - STORE_B + STORE_B * length / average)
         for column, term in enumerate(wanted):
-            freq = freqs.get(term, 0)
-            design[row, column] = freq * (STORE_K1 + 1) / (freq + STORE_K1)
-    scores = np.array([hit.score for hit in relaxed])
+            freq = counts.get(term, 0)
+            design[row, column] = freq * (STORE_K1 + 1.0) / (freq + norm)
+    scores = np.array([hit.score for hit in lexical])
     solution = np.linalg.lstsq(design, scores, rcond=None)[0]
     return {term: max(0.0, float(weight)) for term, weight in zip(wanted, solution, strict=True)}
 

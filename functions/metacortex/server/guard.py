@@ -284,8 +284,11 @@ class RequestGuard:
             await response(scope, _no_receive, send)
             return
         profile = self._profiles.get(route.client_id)
-        # An unknown id answers as if it allowed any configured origin, so a preflight
-        # cannot be used to discover which client ids exist.
+        # Preflights are answered per profile (spec §3). An unknown id answers as if it
+        # allowed every configured origin, so probing with an origin nobody configured
+        # learns nothing; someone who already knows one profile's origin can tell which
+        # other ids refuse it. That reveals ids, never a credential: every POST still
+        # needs the profile's token and gets the identical 401 without it.
         allowed = profile.allowed_origins if profile is not None else self._all_origins
         if origin not in allowed:
             await self._reject(scope, send, route, started, _ORIGIN_NOT_ALLOWED)

@@ -10,6 +10,8 @@ hit rate and MRR at 1/5/10, search latency p50/p95 and the ingest rate.
     .venv/bin/python bench/locomo.py --store firestore # starts the Firestore emulator
     .venv/bin/python bench/locomo.py --conversations 30 # one conversation
     .venv/bin/python bench/locomo.py --json out.json
+    .venv/bin/python bench/locomo.py --reuse /tmp/locomo.sqlite3 --per-conversation
+        # ingest once into that file, later runs only search (iterate on ranking)
 """
 
 from __future__ import annotations
@@ -102,20 +104,28 @@ def open_store(kind: str, folder: Path) -> MemoryStore:
     return build_store(settings)
 
 
-def run(store_kind: str, files: list[Path], options: ServiceOptions) -> tuple[Report, float, int]:
-    embedder = MiniLMEmbedder.load()
+@dataclass(slots=True)
+class Outcome:
+    report: Report
+    ingest_rate: float  # 0 when the memories were reused, not saved in this run
+    saved: int
+    by_conversation: dict[str, Report]
+
+
+def ingest(
+    service: MemoryService, files: list[Path], known: dict[str, dict[str, str]]
+) -> tuple[list[Case], float, int]:
+    """Save every turn (unless ``known`` has its id already); the cases and the save time."""
     admin = Access.admin()
-    with tempfile.TemporaryDirectory() as folder:
-        store = open_store(store_kind, Path(folder))
-        service = MemoryService(store, embedder, merger=SentenceUnionMerger(), options=options)
-        cases: list[Case] = []
-        saved = 0
-        ingest_seconds = 0.0
-        for path in files:
-            conversation = json.loads(path.read_text(encoding="utf-8"))
-            topic = f"locomo-{path.stem}"
-            turns = turns_of(conversation)
-            ids: dict[str, str] = {}
+    cases: list[Case] = []
+    saved = 0
+    ingest_seconds = 0.0
+    for path in files:
+        conversation = json.loads(path.read_text(encoding="utf-8"))
+        topic = f"locomo-{path.stem}"
+        ids = known.setdefault(topic, {})
+        turns = [turn for turn in turns_of(conversation) if turn.dia_id not in ids]
+        if turns:
             with progress(f"ingest {path.stem}", len(turns)) as bar:
                 for turn in turns:
                     started = time.perf_counter()
@@ -124,13 +134,46 @@ def run(store_kind: str, files: list[Path], options: ServiceOptions) -> tuple[Re
                     ids[turn.dia_id] = result["item"]["id"]
                     saved += 1
                     bar.advance(1)
-            for question, evidence in questions_of(conversation):
-                expected = tuple(ids[d] for d in evidence if d in ids)
-                if expected:
-                    cases.append(Case(question, expected, topic, question))
+        for question, evidence in questions_of(conversation):
+            expected = tuple(ids[d] for d in evidence if d in ids)
+            if expected:
+                cases.append(Case(question, expected, topic, question))
+    return cases, ingest_seconds, saved
+
+
+def run(
+    store_kind: str,
+    files: list[Path],
+    options: ServiceOptions,
+    reuse: Path | None = None,
+    per_conversation: bool = False,
+) -> Outcome:
+    embedder = MiniLMEmbedder.load()
+    with tempfile.TemporaryDirectory() as folder:
+        if reuse is not None:
+            id_file = reuse.with_suffix(".ids.json")
+            fresh = not reuse.exists()
+            known = {} if fresh or not id_file.exists() else json.loads(id_file.read_text())
+            store: MemoryStore = SQLiteStore(reuse)
+        else:
+            store = open_store(store_kind, Path(folder))
+            known = {}
+        service = MemoryService(store, embedder, merger=SentenceUnionMerger(), options=options)
+        cases, ingest_seconds, saved = ingest(service, files, known)
+        if reuse is not None:
+            id_file.write_text(json.dumps(known))
         report = run_cases(service, cases, limit=10)
+        by_conversation = (
+            {
+                topic: run_cases(service, [c for c in cases if c.topic == topic], limit=10)
+                for topic in dict.fromkeys(c.topic or "" for c in cases)
+            }
+            if per_conversation
+            else {}
+        )
         store.close()
-    return report, saved / ingest_seconds if ingest_seconds else 0.0, saved
+    rate = saved / ingest_seconds if ingest_seconds else 0.0
+    return Outcome(report, rate, saved, by_conversation)
 
 
 def main() -> int:
@@ -149,7 +192,17 @@ def main() -> int:
     parser.add_argument(
         "--no-context", action="store_true", help="turn off the conversational-context boost"
     )
+    parser.add_argument(
+        "--reuse",
+        type=Path,
+        help="SQLite file to keep the memories in: ingested once, later runs only search",
+    )
+    parser.add_argument(
+        "--per-conversation", action="store_true", help="also report each conversation"
+    )
     args = parser.parse_args()
+    if args.reuse is not None and args.store != "sqlite":
+        parser.error("--reuse is for the SQLite store")
     files = sorted(args.dataset.glob("*.json"))
     if args.conversations:
         wanted = set(args.conversations.split(","))
@@ -161,12 +214,19 @@ def main() -> int:
         dense_weight=args.dense_weight, conversational_context=not args.no_context
     )
     with emulator_for(args.store):
-        report, ingest_rate, saved = run(args.store, files, options)
+        outcome = run(args.store, files, options, args.reuse, args.per_conversation)
+    report, ingest_rate, saved = outcome.report, outcome.ingest_rate, outcome.saved
     print(f"store           {args.store}")
     print(f"ranking         dense weight {args.dense_weight}, context {not args.no_context}")
-    print(f"memories        {saved}")
-    print(f"ingest          {ingest_rate:.1f} memories/s (one save at a time)")
+    print(f"memories        {saved} saved in this run")
+    if ingest_rate:
+        print(f"ingest          {ingest_rate:.1f} memories/s (one save at a time)")
     print(report.table())
+    for topic, part in outcome.by_conversation.items():
+        print(
+            f"{topic:<15} R@5 {part.recall[5]:.3f}  R@10 {part.recall[10]:.3f}"
+            f"  MRR {part.mrr:.3f}  ({part.cases} cases)"
+        )
     if args.json:
         args.json.write_text(
             json.dumps(

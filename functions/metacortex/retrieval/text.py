@@ -64,9 +64,13 @@ def terms(text: str) -> list[str]:
     return out
 
 
-@lru_cache(maxsize=8_192)
+@lru_cache(maxsize=2_048)
 def term_frequencies(text: str) -> Mapping[str, int]:
-    """Analyzed term -> occurrences in ``text`` (cached: ranking asks for the same records)."""
+    """Analyzed term -> occurrences in ``text`` (cached: ranking asks for the same records).
+
+    The cache holds the texts themselves as keys, so its size bounds memory: 2,048
+    records cover the candidates of several searches, and even if every one were at
+    the 20,000-character content limit the keys would take about 40 MB (ASCII)."""
     counts: dict[str, int] = {}
     for term in terms(text):
         counts[term] = counts.get(term, 0) + 1

@@ -22,21 +22,20 @@ stores rank alike. See ``docs/firestore.md`` for costs and limits.
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any, Final
 
 from google.cloud.firestore_v1.base_query import FieldFilter
 from google.cloud.firestore_v1.collection import CollectionReference
 from google.cloud.firestore_v1.field_path import FieldPath
 
-from metacortex.storage.base import MemoryFilter
+from metacortex.domain.records import Memory
+from metacortex.storage.base import MemoryFilter, Scored
 from metacortex.storage.firestore_codec import (
-    FILTER_FIELDS,
+    MEMORY_FIELDS,
     TERM_COUNT,
     TERM_FREQS,
     TERMS,
@@ -52,8 +51,8 @@ from metacortex.storage.firestore_queries import (
 K1: Final = 1.2
 B: Final = 0.75
 _IDF_FLOOR: Final = 1e-6  # FTS5 replaces a non-positive IDF with this
-
-logger = logging.getLogger(__name__)
+# Records read for the rare terms at most (the search's candidate pool is 100).
+RARE_BUDGET: Final = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,20 +96,24 @@ def _aggregate(query: Any) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class _Candidate:
-    id: str
+    memory: Memory
     score: float
-    created_at: datetime
+
+
+def _ranked(found: Mapping[str, _Candidate], limit: int) -> list[Scored]:
+    ranked = sorted(found.values(), key=lambda c: (-c.score, c.memory.created_at, c.memory.id))
+    return [Scored(c.memory, c.score) for c in ranked[:limit]]
 
 
 class LexicalIndex:
     """BM25 search over the term index of one memory collection."""
 
     def __init__(
-        self, memories: CollectionReference, executor: Executor, candidate_cap: int
+        self, memories: CollectionReference, executor: Executor, budget: int = RARE_BUDGET
     ) -> None:
         self._memories = memories
         self._executor = executor
-        self._candidate_cap = candidate_cap
+        self._budget = budget
 
     def statistics(self, query_terms: Sequence[str]) -> CorpusStats:
         """N, total length and the document frequency of each term, as stored right now."""
@@ -132,17 +135,21 @@ class LexicalIndex:
         query = self._memories.where(filter=FieldFilter(TERMS, "array_contains", term))
         return int(_aggregate(query.count(alias="n"))["n"] or 0)
 
-    def search(
-        self, query_terms: Sequence[str], where: MemoryFilter, limit: int
-    ) -> list[tuple[str, float]]:
-        """The ``limit`` best (id, score) pairs among records matching ``where``.
+    def search(self, query_terms: Sequence[str], where: MemoryFilter, limit: int) -> list[Scored]:
+        """The ``limit`` best records (with their BM25 score) among those matching ``where``.
 
-        Terms are visited rarest first, in groups that fit one
-        ``array_contains_any`` query. Every record found is scored in full (its
-        frequencies for all query terms are projected), so after each group a
-        record not yet seen can score at most the sum of the remaining terms'
-        upper bounds, idf * (k1 + 1). Once ``limit`` records beat that bound the
-        rest cannot enter the top and are never read (MaxScore pruning).
+        Reads are bounded by design, in at most three round trips:
+
+        1. the corpus statistics (one aggregation per term, concurrently);
+        2. every record holding one of the *rare* terms: the rarest terms whose
+           document frequencies add up to at most ``max(limit, budget)`` (so
+           this reads that many records at most, whatever the corpus size). Each record is
+           read whole (no second read) with its frequencies for every query term,
+           so it is scored exactly;
+        3. only when records holding just the *common* terms could still enter
+           the top (each such record scores at most the common terms' upper
+           bound, idf * (k1 + 1) each): the shortest of them, which BM25 ranks
+           highest for a term found once, up to the places not already won.
         """
         wanted = list(dict.fromkeys(term for term in query_terms if term))
         if not wanted or limit <= 0:
@@ -152,49 +159,81 @@ class LexicalIndex:
         if not present:
             return []
         # `in` over n states times array_contains_any over k terms is n*k disjunctions.
-        group = max(1, min(MAX_ARRAY_CONTAINS_ANY, MAX_DISJUNCTIONS // len(where.states)))
-        groups = [present[i : i + group] for i in range(0, len(present), group)]
-        bounds = [sum(stats.idf(t) * (K1 + 1) for t in terms) for terms in groups]
+        width = max(1, min(MAX_ARRAY_CONTAINS_ANY, MAX_DISJUNCTIONS // len(where.states)))
+        rare: list[str] = []
+        budget = 0
+        for term in present[:width]:
+            if budget + stats.doc_freqs[term] > max(limit, self._budget):
+                break
+            rare.append(term)
+            budget += stats.doc_freqs[term]
+        common = present[len(rare) :]
         projection = [
+            *MEMORY_FIELDS,
             TERM_COUNT,
-            *FILTER_FIELDS,
             *(FieldPath(TERM_FREQS, term).to_api_repr() for term in present),
         ]
-        base = filtered(self._memories, native_filters(where, created_range=True))
         found: dict[str, _Candidate] = {}
-        for index, terms in enumerate(groups):
+        if rare:
             query = (
-                base.where(filter=FieldFilter(TERMS, "array_contains_any", terms))
+                filtered(self._memories, native_filters(where, created_range=True))
+                .where(filter=FieldFilter(TERMS, "array_contains_any", rare))
                 .order_by("created_at", direction="DESCENDING")
-                .limit(self._candidate_cap)
+                .limit(budget)  # the statistics already bound it; a concurrent write may not
                 .select(projection)
             )
-            read = 0
-            for snapshot in query.stream():
-                read += 1
-                if snapshot.id in found:
-                    continue
-                data: dict[str, Any] = snapshot.to_dict() or {}
-                memory = decode_memory(snapshot.id, data)
-                if not where.matches(memory):
-                    continue
-                freqs = data.get(TERM_FREQS) or {}
-                score = bm25(stats, wanted, freqs, int(data.get(TERM_COUNT) or 0))
-                found[snapshot.id] = _Candidate(snapshot.id, score, memory.created_at)
-            if read >= self._candidate_cap:
-                logger.info(
-                    "lexical search read the candidate cap (%d) for terms %s; older records "
-                    "containing only these terms were not scored",
-                    self._candidate_cap,
-                    terms,
-                )
-            remaining = sum(bounds[index + 1 :])
-            if remaining and len(found) >= limit:
-                kth = sorted((c.score for c in found.values()), reverse=True)[limit - 1]
-                if kth > remaining:
-                    break
-        ranked = sorted(found.values(), key=lambda c: (-c.score, c.created_at, c.id))
-        return [(c.id, c.score) for c in ranked[:limit]]
+            self._score(query, stats, wanted, where, found)
+        if not common:
+            return _ranked(found, limit)
+        ceiling = sum(stats.idf(t) * (K1 + 1) for t in common)
+        won = sum(1 for c in found.values() if c.score > ceiling)
+        if won >= limit:
+            return _ranked(found, limit)
+        base = filtered(self._memories, native_filters(where, created_range=False))
+        groups = [common[i : i + width] for i in range(0, len(common), width)]
+        queries = [
+            base.where(filter=FieldFilter(TERMS, "array_contains_any", terms))
+            .order_by(TERM_COUNT, direction="ASCENDING")
+            .limit(limit - won)
+            .select(projection)
+            for terms in groups
+        ]
+        if len(queries) == 1:
+            self._score(queries[0], stats, wanted, where, found)
+        else:  # more than 30 common terms: concurrently, one round trip
+            streamed = list(self._executor.map(lambda q: list(q.stream()), queries))
+            for snapshots in streamed:
+                self._score_all(snapshots, stats, wanted, where, found)
+        return _ranked(found, limit)
+
+    def _score(
+        self,
+        query: Any,
+        stats: CorpusStats,
+        wanted: Sequence[str],
+        where: MemoryFilter,
+        found: dict[str, _Candidate],
+    ) -> None:
+        self._score_all(query.stream(), stats, wanted, where, found)
+
+    @staticmethod
+    def _score_all(
+        snapshots: Any,
+        stats: CorpusStats,
+        wanted: Sequence[str],
+        where: MemoryFilter,
+        found: dict[str, _Candidate],
+    ) -> None:
+        for snapshot in snapshots:
+            if snapshot.id in found:
+                continue
+            data: dict[str, Any] = snapshot.to_dict() or {}
+            memory = decode_memory(snapshot.id, data)
+            if not where.matches(memory):
+                continue
+            freqs = data.get(TERM_FREQS) or {}
+            score = bm25(stats, wanted, freqs, int(data.get(TERM_COUNT) or 0))
+            found[snapshot.id] = _Candidate(memory, score)
 
     @staticmethod
     def _rarity(stats: CorpusStats) -> Any:

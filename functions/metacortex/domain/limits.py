@@ -104,6 +104,10 @@ def check_limit(limit: int, maximum: int, field_name: str = "limit") -> int:
     return limit
 
 
+EARLIEST_INSTANT: Final = "0001-01-01T00:00:00Z"
+LATEST_INSTANT: Final = "9999-12-31T23:59:59.999Z"
+
+
 def parse_instant(value: str | datetime | None, field_name: str) -> datetime | None:
     """ISO 8601 text (or a datetime) to an aware UTC datetime with ms precision."""
     if value is None:
@@ -122,5 +126,12 @@ def parse_instant(value: str | datetime | None, field_name: str) -> datetime | N
             ) from None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
-    parsed = parsed.astimezone(UTC)
+    try:
+        parsed = parsed.astimezone(UTC)
+    except OverflowError:
+        # e.g. 0001-01-01T00:00:00+14:00 is before year 1 in UTC.
+        raise InvalidArgument(
+            f"{field_name} is outside the supported range: in UTC it must fall between "
+            f"{EARLIEST_INSTANT} and {LATEST_INSTANT}"
+        ) from None
     return parsed.replace(microsecond=(parsed.microsecond // 1000) * 1000)

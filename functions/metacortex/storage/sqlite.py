@@ -15,7 +15,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
@@ -56,8 +56,13 @@ _MEMORY_COLUMNS: Final = (
 _M_COLUMNS: Final = ", ".join(f"m.{column.strip()}" for column in _MEMORY_COLUMNS.split(","))
 
 
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+_MS: Final = timedelta(milliseconds=1)
+
+
 def _ms(value: datetime) -> int:
-    return round(value.timestamp() * 1000)
+    # Exact integer arithmetic: float seconds lose milliseconds near year 9999.
+    return (value - _EPOCH) // _MS
 
 
 def _ms_or_none(value: datetime | None) -> int | None:
@@ -65,7 +70,7 @@ def _ms_or_none(value: datetime | None) -> int | None:
 
 
 def _dt(value: int) -> datetime:
-    return datetime.fromtimestamp(value / 1000, tz=UTC)
+    return _EPOCH + value * _MS
 
 
 def _dt_or_none(value: int | None) -> datetime | None:

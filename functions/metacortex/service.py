@@ -230,11 +230,6 @@ class MemoryService:
         derived_from: Sequence[str] | None,
         confidence: float | None,
     ) -> Provenance:
-        if source_session is not None and len(source_session) > limits.MAX_SOURCE_SESSION_CHARS:
-            raise InvalidArgument(
-                f"source_session is {len(source_session)} characters; "
-                f"the limit is {limits.MAX_SOURCE_SESSION_CHARS}"
-            )
         derived = list(derived_from or ())
         if len(derived) > limits.MAX_DERIVED_FROM:
             raise InvalidArgument(
@@ -244,7 +239,7 @@ class MemoryService:
             limits.check_id(value, f"derived_from[{index}]")
         return Provenance(
             origin=_enum(Origin, origin, "origin"),
-            source_session=source_session or None,
+            source_session=limits.check_source_session(source_session),
             derived_from=tuple(dict.fromkeys(derived)),
             confidence=limits.check_confidence(confidence),
         )
@@ -279,13 +274,7 @@ class MemoryService:
         valid_at: str | datetime | None = None,
         filter_origin: str | None = None,
     ) -> dict[str, Any]:
-        query = query.strip()
-        if not query:
-            raise InvalidArgument("query must not be empty")
-        if len(query) > limits.MAX_QUERY_CHARS:
-            raise InvalidArgument(
-                f"query is {len(query)} characters; the limit is {limits.MAX_QUERY_CHARS}"
-            )
+        query = limits.check_query(query)
         count = limits.check_limit(
             limit if limit is not None else self._options.search_result_limit,
             limits.MAX_SEARCH_LIMIT,
@@ -640,7 +629,7 @@ def _decode_cursor(cursor: str, applied: CursorFilters) -> PageKey:
         digest = str(payload["f"])
     except (binascii.Error, ValueError, KeyError, TypeError, UnicodeDecodeError, InvalidArgument):
         raise bad from None
-    if created is None or not limits.ID_PATTERN.match(memory_id):
+    if created is None or not limits.ID_PATTERN.fullmatch(memory_id):
         raise bad
     if digest != _filters_digest(applied):
         raise InvalidArgument("cursor belongs to a listing with other filters; start again")

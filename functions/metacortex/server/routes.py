@@ -39,11 +39,11 @@ class Route:
     def loggable_client_id(self) -> str:
         if self.client_id is None:
             return "default"
-        return self.client_id if _SAFE_ID.match(self.client_id) else "(invalid)"
+        return self.client_id if _SAFE_ID.fullmatch(self.client_id) else "(invalid)"
 
 
 def resolve(path: str) -> Route | None:
-    match = _PATTERN.match(path)
+    match = _PATTERN.fullmatch(path)
     if match is None:
         return None
     canonical = path[:-1] if path.endswith("/") else path

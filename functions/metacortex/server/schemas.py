@@ -48,12 +48,24 @@ class ToolInput(BaseModel):
     @classmethod
     def _drop_blank_optionals(cls, data: Any) -> Any:
         if isinstance(data, dict):
+            for key, value in data.items():
+                if key in cls.model_fields:  # unknown keys are refused by name later
+                    _check_strings(value, key)
             return {
                 key: value
                 for key, value in data.items()
                 if value is not None and not (value == "" and key not in _KEEP_EMPTY)
             }
         return data
+
+
+def _check_strings(value: Any, field_name: str) -> None:
+    """One rule for every string argument, however nested (raises InvalidArgument)."""
+    if isinstance(value, str):
+        limits.check_string(value, field_name)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_strings(item, f"{field_name}[{index}]")
 
 
 _KEEP_EMPTY: Final = frozenset({"content", "query"})

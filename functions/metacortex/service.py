@@ -62,6 +62,8 @@ class Access:
     readable_states: frozenset[BranchState]
     default_state: BranchState
     may_write_lifecycle: bool
+    # Who writes (the profile id): scopes the dedupe of writes the caller cannot read.
+    principal: str = "default"
 
     @classmethod
     def admin(cls, default_state: BranchState = BranchState.ACTIVE) -> Access:
@@ -162,6 +164,7 @@ class MemoryService:
             valid_from=from_at,
             valid_until=until_at,
             provenance=provenance,
+            writer_scope=None if state in access.readable_states else access.principal,
         )
         fingerprint = identity.fingerprint()
         now = utc_now()

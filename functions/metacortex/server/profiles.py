@@ -81,7 +81,9 @@ class Profile:
 
     @property
     def access(self) -> Access:
-        return Access(self.readable_states, self.default_state, self.may_write_lifecycle)
+        return Access(
+            self.readable_states, self.default_state, self.may_write_lifecycle, principal=self.id
+        )
 
     @property
     def tools(self) -> tuple[str, ...]:

@@ -53,6 +53,8 @@ E = TypeVar("E", BranchState, Origin, SupersessionReason, Initiator)
 # How many candidates each retriever contributes before fusion.
 CANDIDATE_POOL = 100
 _MAX_CHAIN_HOPS = 1_000
+# How many of a topic's newest agent-inferred active records are scanned for its last merge.
+_RECENT_MERGES_SCANNED = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -464,6 +466,10 @@ class MemoryService:
                 oldest_first=True,
             )
         done = self._completed_consolidation(sources)
+        if done is None and not ids and not sources:
+            # The queue is empty: a re-run (or a concurrent twin) after the merge
+            # committed. Answer with that merge, as an idempotent call should.
+            done = self._latest_consolidation(access, topic_name)
         if done is not None:
             return done
         for source in sources:
@@ -533,6 +539,27 @@ class MemoryService:
             return _consolidation_result(merged, source_ids_in_order)
 
         return self._store.transaction(apply)
+
+    def _latest_consolidation(self, access: Access, topic: str) -> dict[str, Any] | None:
+        """The topic's most recent merge, if every one of its sources is still folded into it."""
+        if BranchState.ACTIVE not in access.readable_states:
+            return None
+        recent = self._store.list_page(
+            MemoryFilter(states=(BranchState.ACTIVE,), topic=topic, origin=Origin.AGENT_INFERRED),
+            _RECENT_MERGES_SCANNED,
+            None,
+        )
+        merged = next((m for m in recent if m.merge_method and m.provenance.derived_from), None)
+        if merged is None:
+            return None
+        source_ids = merged.provenance.derived_from
+
+        def check(txn: StoreTransaction) -> dict[str, Any] | None:
+            sources = [txn.get(source_id) for source_id in source_ids]
+            present = [m for m in sources if m is not None]
+            return self._completed_in(txn, present) if len(present) == len(sources) else None
+
+        return self._store.transaction(check)
 
     def _completed_consolidation(self, sources: list[Memory]) -> dict[str, Any] | None:
         return self._store.transaction(lambda txn: self._completed_in(txn, sources))

@@ -6,7 +6,8 @@ is synchronous), and return the payload twice, as ``structuredContent`` and as
 one ``TextContent`` holding the same JSON. Failures are ``isError`` results
 carrying ``{"error": {"code", "message"}}``: domain errors with their own code
 and message, anything unexpected as a generic ``unavailable`` (the details go
-to the server log only). Every call becomes one ``memory_events`` record.
+to the server log only). An unknown tool name is a JSON-RPC error (-32602), as
+MCP 2025-11-25 requires. Every call becomes one ``memory_events`` record.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any, Final
 
 import anyio.to_thread
 import mcp_types as types
+from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 
 from metacortex.errors import Forbidden, InvalidArgument, MetaCortexError, Unavailable
@@ -194,6 +196,22 @@ async def call_tool(
 ) -> types.CallToolResult:
     started = time.perf_counter()
     raw = dict(arguments or {})
+    if name not in TOOLS:
+        # MCP 2025-11-25: an unknown tool is a protocol error (-32602), not a tool result.
+        unknown = InvalidArgument(
+            f"unknown tool {name[:_MAX_LOGGED_NAME]!r}; this endpoint offers: "
+            + ", ".join(profile.tools)
+        )
+        _record(
+            runtime,
+            profile,
+            name,
+            {},
+            started,
+            protocol_version,
+            error=unknown.to_payload()["error"],
+        )
+        raise MCPError(types.INVALID_PARAMS, unknown.message)
     try:
         spec = _allowed_spec(profile, name)
         parsed = _parse(spec, raw)
@@ -218,11 +236,7 @@ async def call_tool(
 
 def _allowed_spec(profile: Profile, name: str) -> ToolSpec:
     offered = ", ".join(profile.tools)
-    spec = TOOLS.get(name)
-    if spec is None:
-        raise InvalidArgument(
-            f"unknown tool {name[:_MAX_LOGGED_NAME]!r}; this endpoint offers: {offered}"
-        )
+    spec = TOOLS[name]
     if name not in profile.allowed_tools:
         raise Forbidden(f"tool {name!r} is not available on this endpoint; it offers: {offered}")
     return spec

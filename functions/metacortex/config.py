@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from metacortex.domain import limits
 from metacortex.domain.records import BranchState
 
 StoreKind = Literal["sqlite", "firestore"]
@@ -70,7 +71,7 @@ class Settings(BaseSettings):
     mcp_allowed_origins: CommaList = ()
     mcp_allowed_filter_states: CommaList = ()
     mcp_client_profiles_json: SecretStr | None = None
-    metacortex_max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+    metacortex_max_body_bytes: int = Field(default=limits.DEFAULT_MAX_BODY_BYTES, ge=1024)
     metacortex_rate_limit_per_minute: int = Field(default=300, ge=1)
     # Extra Host header values accepted besides loopback (DNS-rebinding defence).
     metacortex_allowed_hosts: CommaList = ()

@@ -3,6 +3,7 @@ the image size limit and the original MetaCortex's output shapes (issue 8)."""
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
@@ -10,6 +11,9 @@ import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
 
+from metacortex.config import Settings
+from metacortex.domain import limits
+from metacortex.server.tools import TOOLS
 from tests.server.conftest import (
     ADMIN_TOKEN,
     HANDSHAKE_MODE,
@@ -87,3 +91,47 @@ async def test_a_tool_the_profile_does_not_offer_stays_a_forbidden_result(
     async with live.connect("/clients/web/mcp", STATELESS_MODE, headers) as web:
         result = await web.call_tool("deprecate_context", {"id": "abc"})
     assert error_code(result) == "forbidden"
+
+
+def _png_base64(image_bytes: int) -> str:
+    png = b"\x89PNG\r\n\x1a\n" + b"\x00" * (image_bytes - 8)
+    return base64.b64encode(png).decode()
+
+
+async def test_an_image_at_the_schema_maximum_fits_the_body_limit_and_one_above_is_a_tool_error(
+    live: LiveServer,
+) -> None:
+    headers = {"authorization": f"Bearer {ADMIN_TOKEN}"}
+    at_limit = _png_base64(limits.MAX_IMAGE_BYTES)
+    assert len(at_limit) == limits.MAX_IMAGE_BASE64_CHARS
+    # Every other argument as large as a realistic call makes it.
+    others: dict[str, Any] = {
+        "content": "c" * limits.MAX_CONTENT_CHARS,
+        "topic": "t" * limits.MAX_TOPIC_CHARS,
+        "image_mime_type": "image/png",
+        "source_session": "s" * limits.MAX_SOURCE_SESSION_CHARS,
+        "origin": "user_asserted",
+        "valid_from": "2026-01-01T00:00:00.000+00:00",
+    }
+    async with live.connect("/mcp", STATELESS_MODE, headers) as admin:
+        saved = payload(await admin.call_tool("save_context", {**others, "image_base64": at_limit}))
+        too_big = await admin.call_tool(
+            "save_context", {**others, "image_base64": at_limit + "AAAA"}
+        )
+    assert saved["write_status"] == "created"
+    assert saved["item"]["metadata"]["modality"] == "mixed"
+    assert error_code(too_big) == "invalid_argument"
+    assert _message(too_big).startswith("image_base64: String should have at most 983040")
+
+
+def test_the_image_limit_is_derived_from_the_body_limit_and_stated_to_the_model() -> None:
+    assert Settings(_env_file=None).metacortex_max_body_bytes == limits.DEFAULT_MAX_BODY_BYTES  # type: ignore[call-arg]
+    assert limits.MAX_IMAGE_BASE64_CHARS < limits.DEFAULT_MAX_BODY_BYTES
+    assert limits.MAX_IMAGE_BASE64_CHARS % 4 == 0
+    save = TOOLS["save_context"].definition()
+    assert save.input_schema["properties"]["image_base64"]["maxLength"] == 983_040
+    assert "983,040 base64 characters" in (save.description or "")
+    assert (
+        "983,040 base64 characters"
+        in save.input_schema["properties"]["image_base64"]["description"]
+    )

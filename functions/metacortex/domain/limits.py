@@ -16,7 +16,14 @@ MAX_SOURCE_SESSION_CHARS: Final = 200
 MAX_DERIVED_FROM: Final = 50
 MAX_ID_CHARS: Final = 128
 MAX_QUERY_CHARS: Final = 2_000
-MAX_IMAGE_BYTES: Final = 4 * 1024 * 1024
+# The HTTP request body limit (METACORTEX_MAX_BODY_BYTES defaults to it). A
+# save_context call must fit it whole, so the image limit is derived from it:
+# what is left after an allowance for the JSON-RPC envelope and the other
+# arguments, as base64 characters (a multiple of 4), then as decoded bytes.
+DEFAULT_MAX_BODY_BYTES: Final = 1024 * 1024
+IMAGE_REQUEST_ALLOWANCE_BYTES: Final = 64 * 1024
+MAX_IMAGE_BASE64_CHARS: Final = (DEFAULT_MAX_BODY_BYTES - IMAGE_REQUEST_ALLOWANCE_BYTES) // 4 * 4
+MAX_IMAGE_BYTES: Final = MAX_IMAGE_BASE64_CHARS // 4 * 3
 MAX_SEARCH_LIMIT: Final = 20
 MAX_LIST_LIMIT: Final = 100
 DEFAULT_LIST_LIMIT: Final = 20

@@ -11,7 +11,6 @@ type (outputs).
 
 from __future__ import annotations
 
-import math
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -26,7 +25,7 @@ InitiatorName = Literal["user", "agent"]
 ImageType = Literal["image/png", "image/jpeg", "image/webp", "image/gif"]
 assert set(ImageType.__args__) == set(SUPPORTED_IMAGE_TYPES)  # type: ignore[attr-defined]
 
-MAX_IMAGE_BASE64_CHARS: Final = 4 * math.ceil(limits.MAX_IMAGE_BYTES / 3)
+MAX_IMAGE_BASE64_CHARS: Final = limits.MAX_IMAGE_BASE64_CHARS
 MAX_CURSOR_CHARS: Final = 1_000
 
 _ID = "A memory id as returned by another tool (URL-safe characters)."
@@ -119,7 +118,10 @@ class SaveContextInput(ToolInput):
         default=None,
         max_length=MAX_IMAGE_BASE64_CHARS,
         description="An image (base64, no data: prefix) to remember; it is described "
-        "as text for search and the bytes are not kept. Needs image_mime_type.",
+        "as text for search and the bytes are not kept. Needs image_mime_type. At most "
+        f"{limits.MAX_IMAGE_BASE64_CHARS:,} base64 characters ({limits.MAX_IMAGE_BYTES // 1024} "
+        f"KiB of image bytes), so that the whole request fits the server's "
+        f"{limits.DEFAULT_MAX_BODY_BYTES // (1024 * 1024)} MiB body limit; shrink larger images.",
     )
     image_mime_type: ImageType | None = Field(
         default=None, description="The image's type; required with image_base64."

@@ -25,6 +25,7 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 
+from metacortex.domain import limits
 from metacortex.errors import Forbidden, InvalidArgument, MetaCortexError, Unavailable
 from metacortex.server import schemas
 from metacortex.server.logs import log
@@ -82,7 +83,10 @@ _SPECS: Final = (
             "remembering or asks you to remember it; search_context first so you do not save "
             "what is already stored. Write content that stands on its own. An identical retry "
             "within 15 minutes returns the first record (write_status 'duplicate'). Use "
-            "draft=true for work-in-progress notes that consolidate_context merges later.\n"
+            "draft=true for work-in-progress notes that consolidate_context merges later. "
+            f"An image may be at most {limits.MAX_IMAGE_BYTES // 1024} KiB "
+            f"({limits.MAX_IMAGE_BASE64_CHARS:,} base64 characters): the whole request must "
+            f"fit the {limits.DEFAULT_MAX_BODY_BYTES // (1024 * 1024)} MiB body limit.\n"
             'Example: {"content": "The staging database moved to db-staging-2 on '
             '2026-03-01.", "topic": "infra", "origin": "user_asserted"}'
         ),

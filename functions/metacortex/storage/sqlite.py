@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -32,6 +33,7 @@ from metacortex.domain.records import (
 )
 from metacortex.errors import FailedPrecondition
 from metacortex.retrieval.text import terms as analyze
+from metacortex.storage import sqlite_files
 from metacortex.storage.base import (
     EmbeddingIdentity,
     Event,
@@ -159,7 +161,7 @@ class _Transaction:
 class SQLiteStore:
     def __init__(self, path: Path) -> None:
         self._path = Path(path)
-        self._path.parent.mkdir(parents=True, exist_ok=True)
+        sqlite_files.prepare(self._path)
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
@@ -196,17 +198,26 @@ class SQLiteStore:
     @contextmanager
     def _write_txn(self) -> Iterator[sqlite3.Connection]:
         conn = self._conn()
-        conn.execute("BEGIN IMMEDIATE")
         try:
-            yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:  # SQLite may already have rolled back (e.g. disk full)
+                    conn.execute("ROLLBACK")
+                raise
+        except sqlite3.OperationalError as error:
+            if sqlite_files.is_full(error):
+                raise sqlite_files.full_error(self._path) from None
             raise
-        conn.execute("COMMIT")
 
     def copy_to(self, destination: Path) -> None:
         """A consistent online copy of the whole database (vectors, events and all)."""
         destination.parent.mkdir(parents=True, exist_ok=True)
+        # A full copy holds every memory: private from its first byte, like the store.
+        os.close(os.open(destination, os.O_WRONLY | os.O_CREAT, sqlite_files.FILE_MODE))
+        destination.chmod(sqlite_files.FILE_MODE)
         target = sqlite3.connect(destination)
         try:
             self._conn().backup(target)

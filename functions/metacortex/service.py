@@ -301,7 +301,7 @@ class MemoryService:
         ranked = fused[:count]
         return {
             "matches": [_match(r.memory, r.score) for r in ranked],
-            "applied_filters": self._applied(where) | {"limit": count},
+            "applied_filters": _reported(self._applied(where), where, count),
         }
 
     @staticmethod
@@ -378,7 +378,7 @@ class MemoryService:
                 for m in page
             ],
             "next_cursor": next_cursor,
-            "applied_filters": applied | {"limit": count},
+            "applied_filters": _reported(applied, where, count),
         }
 
     # ------------------------------------------------------------- deprecate
@@ -580,6 +580,18 @@ class MemoryService:
         if merged is None or set(merged.provenance.derived_from) != set(ids):
             return None
         return _consolidation_result(merged, list(merged.provenance.derived_from))
+
+
+def _reported(applied: dict[str, Any], where: MemoryFilter, count: int) -> dict[str, Any]:
+    """applied_filters as returned: the original MetaCortex's keys first (``filter_topic``;
+    ``filter_state`` a string when one state applies, as the original returns it), then ours.
+    """
+    states = [state.value for state in where.states]
+    original = {
+        "filter_topic": where.topic,
+        "filter_state": states[0] if len(states) == 1 else states,
+    }
+    return original | applied | {"limit": count}
 
 
 def _require_mergeable(memory: Memory) -> None:

@@ -147,3 +147,15 @@ def test_unicode_and_stop_word_only_queries_work(service: MemoryService, admin: 
     assert service.search(admin, query="東京")["matches"][0]["id"] == target
     # Only stop words: no lexical terms, semantic search still answers.
     assert isinstance(service.search(admin, query="the and of")["matches"], list)
+
+
+def test_several_states_are_reported_as_a_list_in_the_original_filter_state_key(
+    service: MemoryService, admin: Access
+) -> None:
+    both = service.search(admin, query="x", filter_state=["active", "wip"])["applied_filters"]
+    assert (both["filter_topic"], both["filter_state"]) == (None, ["active", "wip"])
+    listed = service.list_memories(admin, filter_state=["wip"], filter_topic="t")
+    assert (
+        listed["applied_filters"]["filter_topic"],
+        listed["applied_filters"]["filter_state"],
+    ) == ("t", "wip")

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Any
+from pathlib import Path
+from typing import Any, Final
 
+import jsonschema  # type: ignore[import-untyped]
 import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
@@ -135,3 +137,33 @@ def test_the_image_limit_is_derived_from_the_body_limit_and_stated_to_the_model(
         "983,040 base64 characters"
         in save.input_schema["properties"]["image_base64"]["description"]
     )
+
+
+ORIGINAL_OUTPUTS: Final = Path(__file__).parent / "fixtures" / "original_metacortex_outputs.json"
+
+
+@pytest.mark.parametrize("tool", ["search_context", "list_context"])
+def test_the_original_metacortex_example_outputs_validate_against_our_output_schemas(
+    tool: str,
+) -> None:
+    examples = json.loads(ORIGINAL_OUTPUTS.read_text())[tool]
+    schema = TOOLS[tool].definition().output_schema
+    assert schema is not None
+    for example in examples:
+        jsonschema.validate(example, schema)
+
+
+async def test_applied_filters_carry_the_original_keys_beside_the_richer_ones(
+    harness: Harness,
+) -> None:
+    async with harness.connect() as admin:
+        payload(await admin.call_tool("save_context", {"content": "kmp uses ktor", "topic": "kmp"}))
+        one = payload(
+            await admin.call_tool("search_context", {"query": "ktor", "filter_topic": "kmp"})
+        )["applied_filters"]
+        listed = payload(await admin.call_tool("list_context", {}))["applied_filters"]
+    assert one["filter_topic"] == "kmp"
+    assert one["filter_state"] == "active"
+    assert (one["topic"], one["states"], one["limit"]) == ("kmp", ["active"], 5)
+    assert listed["filter_topic"] is None
+    assert listed["filter_state"] == "active"

@@ -259,13 +259,19 @@ class ItemOut(BaseModel):
 
 
 class AppliedFiltersOut(BaseModel):
-    topic: NullableStr
-    states: list[State]
-    origin: OriginName | None
+    # The original MetaCortex's keys, kept for its clients.
+    filter_topic: NullableStr = Field(description="The topic filter, or null for every topic.")
+    filter_state: State | list[State] = Field(
+        description="The state filter: one state as a string, several as a list."
+    )
+    # Richer keys; always present in this server's answers.
+    topic: NullableStr = None
+    states: list[State] | None = None
+    origin: OriginName | None = None
     valid_at: str | None = None
     created_after: str | None = None
     created_before: str | None = None
-    limit: int
+    limit: int | None = None
 
 
 class SaveContextOutput(BaseModel):

@@ -91,11 +91,12 @@ def _enum(enum_type: type[E], value: str | None, field_name: str) -> E | None:
         raise InvalidArgument(f"{field_name} must be one of {allowed}; got {value!r}") from None
 
 
-def _match(memory: Memory, score: float) -> dict[str, Any]:
+def _match(memory: Memory, score: float, similarity: float | None) -> dict[str, Any]:
     return {
         "id": memory.id,
         "summary": summarize(memory.content),
         "score": round(score, 6),
+        "similarity": None if similarity is None else round(similarity, 6),
         "metadata": memory.metadata(),
     }
 
@@ -299,8 +300,10 @@ class MemoryService:
         if self._options.conversational_context:
             fused = with_context(self._store, fused, where, keyword_weights(terms, lexical))
         ranked = fused[:count]
+        # The raw cosine similarity, for clients that thresholded the original's score.
+        cosine = {hit.memory.id: hit.score for hit in dense}
         return {
-            "matches": [_match(r.memory, r.score) for r in ranked],
+            "matches": [_match(r.memory, r.score, cosine.get(r.memory.id)) for r in ranked],
             "applied_filters": _reported(self._applied(where), where, count),
         }
 

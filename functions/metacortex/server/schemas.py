@@ -282,7 +282,19 @@ class SaveContextOutput(BaseModel):
 class MatchOut(BaseModel):
     id: str
     summary: str = Field(description="The content, whitespace-collapsed, at most 220 characters.")
-    score: float = Field(ge=0.0, le=1.0)
+    score: float = Field(
+        ge=0.0,
+        le=1.0,
+        description="Fused semantic and keyword relevance, normalised per query (0-1); a "
+        "rank signal for this query, not an absolute similarity: do not compare it across "
+        "queries or reuse thresholds meant for cosine similarity.",
+    )
+    similarity: float | None = Field(
+        ge=-1.0,
+        le=1.0,
+        description="Cosine similarity between the query's and the memory's embeddings; null "
+        "when the memory was found by its keywords or its neighbours alone.",
+    )
     metadata: MetadataOut
 
 

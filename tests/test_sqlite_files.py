@@ -3,6 +3,7 @@ loose ones, a read-only data directory refused at start, a full disk reported as
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import stat
@@ -198,3 +199,17 @@ async def test_a_full_disk_reaches_a_client_as_resource_exhausted(tmp_path: Path
             assert error_code(result) == "resource_exhausted"
         finally:
             store.close()
+
+
+def test_a_full_disk_at_start_is_refused_with_what_to_do(tmp_path: Path) -> None:
+    if not can_mount():
+        pytest.skip("DISK-FULL START TEST SKIPPED: needs root to mount a small tmpfs")
+    with tmpfs(tmp_path / "small", size_kib=256) as directory:
+        filler = directory / "filler"
+        with filler.open("wb") as handle, contextlib.suppress(OSError):
+            while True:
+                handle.write(b"\0" * 65536)
+                handle.flush()
+        with pytest.raises(ConfigurationError, match=r"is full|is on a full disk") as refused:
+            SQLiteStore(directory / "data" / "m.sqlite3")
+        assert "METACORTEX_DATA_DIR or --data-dir" in str(refused.value)

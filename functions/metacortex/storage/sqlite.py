@@ -31,7 +31,7 @@ from metacortex.domain.records import (
     Provenance,
     SupersessionReason,
 )
-from metacortex.errors import FailedPrecondition
+from metacortex.errors import ConfigurationError, FailedPrecondition
 from metacortex.retrieval.text import terms as analyze
 from metacortex.storage import sqlite_files
 from metacortex.storage.base import (
@@ -169,8 +169,18 @@ class SQLiteStore:
         self._mirror: VectorMirror | None = None
         self._mirror_lock = threading.Lock()
         conn = self._conn()
-        conn.execute("PRAGMA journal_mode = WAL")
-        migrate(conn)
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            migrate(conn)
+        except sqlite3.OperationalError as error:
+            self.close()
+            if sqlite_files.is_full(error):
+                raise ConfigurationError(
+                    f"the disk holding {self._path} is full: the database cannot be created or "
+                    "upgraded. Free space on it, or choose another directory with "
+                    "METACORTEX_DATA_DIR or --data-dir"
+                ) from None
+            raise
 
     @property
     def path(self) -> Path:

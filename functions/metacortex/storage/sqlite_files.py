@@ -71,7 +71,7 @@ def make_private_directory(directory: Path) -> None:
         directory.mkdir(parents=True, mode=DIRECTORY_MODE, exist_ok=True)
         directory.chmod(DIRECTORY_MODE)  # mkdir's mode is filtered by the umask
     except OSError as error:
-        if error.errno not in _NOT_WRITABLE:
+        if error.errno not in (*_NOT_WRITABLE, errno.ENOSPC):
             raise
         raise ConfigurationError(
             f"cannot create the data directory {directory}: {error.strerror}. Create it "
@@ -89,9 +89,17 @@ def require_writable(directory: Path, database: Path | None = None) -> None:
         if database is not None and database.exists():
             os.close(os.open(database, os.O_RDWR))
     except OSError as error:
-        if error.errno not in _NOT_WRITABLE:
+        if error.errno not in (*_NOT_WRITABLE, errno.ENOSPC):
             raise
-        what = "is on a read-only file system" if error.errno == errno.EROFS else "is not writable"
+        what = {
+            errno.EROFS: "is on a read-only file system",
+            errno.ENOSPC: "is on a full disk",
+        }.get(error.errno, "is not writable")
+        if error.errno == errno.ENOSPC:
+            raise ConfigurationError(
+                f"the data directory {directory} {what}: free space on it, or choose another "
+                "directory with METACORTEX_DATA_DIR or --data-dir"
+            ) from None
         target = directory if error.filename == str(probe) else database
         raise ConfigurationError(
             f"the data directory {directory} {what} ({target}: {error.strerror}). MetaCortex "

@@ -27,6 +27,7 @@ _COMMAND_MODULES: Final = (
     "metacortex.cli.data",
     "metacortex.cli.evaluate",
     "metacortex.cli.smoke",
+    "metacortex.cli.owner",
 )
 EXIT_USAGE: Final = 2
 

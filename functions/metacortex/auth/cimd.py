@@ -1,0 +1,146 @@
+"""Client ID Metadata Documents: a client_id that is an https URL names its own metadata.
+
+The fetch refuses anything but https, any host that resolves to a private,
+loopback, link-local or otherwise non-public address, redirects, bodies over
+``MAX_BYTES`` and answers slower than ``TIMEOUT_S``. Documents are cached in the
+store: fresh for ``FRESH``, and served stale for up to ``STALE`` when a refetch
+fails (hosted documents have been seen answering HTML, 403 or 503 at times).
+
+``test_origin`` (``METACORTEX_OAUTH_CIMD_TEST_ORIGIN``) lets tests serve documents
+from a loopback http fixture; it is never set in production.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import socket
+from datetime import timedelta
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+import anyio.to_thread
+import httpx2
+
+from metacortex.domain.records import utc_now
+from metacortex.owner.sessions import digest
+from metacortex.storage.base import MemoryStore
+
+KIND: Final = "cimd"
+MAX_BYTES: Final = 16 * 1024
+TIMEOUT_S: Final = 5.0
+FRESH: Final = timedelta(hours=1)
+STALE: Final = timedelta(days=2)
+
+
+class MetadataDocumentError(Exception):
+    """Why a client metadata document cannot be used (safe to show to the client)."""
+
+
+def is_metadata_url(client_id: str) -> bool:
+    return client_id.startswith(("https://", "http://"))
+
+
+def _public_address(address: str) -> bool:
+    ip = ipaddress.ip_address(address.split("%")[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_global and not ip.is_multicast
+
+
+class MetadataDocuments:
+    def __init__(self, store: MemoryStore, *, test_origin: str | None = None) -> None:
+        self._store = store
+        self._test_origin = test_origin.rstrip("/") if test_origin else None
+
+    async def get(self, url: str) -> dict[str, Any]:
+        """The validated document of ``url``, from the cache or fetched."""
+        key = digest(url)
+        cached = await anyio.to_thread.run_sync(self._store.auth_get, KIND, key)
+        now = utc_now()
+        if (
+            cached is not None
+            and now.timestamp() - float(cached["fetched_at"]) < FRESH.total_seconds()
+        ):
+            return dict(cached["document"])
+        try:
+            document = await self._fetch(url)
+        except MetadataDocumentError:
+            if cached is not None:
+                return dict(cached["document"])  # stale, but the host is having a bad moment
+            raise
+        record = {"document": document, "fetched_at": now.timestamp()}
+        await anyio.to_thread.run_sync(self._store.auth_put, KIND, key, record, now + STALE)
+        return document
+
+    def _check_url(self, url: str) -> bool:
+        """True when the URL is the test fixture's (no address checks)."""
+        if self._test_origin is not None and url.startswith(self._test_origin + "/"):
+            return True
+        parts = urlsplit(url)
+        if parts.scheme != "https":
+            raise MetadataDocumentError("a client_id URL must use https")
+        if not parts.hostname or parts.username or parts.password or parts.fragment:
+            raise MetadataDocumentError("a client_id URL needs a host and no credentials")
+        if parts.path in ("", "/"):
+            raise MetadataDocumentError("a client_id URL must have a path")
+        return False
+
+    async def _fetch(self, url: str) -> dict[str, Any]:
+        fixture = self._check_url(url)
+        if not fixture:
+            host = urlsplit(url).hostname or ""
+            try:
+                infos = await anyio.to_thread.run_sync(
+                    socket.getaddrinfo, host, 443, 0, socket.SOCK_STREAM
+                )
+            except OSError:
+                raise MetadataDocumentError(f"cannot resolve {host}") from None
+            if not infos or not all(_public_address(str(info[4][0])) for info in infos):
+                raise MetadataDocumentError(
+                    f"{host} resolves to a private or loopback address; refused"
+                )
+        try:
+            async with (
+                httpx2.AsyncClient(timeout=TIMEOUT_S, follow_redirects=False) as http,
+                http.stream("GET", url, headers={"accept": "application/json"}) as response,
+            ):
+                if response.status_code != 200:
+                    raise MetadataDocumentError(
+                        f"the client metadata document answered HTTP {response.status_code}"
+                    )
+                body = b""
+                async for chunk in response.aiter_bytes():
+                    body += chunk
+                    if len(body) > MAX_BYTES:
+                        raise MetadataDocumentError(
+                            f"the client metadata document is larger than {MAX_BYTES} bytes"
+                        )
+        except httpx2.HTTPError as error:
+            raise MetadataDocumentError(
+                f"cannot fetch the client metadata document: {type(error).__name__}"
+            ) from None
+        return _validated(url, body)
+
+
+def _validated(url: str, body: bytes) -> dict[str, Any]:
+    try:
+        document = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        raise MetadataDocumentError("the client metadata document is not JSON") from None
+    if not isinstance(document, dict):
+        raise MetadataDocumentError("the client metadata document is not a JSON object")
+    if document.get("client_id") != url:
+        raise MetadataDocumentError("the document's client_id is not the URL it was fetched from")
+    uris = document.get("redirect_uris")
+    if not isinstance(uris, list) or not uris or not all(isinstance(u, str) for u in uris):
+        raise MetadataDocumentError("the client metadata document lists no redirect_uris")
+    if "client_secret" in document:
+        raise MetadataDocumentError("a client metadata document must not carry a client_secret")
+    name = document.get("client_name")
+    return {
+        "client_id": url,
+        "client_name": name if isinstance(name, str) and name.strip() else None,
+        "redirect_uris": uris,
+        "token_endpoint_auth_method": str(document.get("token_endpoint_auth_method", "none")),
+    }

@@ -106,12 +106,12 @@ def oauth_server(directory: Path, **overrides: Any) -> Iterator[OAuthLive]:
         service = MemoryService(
             store, HashingEmbedder(), merger=SentenceUnionMerger(), describer=FixedImageDescriber()
         )
-        settings = make_settings(
-            directory / "data",
-            metacortex_oauth=True,
-            metacortex_oauth_cimd_test_origin=fixture_url,
+        values: dict[str, Any] = {
+            "metacortex_oauth": True,
+            "metacortex_oauth_cimd_test_origin": fixture_url,
             **overrides,
-        )
+        }
+        settings = make_settings(directory / "data", **values)
         app = create_app(settings, service)
         try:
             with serving(app) as url:
@@ -215,15 +215,14 @@ class Browserless:
             },
         )
 
-    def tokens(self, client_id: str, **params: str) -> dict[str, Any]:
+    def tokens(self, client_id: str, secret: str | None = None, **params: str) -> dict[str, Any]:
+        """Authorize (approving), then exchange the code; the token response."""
         verifier, challenge = pkce_pair()
         code = self.code_for(client_id, challenge, **params)
-        response = self.exchange(
-            client_id,
-            code,
-            verifier,
-            **({"resource": params["resource"]} if "resource" in params else {}),
-        )
+        extra = {"resource": params["resource"]} if "resource" in params else {}
+        if secret is not None:
+            extra["client_secret"] = secret
+        response = self.exchange(client_id, code, verifier, **extra)
         assert response.status_code == 200, response.text
         body: dict[str, Any] = response.json()
         return body

@@ -28,6 +28,7 @@ _COMMAND_MODULES: Final = (
     "metacortex.cli.evaluate",
     "metacortex.cli.smoke",
     "metacortex.cli.owner",
+    "metacortex.cli.oauth",
 )
 EXIT_USAGE: Final = 2
 

@@ -333,7 +333,7 @@ def test_a_replayed_code_is_refused_and_revokes_what_it_issued(
     assert tools_list(live.mcp, first["access_token"]).status_code == 401
 
 
-def test_a_wrong_pkce_verifier_is_refused(agent: Browserless) -> None:
+def test_a_wrong_pkce_verifier_is_refused(live: OAuthLive, agent: Browserless) -> None:
     client = agent.register()
     _, challenge = pkce_pair()
     code = agent.code_for(client["client_id"], challenge)
@@ -344,6 +344,7 @@ def test_a_wrong_pkce_verifier_is_refused(agent: Browserless) -> None:
         "error": "invalid_grant",
         "error_description": "code_verifier does not match the code_challenge",
     }
+    assert live.store.auth_list("grant") == []  # the spent code's grant is gone too
 
 
 def test_a_different_resource_at_the_token_endpoint_is_invalid_target(

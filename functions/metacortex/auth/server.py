@@ -451,18 +451,12 @@ class AuthorizationServer:
         binding, first = redeemed
         if not first:
             raise OAuthError("invalid_grant", "the code was already used; its tokens are revoked")
-        if binding["client_id"] != client.client_id:
-            raise OAuthError("invalid_grant", "the code was issued to another client")
-        redirect_uri = _field(form, "redirect_uri")
-        if (redirect_uri or binding["redirect_given"]) and redirect_uri != binding["redirect_uri"]:
-            raise OAuthError("invalid_grant", "redirect_uri differs from the authorization request")
-        if not (43 <= len(verifier) <= 128 and set(verifier) <= _VERIFIER_CHARS):
-            raise OAuthError("invalid_grant", "code_verifier must be 43-128 unreserved characters")
-        if not pkce_matches(verifier, str(binding["code_challenge"])):
-            raise OAuthError("invalid_grant", "code_verifier does not match the code_challenge")
-        resource = _field(form, "resource")
-        if resource is not None and _trim(resource) != binding["resource"]:
-            raise OAuthError("invalid_target", "resource differs from the one authorized")
+        try:
+            _check_code(form, client, binding, verifier)
+        except OAuthError:
+            # The code is spent: the grant it created can never be used, so it goes too.
+            await anyio.to_thread.run_sync(self.tokens.revoke_grant, str(binding["grant"]))
+            raise
         issued = await anyio.to_thread.run_sync(
             self.tokens.issue,
             str(binding["grant"]),
@@ -547,6 +541,21 @@ class _LazyProvider:
 
     async def register_client(self, client_info: Any) -> None:
         await self._server.clients.register_client(client_info)
+
+
+def _check_code(form: FormData, client: Client, binding: dict[str, Any], verifier: str) -> None:
+    if binding["client_id"] != client.client_id:
+        raise OAuthError("invalid_grant", "the code was issued to another client")
+    redirect_uri = _field(form, "redirect_uri")
+    if (redirect_uri or binding["redirect_given"]) and redirect_uri != binding["redirect_uri"]:
+        raise OAuthError("invalid_grant", "redirect_uri differs from the authorization request")
+    if not (43 <= len(verifier) <= 128 and set(verifier) <= _VERIFIER_CHARS):
+        raise OAuthError("invalid_grant", "code_verifier must be 43-128 unreserved characters")
+    if not pkce_matches(verifier, str(binding["code_challenge"])):
+        raise OAuthError("invalid_grant", "code_verifier does not match the code_challenge")
+    resource = _field(form, "resource")
+    if resource is not None and _trim(resource) != binding["resource"]:
+        raise OAuthError("invalid_target", "resource differs from the one authorized")
 
 
 def _field(form: FormData | None, name: str) -> str | None:

@@ -523,3 +523,43 @@ def test_the_cli_lists_and_revokes_grants_and_clients(
     assert tools_list(live.mcp, tokens["access_token"]).status_code == 401
     assert main(["oauth", "clients", "revoke", client["client_id"], *args]) == 0
     assert main(["oauth", "clients", "revoke", client["client_id"], *args]) == 2
+
+
+# ------------------------------------------------------------ ChatGPT shapes
+def test_a_grant_with_chatgpt_tools_offers_search_and_fetch_in_chatgpt_shape(
+    live: OAuthLive, agent: Browserless
+) -> None:
+    client = agent.register(client_name="ChatGPT")
+    verifier, challenge = pkce_pair()
+    location = agent.consent(agent.authorize(client["client_id"], challenge), chatgpt_tools="on")
+    token = agent.exchange(client["client_id"], query_of(location)["code"], verifier).json()[
+        "access_token"
+    ]
+    assert _tool_names(tools_list(live.mcp, token)) == [
+        "save_context",
+        "search_context",
+        "fetch_context",
+        "search",
+        "fetch",
+    ]
+    tool_call(live.mcp, token, "save_context", {"content": "The staging database is db-2."})
+
+    found = tool_call(live.mcp, token, "search", {"query": "staging database"}).json()["result"]
+    [item] = found["content"]
+    results = json.loads(item["text"])["results"]
+    assert results[0]["title"] == "The staging database is db-2."
+    assert set(results[0]) == {"id", "title", "url"}
+    fetched = tool_call(live.mcp, token, "fetch", {"id": results[0]["id"]}).json()["result"]
+    document = json.loads(fetched["content"][0]["text"])
+    assert document["text"] == "The staging database is db-2."
+    assert set(document) == {"id", "title", "text", "url", "metadata"}
+
+
+def test_without_the_option_search_and_fetch_are_not_offered(
+    live: OAuthLive, agent: Browserless
+) -> None:
+    client = agent.register()
+    token = agent.tokens(client["client_id"])["access_token"]
+    assert "search" not in _tool_names(tools_list(live.mcp, token))
+    refused = tool_call(live.mcp, token, "search", {"query": "x"}).json()["result"]
+    assert refused["isError"] is True

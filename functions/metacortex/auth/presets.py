@@ -97,4 +97,5 @@ def grant_profile(
         allowed_origins=endpoint.allowed_origins,
         allow_url_token=False,
         rate_limit_per_minute=min(rate_limit_per_minute, endpoint.rate_limit_per_minute),
+        chatgpt_data_tools=bool(grant.get("chatgpt_tools", False)),
     )

@@ -2,7 +2,10 @@
 
 ``memory:read`` covers the read tools, ``memory:write`` the writing ones;
 ``offline_access`` asks for a refresh token. A request without ``scope`` gets
-``DEFAULT_SCOPES`` (ChatGPT reconnects without one). Calling a tool the token's
+``DEFAULT_SCOPES`` (ChatGPT reconnects without one); scopes this server does not
+know are ignored (RFC 6749 §3.3 lets a server grant less than asked; the token
+response says what was granted), so a client asking for its own extra scope
+still connects. Calling a tool the token's
 scopes do not cover is an HTTP 403 ``insufficient_scope`` naming the scope needed.
 """
 
@@ -29,22 +32,14 @@ TOOL_SCOPE: Final = {
 }
 
 
-class ScopeError(ValueError):
-    pass
-
-
 def parse(raw: str | None) -> tuple[str, ...]:
-    """The requested scopes, in supported order; missing or blank means the default.
-
-    Whitespace of any amount separates scopes (Claude sends a leading space)."""
+    """The scopes to grant, in supported order: the known requested ones, with the
+    default access when none of them is a resource scope (missing, blank, only
+    ``offline_access`` or only unknown ones). Any whitespace separates scopes
+    (Claude sends a leading space)."""
     if raw is None or not raw.split():
         return DEFAULT_SCOPES
-    requested = set(raw.split())
-    unknown = sorted(requested - set(SUPPORTED))
-    if unknown:
-        raise ScopeError(
-            f"unknown scope {unknown[0]!r}; this server supports {' '.join(SUPPORTED)}"
-        )
+    requested = set(raw.split()) & set(SUPPORTED)
     if not requested & set(RESOURCE_SCOPES):
         requested |= set(DEFAULT_SCOPES)  # only offline_access: it wants the default access
     return tuple(scope for scope in SUPPORTED if scope in requested)

@@ -134,11 +134,9 @@ class AuthorizationServer:
     def routes(self) -> list[BaseRoute]:
         registration = RegistrationHandler(
             _LazyProvider(self),  # type: ignore[arg-type]
-            ClientRegistrationOptions(
-                enabled=True,
-                valid_scopes=list(scope_names.SUPPORTED),
-                default_scopes=list(scope_names.DEFAULT_SCOPES),
-            ),
+            # No scope check at registration: scopes are decided at authorize, where
+            # unknown ones are ignored (a client registering its own scope still works).
+            ClientRegistrationOptions(enabled=True),
         )
 
         async def register(request: Request) -> Response:
@@ -264,10 +262,9 @@ class AuthorizationServer:
         challenge = params.get("code_challenge")
         if not challenge or params.get("code_challenge_method") != "S256":
             return fail("invalid_request", "PKCE is required: code_challenge with method S256")
-        try:
-            scopes = scope_names.parse(params.get("scope"))
-        except scope_names.ScopeError as error:
-            return fail("invalid_scope", str(error))
+        if params.get("prompt") == "none":
+            return fail("consent_required", "the owner must approve this client on the page")
+        scopes = scope_names.parse(params.get("scope"))
         base = self.issuer(request)
         requested_resource = params.get("resource")
         resource = (
@@ -311,7 +308,7 @@ class AuthorizationServer:
         session = await self.owner.session(request)
         here = f"{self.issuer(request)}{CONSENT}?{urlencode({'request': request_id})}"
         if session is None:
-            return self.owner.sign_in_page(request, here, status_code=401 if form else 200)
+            return await self.owner.sign_in_page(request, here, status_code=401 if form else 200)
         try:
             client = await self.clients.get(str(pending["client_id"]))
         except UnknownClient as error:
@@ -489,10 +486,7 @@ class AuthorizationServer:
         scopes = tuple(binding["scopes"])
         asked = _field(form, "scope")
         if asked is not None and asked.split():
-            try:
-                narrowed = scope_names.parse(asked)
-            except scope_names.ScopeError as error:
-                raise OAuthError("invalid_scope", str(error)) from None
+            narrowed = scope_names.parse(asked)
             if not set(narrowed) <= set(scopes):
                 raise OAuthError("invalid_scope", "a refresh cannot widen the granted scopes")
             # offline_access stays: the family continues

@@ -167,7 +167,7 @@ class OwnerWeb:
             samesite="strict",
         )
 
-    def sign_in_page(
+    async def sign_in_page(
         self, request: Request, next_url: str, *, error: str | None = None, status_code: int = 200
     ) -> Response:
         """The sign-in form (also shown in place of a page that needs the owner)."""
@@ -180,7 +180,7 @@ class OwnerWeb:
                 "next_url": next_url,
                 "csrf": token,
                 "error": error,
-                "passphrase_set": is_set(self.store),
+                "passphrase_set": await anyio.to_thread.run_sync(is_set, self.store),
             },
             status_code=status_code,
         )
@@ -218,13 +218,13 @@ class OwnerWeb:
             session = await self.session(request)
             if session is not None:
                 return self.render(request, "signed_in.html", {"csrf": session.csrf})
-            return self.sign_in_page(request, request.query_params.get("next", ""))
+            return await self.sign_in_page(request, request.query_params.get("next", ""))
         form = await request.form()
         next_url = self._safe_next(request, _text(form.get("next")))
         cookie = request.cookies.get(self._pre_csrf_cookie(request))
         presented = _text(form.get(_PRE_CSRF_FIELD))
         if not cookie or not presented or not hmac.compare_digest(cookie, presented):
-            return self.sign_in_page(
+            return await self.sign_in_page(
                 request,
                 next_url,
                 error="The form expired. Please sign in again.",
@@ -235,7 +235,7 @@ class OwnerWeb:
             f"address:{client}", SIGN_IN_PER_MINUTE_PER_ADDRESS
         ) or self._limiter.acquire("overall", SIGN_IN_PER_MINUTE_OVERALL)
         if wait is not None:
-            response = self.sign_in_page(
+            response = await self.sign_in_page(
                 request,
                 next_url,
                 error=f"Too many sign-in attempts. Wait {wait} seconds and try again.",
@@ -246,7 +246,7 @@ class OwnerWeb:
         passphrase = _text(form.get("passphrase")) or ""
         ok = await anyio.to_thread.run_sync(verify_passphrase, self.store, passphrase)
         if not ok:
-            return self.sign_in_page(
+            return await self.sign_in_page(
                 request, next_url, error="That passphrase is not correct.", status_code=401
             )
         value, _ = await anyio.to_thread.run_sync(self.sessions.create)
@@ -259,7 +259,9 @@ class OwnerWeb:
         form = await request.form()
         session = await self.session(request)
         if session is None or not session.csrf_matches(_text(form.get("csrf"))):
-            return self.sign_in_page(request, "", error="You are not signed in.", status_code=403)
+            return await self.sign_in_page(
+                request, "", error="You are not signed in.", status_code=403
+            )
         value = request.cookies.get(self.cookie_name(request))
         await anyio.to_thread.run_sync(self.sessions.end, value)
         response = RedirectResponse(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import html
 import re
 import secrets
 import socket
@@ -24,7 +25,7 @@ import httpx2
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from metacortex.owner import set_passphrase
@@ -76,7 +77,12 @@ class MetadataFixture:
                 return JSONResponse({"error": "not found"}, status_code=404)
             return JSONResponse(self.documents[name])
 
-        return Starlette(routes=[Route("/clients/{name}.json", document)])
+        async def launch(request: Request) -> Response:
+            # A page on another site linking to ``to``: the client's page in real life.
+            target = html.escape(request.query_params["to"], quote=True)
+            return HTMLResponse(f'<!doctype html><a id="go" href="{target}">connect</a>')
+
+        return Starlette(routes=[Route("/clients/{name}.json", document), Route("/launch", launch)])
 
     def add(self, name: str, **fields: Any) -> str:
         client_id = f"{self.url}/clients/{name}.json"

@@ -291,3 +291,39 @@ async def test_dcr_client_deny_and_every_token_rule(browser: Browser) -> None:
     live.store.auth_delete("grant", grant_id)  # what `metacortex oauth grants revoke` does
     assert tools_list(live.mcp, tokens["access_token"]).status_code == 401
     assert _refresh(live, client_id, tokens["refresh_token"]).json()["error"] == "invalid_grant"
+
+
+@pytest.mark.anyio
+async def test_a_signed_in_owner_arriving_from_another_site_is_not_asked_again(
+    browser: Browser,
+) -> None:
+    live = browser.live
+    page = browser.page
+    server = live.url.replace("127.0.0.1", "localhost")  # another site than the fixture's
+    await page.goto(server + "/owner/sign-in")
+    await browser.sign_in_if_asked()
+    await page.get_by_role("heading", name="You are signed in").wait_for()
+    registered = httpx2.post(
+        server + "/oauth/register",
+        json={"redirect_uris": [LOCAL_REDIRECT], "token_endpoint_auth_method": "none"},
+    ).json()
+    _, challenge = pkce_pair()
+    authorize = str(
+        httpx2.URL(
+            server + "/oauth/authorize",
+            params={
+                "response_type": "code",
+                "client_id": registered["client_id"],
+                "redirect_uri": LOCAL_REDIRECT,
+                "code_challenge": challenge,
+                "code_challenge_method": "S256",
+                "resource": server + "/mcp",
+            },
+        )
+    )
+
+    await page.goto(str(httpx2.URL(live.documents.url + "/launch", params={"to": authorize})))
+    await page.click("#go")  # a cross-site navigation: SameSite=Strict cookies stay behind
+
+    await page.get_by_role("heading", name=re.compile("Allow")).wait_for()
+    assert await page.locator("#passphrase").count() == 0

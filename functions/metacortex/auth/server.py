@@ -307,6 +307,11 @@ class AuthorizationServer:
             )
         session = await self.owner.session(request)
         here = f"{self.issuer(request)}{CONSENT}?{urlencode({'request': request_id})}"
+        if session is None and form is None and _arrived_cross_site(request):
+            # The SameSite=Strict session cookie is withheld on a navigation that started
+            # on another site (the client's page). One same-origin hop makes the browser
+            # send it, so a signed-in owner is not asked for the passphrase again.
+            return self.owner.render(request, "hop.html", {"next_url": here + "&hop=1"})
         if session is None:
             return await self.owner.sign_in_page(request, here, status_code=401 if form else 200)
         try:
@@ -550,6 +555,12 @@ def _check_code(form: FormData, client: Client, binding: dict[str, Any], verifie
     resource = _field(form, "resource")
     if resource is not None and _trim(resource) != binding["resource"]:
         raise OAuthError("invalid_target", "resource differs from the one authorized")
+
+
+def _arrived_cross_site(request: Request) -> bool:
+    return (
+        request.headers.get("sec-fetch-site") == "cross-site" and "hop" not in request.query_params
+    )
 
 
 def _field(form: FormData | None, name: str) -> str | None:

@@ -260,3 +260,44 @@ def tool_call(url: str, token: str, name: str, arguments: dict[str, Any]) -> htt
             "params": {"name": name, "arguments": arguments},
         },
     )
+
+
+def approve_over_http(
+    http: httpx2.Client,
+    authorization_url: str,
+    passphrase: str = PASSPHRASE,
+    preset: str = "read-write",
+) -> dict[str, str]:
+    """Follow an authorization URL like a browser would, signing in if asked and
+    approving; the parameters the client's redirect URI receives. Works under any
+    base path: every URL is taken from the pages themselves."""
+    answer = http.get(authorization_url)
+    assert answer.status_code == 303, answer.text
+    consent_url = answer.headers["location"]
+    page = http.get(consent_url)
+    if 'name="passphrase"' in page.text:
+        action = re.search(r'<form method="post" action="([^"]+)"', page.text)
+        assert action is not None
+        signed = http.post(
+            action.group(1),
+            data={
+                "csrf": hidden(page.text, "csrf"),
+                "next": hidden(page.text, "next"),
+                "passphrase": passphrase,
+            },
+        )
+        assert signed.status_code == 303, signed.text
+        page = http.get(signed.headers["location"])
+    action = re.search(r'<form method="post" action="([^"]+)"', page.text)
+    assert action is not None, page.text
+    decided = http.post(
+        action.group(1),
+        data={
+            "csrf": hidden(page.text, "csrf"),
+            "request": hidden(page.text, "request"),
+            "decision": "approve",
+            "preset": preset,
+        },
+    )
+    assert decided.status_code == 303, decided.text
+    return query_of(decided.headers["location"])

@@ -570,3 +570,22 @@ def test_without_the_option_search_and_fetch_are_not_offered(
     assert "search" not in _tool_names(tools_list(live.mcp, token))
     refused = tool_call(live.mcp, token, "search", {"query": "x"}).json()["result"]
     assert refused["isError"] is True
+
+
+def test_behind_a_stripped_prefix_every_url_stays_under_the_public_base(tmp_path: Path) -> None:
+    """cloudfunctions.net delivers ``/metaCortexMcp/x`` as ``/x``: with METACORTEX_PUBLIC_URL
+    the challenge, resource metadata and issuer all name URLs under the prefix, and the
+    issuer's metadata is at the OIDC form that stays under it."""
+    public = "https://fn.example.net/metaCortexMcp"
+    with oauth_server(tmp_path, metacortex_public_url=public) as live:
+        challenge = mcp_post(live.mcp, None, {"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        assert (
+            f'resource_metadata="{public}/.well-known/oauth-protected-resource/mcp"'
+            in challenge.headers["www-authenticate"]
+        )
+        resource = httpx2.get(f"{live.url}/.well-known/oauth-protected-resource/mcp").json()
+        assert resource["resource"] == public + "/mcp"
+        assert resource["authorization_servers"] == [public]
+        server = httpx2.get(f"{live.url}/.well-known/openid-configuration").json()
+        assert server["issuer"] == public
+        assert server["authorization_endpoint"] == public + "/oauth/authorize"

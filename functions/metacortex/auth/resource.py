@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from typing import Any, Final
-from urllib.parse import urlsplit
 
 import anyio.to_thread
 from starlette.requests import Request
@@ -41,9 +40,13 @@ def resource_url(base: str, route: Route) -> str:
 
 
 def metadata_url(base: str, path: str) -> str:
-    """Where the metadata of the resource ``base + path`` is served (path-inserted)."""
-    parts = urlsplit(base)
-    return f"{parts.scheme}://{parts.netloc}{WELL_KNOWN_PRM}{parts.path}{path}"
+    """The metadata URL a challenge names for the resource ``base + path``.
+
+    Without a path in the base this is the RFC 9728 path-inserted URI. Under a
+    prefix (``…/metaCortexMcp``) it stays under the prefix, because
+    cloudfunctions.net delivers only paths that start with the function's name;
+    the path-inserted form is served as well, for hosts that route the root."""
+    return f"{base}{WELL_KNOWN_PRM}{path}"
 
 
 class OAuthResource:

@@ -55,6 +55,7 @@ TOKEN: Final = "/oauth/token"  # noqa: S105 (a path, not a credential)
 REVOKE: Final = "/oauth/revoke"
 REGISTER: Final = "/oauth/register"
 WELL_KNOWN_AS: Final = "/.well-known/oauth-authorization-server"
+WELL_KNOWN_OIDC: Final = "/.well-known/openid-configuration"
 AUTH_METHODS: Final = ("none", "client_secret_post", "client_secret_basic")
 _NO_STORE: Final = {"cache-control": "no-store", "pragma": "no-cache"}
 _CORS: Final = {"access-control-allow-origin": "*"}
@@ -148,6 +149,9 @@ class AuthorizationServer:
         for prefix in ("", FUNCTION_PREFIX):
             routes += [
                 Route(prefix + WELL_KNOWN_AS + "{rest:path}", self.as_metadata, methods=["GET"]),
+                # The same document where OIDC discovery looks: under a prefix it is the
+                # one form cloudfunctions.net delivers (<issuer>/.well-known/openid-…).
+                Route(prefix + WELL_KNOWN_OIDC + "{rest:path}", self.as_metadata, methods=["GET"]),
                 Route(
                     prefix + WELL_KNOWN_PRM + "{rest:path}",
                     self.resource_metadata,
@@ -177,6 +181,8 @@ class AuthorizationServer:
     async def as_metadata(self, request: Request) -> Response:
         issuer = self.issuer(request)
         rest = request.path_params.get("rest", "")
+        if rest == FUNCTION_PREFIX and not self.settings.metacortex_public_url:
+            issuer = origin_of(issuer) + FUNCTION_PREFIX  # path-inserted issuer under the prefix
         if rest not in ("", urlsplit(issuer).path):
             return _not_found()
         return JSONResponse(

@@ -28,7 +28,8 @@ _PATTERN: Final = re.compile(
 )
 _AUTH_PATTERN: Final = re.compile(
     r"^(?:/metaCortexMcp)?"
-    r"(?:/\.well-known/oauth-(?:protected-resource|authorization-server)(?:/[^?#]*)?"
+    r"(?:/\.well-known/(?:oauth-protected-resource|oauth-authorization-server"
+    r"|openid-configuration)(?:/[^?#]*)?"
     r"|/oauth/[a-z-]+|/owner/[a-z./-]+)$"
 )
 # A claimed client id is attacker-controlled; only a short URL-safe one is echoed into

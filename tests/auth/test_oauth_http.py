@@ -589,3 +589,18 @@ def test_behind_a_stripped_prefix_every_url_stays_under_the_public_base(tmp_path
         server = httpx2.get(f"{live.url}/.well-known/openid-configuration").json()
         assert server["issuer"] == public
         assert server["authorization_endpoint"] == public + "/oauth/authorize"
+
+
+def test_registration_is_rate_limited_per_address(live: OAuthLive) -> None:
+    body = {"redirect_uris": [CALLBACK], "token_endpoint_auth_method": "none"}
+    statuses = [httpx2.post(live.url + "/oauth/register", json=body).status_code for _ in range(21)]
+    assert statuses[:20] == [201] * 20
+    assert statuses[20] == 429
+
+
+def test_oauth_and_owner_posts_have_the_same_body_limit(live: OAuthLive) -> None:
+    big = "x" * (1024 * 1024 + 1)
+    for path in ("/oauth/token", "/oauth/register", "/owner/sign-in"):
+        answer = httpx2.post(live.url + path, content=big, headers={"content-type": "text/plain"})
+        assert answer.status_code == 413
+        assert answer.json()["error"]["code"] == "payload_too_large"

@@ -44,6 +44,7 @@ from metacortex.auth.tokens import Issued, TokenStore, pkce_matches
 from metacortex.config import Settings
 from metacortex.owner import OwnerWeb, public_base, templates
 from metacortex.owner.web import origin_of
+from metacortex.server.ratelimit import RateLimiter
 from metacortex.server.routes import FUNCTION_PREFIX
 from metacortex.server.runtime import Runtime
 from metacortex.storage.base import MemoryStore
@@ -57,6 +58,9 @@ REGISTER: Final = "/oauth/register"
 WELL_KNOWN_AS: Final = "/.well-known/oauth-authorization-server"
 WELL_KNOWN_OIDC: Final = "/.well-known/openid-configuration"
 AUTH_METHODS: Final = ("none", "client_secret_post", "client_secret_basic")
+# Registrations write a record each; Claude registers up to twice per connect.
+REGISTRATIONS_PER_MINUTE_PER_ADDRESS: Final = 20
+REGISTRATIONS_PER_MINUTE_OVERALL: Final = 120
 _NO_STORE: Final = {"cache-control": "no-store", "pragma": "no-cache"}
 _CORS: Final = {"access-control-allow-origin": "*"}
 _VERIFIER_CHARS: Final = frozenset(
@@ -140,7 +144,21 @@ class AuthorizationServer:
             ClientRegistrationOptions(enabled=True),
         )
 
+        limiter = RateLimiter()
+
         async def register(request: Request) -> Response:
+            address = request.client.host if request.client else "unknown"
+            wait = limiter.acquire(f"address:{address}", REGISTRATIONS_PER_MINUTE_PER_ADDRESS)
+            wait = wait or limiter.acquire("overall", REGISTRATIONS_PER_MINUTE_OVERALL)
+            if wait is not None:
+                return JSONResponse(
+                    {
+                        "error": "temporarily_unavailable",
+                        "error_description": f"too many registrations; retry after {wait} s",
+                    },
+                    status_code=429,
+                    headers={**_NO_STORE, **_CORS, "retry-after": str(wait)},
+                )
             response = await registration.handle(request)
             response.headers.update({**_NO_STORE, **_CORS})
             return response

@@ -144,7 +144,7 @@ class RequestGuard:
             await self._reject(scope, send, route, started, _HOST_NOT_ALLOWED)
             return
         if route.kind == "auth":
-            await self.app(scope, receive, send)
+            await self._pass_through(scope, receive, send, route, headers, started)
             return
         if method == "OPTIONS":
             await self._preflight(scope, send, route, headers, started)
@@ -214,6 +214,45 @@ class RequestGuard:
         if from_url and not profile.allow_url_token:
             return None
         return profile
+
+    # ------------------------------------------------------------ auth pages
+    async def _pass_through(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        route: Route,
+        headers: Headers,
+        started: float,
+    ) -> None:
+        """OAuth and owner routes: the same body limit, then the router; one access log."""
+        body = b""
+        if scope["method"] == "POST":
+            try:
+                body = await self._read_body(headers, receive)
+            except _BodyTooLarge:
+                await self._reject(scope, send, route, started, self._too_large())
+                return
+            except _Disconnected:
+                return
+        status = 0
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if scope["method"] == "POST" and not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        async def watch(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        await self.app(scope, replay, watch)
+        self._access_log(scope, route, status, started, None)
 
     # ------------------------------------------------------------------ body
     async def _read_body(self, headers: Headers, receive: Receive) -> bytes:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import socket
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any, Final
 from urllib.parse import urlsplit
@@ -27,6 +28,7 @@ from metacortex.owner.sessions import digest
 from metacortex.storage.base import MemoryStore
 
 KIND: Final = "cimd"
+JWKS_KIND: Final = "jwks"
 MAX_BYTES: Final = 16 * 1024
 TIMEOUT_S: Final = 5.0
 FRESH: Final = timedelta(hours=1)
@@ -54,23 +56,30 @@ class MetadataDocuments:
         self._test_origin = test_origin.rstrip("/") if test_origin else None
 
     async def get(self, url: str) -> dict[str, Any]:
-        """The validated document of ``url``, from the cache or fetched."""
+        """The validated client metadata document of ``url``, cached or fetched."""
+        return await self._cached(KIND, url, lambda body: _validated(url, body))
+
+    async def jwks(self, url: str) -> dict[str, Any]:
+        """A client's JSON Web Key Set (for ``private_key_jwt``), same rules and cache."""
+        return await self._cached(JWKS_KIND, url, _validated_jwks)
+
+    async def _cached(
+        self, kind: str, url: str, validate: Callable[[bytes], dict[str, Any]]
+    ) -> dict[str, Any]:
         key = digest(url)
-        cached = await anyio.to_thread.run_sync(self._store.auth_get, KIND, key)
+        cached = await anyio.to_thread.run_sync(self._store.auth_get, kind, key)
         now = utc_now()
-        if (
-            cached is not None
-            and now.timestamp() - float(cached["fetched_at"]) < FRESH.total_seconds()
-        ):
+        age = now.timestamp() - float(cached["fetched_at"]) if cached is not None else None
+        if cached is not None and age is not None and age < FRESH.total_seconds():
             return dict(cached["document"])
         try:
-            document = await self._fetch(url)
+            document = validate(await self._fetch(url))
         except MetadataDocumentError:
             if cached is not None:
                 return dict(cached["document"])  # stale, but the host is having a bad moment
             raise
         record = {"document": document, "fetched_at": now.timestamp()}
-        await anyio.to_thread.run_sync(self._store.auth_put, KIND, key, record, now + STALE)
+        await anyio.to_thread.run_sync(self._store.auth_put, kind, key, record, now + STALE)
         return document
 
     def _check_url(self, url: str) -> bool:
@@ -86,7 +95,7 @@ class MetadataDocuments:
             raise MetadataDocumentError("a client_id URL must have a path")
         return False
 
-    async def _fetch(self, url: str) -> dict[str, Any]:
+    async def _fetch(self, url: str) -> bytes:
         fixture = self._check_url(url)
         if not fixture:
             host = urlsplit(url).hostname or ""
@@ -120,7 +129,17 @@ class MetadataDocuments:
             raise MetadataDocumentError(
                 f"cannot fetch the client metadata document: {type(error).__name__}"
             ) from None
-        return _validated(url, body)
+        return body
+
+
+def _validated_jwks(body: bytes) -> dict[str, Any]:
+    try:
+        document = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        raise MetadataDocumentError("the client's jwks_uri did not answer JSON") from None
+    if not isinstance(document, dict) or not isinstance(document.get("keys"), list):
+        raise MetadataDocumentError("the client's jwks_uri is not a JSON Web Key Set")
+    return {"keys": document["keys"]}
 
 
 def _validated(url: str, body: bytes) -> dict[str, Any]:
@@ -138,9 +157,16 @@ def _validated(url: str, body: bytes) -> dict[str, Any]:
     if "client_secret" in document:
         raise MetadataDocumentError("a client metadata document must not carry a client_secret")
     name = document.get("client_name")
+    method = str(document.get("token_endpoint_auth_method", "none"))
+    jwks_uri = document.get("jwks_uri")
+    jwks = document.get("jwks")
+    if method == "private_key_jwt" and not isinstance(jwks_uri, str) and not isinstance(jwks, dict):
+        raise MetadataDocumentError("a private_key_jwt client must publish jwks_uri or jwks")
     return {
         "client_id": url,
         "client_name": name if isinstance(name, str) and name.strip() else None,
         "redirect_uris": uris,
-        "token_endpoint_auth_method": str(document.get("token_endpoint_auth_method", "none")),
+        "token_endpoint_auth_method": method,
+        "jwks_uri": jwks_uri if isinstance(jwks_uri, str) else None,
+        "jwks": jwks if isinstance(jwks, dict) else None,
     }

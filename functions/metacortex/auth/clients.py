@@ -38,6 +38,8 @@ class Client:
     auth_method: str  # none | client_secret_post | client_secret_basic | private_key_jwt
     secret_sha256: str | None
     registered_by: str  # "metadata document" | "dynamic registration"
+    jwks_uri: str | None = None
+    jwks: dict[str, Any] | None = None
 
     def display_name(self) -> str:
         return self.name or urlsplit(self.redirect_uris[0]).hostname or self.client_id
@@ -104,6 +106,8 @@ class ClientRegistry:
                 auth_method=document["token_endpoint_auth_method"],
                 secret_sha256=None,
                 registered_by="metadata document",
+                jwks_uri=document.get("jwks_uri"),
+                jwks=document.get("jwks"),
             )
         record = await anyio.to_thread.run_sync(self._store.auth_get, KIND, client_id)
         if record is None:

@@ -36,6 +36,13 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from metacortex.auth import scopes as scope_names
+from metacortex.auth.assertions import (
+    ALGORITHMS,
+    ASSERTION_TYPE,
+    InvalidAssertion,
+    claimed_client_id,
+    verify_assertion,
+)
 from metacortex.auth.cimd import MetadataDocuments
 from metacortex.auth.clients import Client, ClientRegistry, UnknownClient
 from metacortex.auth.presets import BY_ID, PRESETS, known_client
@@ -57,7 +64,7 @@ REVOKE: Final = "/oauth/revoke"
 REGISTER: Final = "/oauth/register"
 WELL_KNOWN_AS: Final = "/.well-known/oauth-authorization-server"
 WELL_KNOWN_OIDC: Final = "/.well-known/openid-configuration"
-AUTH_METHODS: Final = ("none", "client_secret_post", "client_secret_basic")
+AUTH_METHODS: Final = ("none", "client_secret_post", "client_secret_basic", "private_key_jwt")
 # Registrations write a record each; Claude registers up to twice per connect.
 REGISTRATIONS_PER_MINUTE_PER_ADDRESS: Final = 20
 REGISTRATIONS_PER_MINUTE_OVERALL: Final = 120
@@ -96,6 +103,7 @@ class AuthorizationServer:
         self._store: MemoryStore | None = None
         self._tokens: TokenStore | None = None
         self._clients: ClientRegistry | None = None
+        self._documents: MetadataDocuments | None = None
         self.owner = OwnerWeb(
             settings, self._require_store, page_templates=templates(HERE / "templates")
         )
@@ -114,10 +122,10 @@ class AuthorizationServer:
             timedelta(minutes=self.settings.metacortex_oauth_access_token_minutes),
             timedelta(days=self.settings.metacortex_oauth_refresh_token_days),
         )
-        documents = MetadataDocuments(
+        self._documents = MetadataDocuments(
             store, test_origin=self.settings.metacortex_oauth_cimd_test_origin
         )
-        self._clients = ClientRegistry(store, documents)
+        self._clients = ClientRegistry(store, self._documents)
         return OAuthResource(self.settings, self.runtime.profiles, self._tokens)
 
     @property
@@ -125,6 +133,12 @@ class AuthorizationServer:
         if self._tokens is None:
             raise RuntimeError("the OAuth server is not started")
         return self._tokens
+
+    @property
+    def documents(self) -> MetadataDocuments:
+        if self._documents is None:
+            raise RuntimeError("the OAuth server is not started")
+        return self._documents
 
     @property
     def clients(self) -> ClientRegistry:
@@ -216,6 +230,7 @@ class AuthorizationServer:
                 "grant_types_supported": ["authorization_code", "refresh_token"],
                 "token_endpoint_auth_methods_supported": list(AUTH_METHODS),
                 "revocation_endpoint_auth_methods_supported": list(AUTH_METHODS),
+                "token_endpoint_auth_signing_alg_values_supported": list(ALGORITHMS),
                 "code_challenge_methods_supported": ["S256"],
                 "client_id_metadata_document_supported": True,
                 "authorization_response_iss_parameter_supported": True,
@@ -429,6 +444,7 @@ class AuthorizationServer:
     async def _client(self, request: Request, form: FormData) -> Client:
         client_id = _field(form, "client_id")
         secret = _field(form, "client_secret")
+        assertion = _field(form, "client_assertion")
         authorization = request.headers.get("authorization", "")
         if authorization.lower().startswith("basic "):
             try:
@@ -437,15 +453,44 @@ class AuthorizationServer:
                 raise OAuthError("invalid_client", "malformed Basic credentials", 401) from None
             basic_id, _, basic_secret = decoded.partition(":")
             client_id, secret = unquote(basic_id), unquote(basic_secret)
+        if not client_id and assertion:
+            client_id = claimed_client_id(assertion)
         if not client_id:
             raise OAuthError("invalid_client", "client_id is required", 401)
         try:
             client = await self.clients.get(client_id)
         except UnknownClient as error:
             raise OAuthError("invalid_client", str(error), 401) from None
-        if not client.secret_matches(secret):
+        if client.auth_method == "private_key_jwt" or assertion is not None:
+            await self._verify_assertion(request, form, client, assertion)
+        elif not client.secret_matches(secret):
             raise OAuthError("invalid_client", "client authentication failed", 401)
         return client
+
+    async def _verify_assertion(
+        self, request: Request, form: FormData, client: Client, assertion: str | None
+    ) -> None:
+        if client.auth_method != "private_key_jwt":
+            raise OAuthError("invalid_client", "this client does not use private_key_jwt", 401)
+        if not assertion or _field(form, "client_assertion_type") != ASSERTION_TYPE:
+            raise OAuthError(
+                "invalid_client",
+                f"authenticate with client_assertion_type={ASSERTION_TYPE} and client_assertion",
+                401,
+            )
+        issuer = self.issuer(request)
+        try:
+            await verify_assertion(
+                assertion,
+                client_id=client.client_id,
+                jwks=client.jwks,
+                jwks_uri=client.jwks_uri,
+                documents=self.documents,
+                store=self._require_store(),
+                audiences=(issuer + TOKEN, issuer, issuer + REVOKE),
+            )
+        except InvalidAssertion as error:
+            raise OAuthError("invalid_client", str(error), 401) from None
 
     async def token(self, request: Request) -> Response:
         if request.method == "OPTIONS":

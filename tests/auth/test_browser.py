@@ -201,6 +201,17 @@ async def test_cimd_client_signs_in_approves_and_calls_search_context(browser: B
     assert await page.locator("#preset-read-write").is_checked()  # ChatGPT's default
     assert await page.locator("#chatgpt-tools").is_checked()
     assert "chatgpt.com" in await page.locator("dl").inner_text()
+    unlabeled = await page.evaluate(
+        "[...document.querySelectorAll('input:not([type=hidden])')]"
+        ".filter(i => i.labels.length === 0).length"
+    )
+    assert unlabeled == 0
+    assert await page.evaluate("document.documentElement.lang") == "en"
+    focused = []
+    for _ in range(8):  # the keyboard alone reaches the decision
+        await page.keyboard.press("Tab")
+        focused.append(await page.evaluate("document.activeElement.textContent.trim()"))
+    assert "Allow" in focused
     await page.screenshot(path=str(browser.shots / "consent.png"), full_page=True)
     await page.set_viewport_size({"width": 375, "height": 900})
     width = await page.evaluate("document.documentElement.scrollWidth")

@@ -604,3 +604,32 @@ def test_oauth_and_owner_posts_have_the_same_body_limit(live: OAuthLive) -> None
         answer = httpx2.post(live.url + path, content=big, headers={"content-type": "text/plain"})
         assert answer.status_code == 413
         assert answer.json()["error"]["code"] == "payload_too_large"
+
+
+def test_consent_and_reuse_are_logged_without_any_secret(
+    live: OAuthLive, agent: Browserless, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level("INFO", logger="metacortex.server")
+    client = agent.register(token_endpoint_auth_method="client_secret_post")
+    verifier, challenge = pkce_pair()
+    code = agent.code_for(client["client_id"], challenge)
+    tokens = agent.exchange(
+        client["client_id"], code, verifier, client_secret=client["client_secret"]
+    ).json()
+    for _ in range(2):
+        agent.http.post(
+            "/oauth/token",
+            data={
+                "grant_type": "refresh_token",
+                "refresh_token": tokens["refresh_token"],
+                "client_id": client["client_id"],
+                "client_secret": client["client_secret"],
+            },
+        )
+
+    messages = [record.getMessage() for record in caplog.records]
+    assert "oauth grant created" in messages
+    assert "oauth refresh token reused: grant revoked" in messages
+    everything = "\n".join(str(record.__dict__) for record in caplog.records)
+    for secret in (code, client["client_secret"], tokens["access_token"], tokens["refresh_token"]):
+        assert secret not in everything

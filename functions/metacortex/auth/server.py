@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import logging
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, Final
@@ -51,6 +52,7 @@ from metacortex.auth.tokens import Issued, TokenStore, pkce_matches
 from metacortex.config import Settings
 from metacortex.owner import OwnerWeb, public_base, templates
 from metacortex.owner.web import origin_of
+from metacortex.server.logs import log
 from metacortex.server.ratelimit import RateLimiter
 from metacortex.server.routes import FUNCTION_PREFIX
 from metacortex.server.runtime import Runtime
@@ -367,6 +369,7 @@ class AuthorizationServer:
             return self._error_page(request, "This authorization request was already answered.")
         kept = {"state": str(taken["state"])} if taken.get("state") is not None else {}
         if _field(form, "decision") != "approve":
+            log(logging.INFO, "oauth consent denied", oauth_client=str(taken["client_id"])[:200])
             return self._redirect(
                 request,
                 redirect_uri,
@@ -386,6 +389,15 @@ class AuthorizationServer:
             "chatgpt_tools": _field(form, "chatgpt_tools") == "on",
         }
         grant_id = await anyio.to_thread.run_sync(self.tokens.create_grant, grant)
+        log(
+            logging.INFO,
+            "oauth grant created",
+            grant_id=grant_id,
+            oauth_client=client.client_id[:200],
+            redirect_host=redirect_host,
+            resource=str(taken["resource"]),
+            preset=preset.id,
+        )
         code = await anyio.to_thread.run_sync(
             self.tokens.issue_code,
             {
@@ -521,6 +533,7 @@ class AuthorizationServer:
             raise OAuthError("invalid_grant", "the code is unknown or expired")
         binding, first = redeemed
         if not first:
+            log(logging.WARNING, "oauth code replayed: grant revoked", grant_id=binding["grant"])
             raise OAuthError("invalid_grant", "the code was already used; its tokens are revoked")
         try:
             _check_code(form, client, binding, verifier)
@@ -546,6 +559,11 @@ class AuthorizationServer:
             raise OAuthError("invalid_grant", "the refresh token is unknown or expired")
         binding, first = rotated
         if not first:
+            log(
+                logging.WARNING,
+                "oauth refresh token reused: grant revoked",
+                grant_id=binding["grant"],
+            )
             raise OAuthError(
                 "invalid_grant", "the refresh token was already used; the grant is revoked"
             )

@@ -432,6 +432,12 @@ def test_a_grant_never_exceeds_its_endpoint_profile(live: OAuthLive, agent: Brow
     client = agent.register()
     verifier, challenge = pkce_pair()
     web = live.url + "/clients/web/mcp"
+    _, other_challenge = pkce_pair()
+    shown = agent.http.get(
+        agent.authorize(client["client_id"], other_challenge, resource=web).headers["location"]
+    ).text
+    assert "list_context" not in shown  # the page shows what the grant would really get
+    assert "save_context" in shown
     location = agent.consent(
         agent.authorize(client["client_id"], challenge, resource=web), preset="curator"
     )

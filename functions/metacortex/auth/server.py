@@ -54,7 +54,7 @@ from metacortex.owner import OwnerWeb, public_base, templates
 from metacortex.owner.web import origin_of
 from metacortex.server.logs import log
 from metacortex.server.ratelimit import RateLimiter
-from metacortex.server.routes import FUNCTION_PREFIX
+from metacortex.server.routes import FUNCTION_PREFIX, resolve
 from metacortex.server.runtime import Runtime
 from metacortex.storage.base import MemoryStore
 
@@ -435,22 +435,35 @@ class AuthorizationServer:
                 else None,
                 "resource": pending["resource"],
                 "scopes": " ".join(scopes),
-                "presets": [
-                    {
-                        "id": p.id,
-                        "title": p.title,
-                        "summary": p.summary,
-                        "tools": p.tools,
-                        "states": [s.value for s in p.states],
-                    }
-                    for p in PRESETS
-                ],
+                "presets": self._presets_at(request, str(pending["resource"])),
                 "chosen": known.preset if known is not None else "read",
                 "chatgpt_tools": known.chatgpt_tools if known is not None else False,
                 "offline": scope_names.OFFLINE in scopes,
             },
             form_targets=(origin_of(redirect_uri),),
         )
+
+    def _presets_at(self, request: Request, resource: str) -> list[dict[str, Any]]:
+        """Each preset as it applies at the endpoint: what the grant would really get."""
+        base = self.issuer(request)
+        route = resolve(resource[len(base) :]) if resource.startswith(base + "/") else None
+        endpoint = self.runtime.profiles.get(route.client_id) if route is not None else None
+        shown: list[dict[str, Any]] = []
+        for preset in PRESETS:
+            tools = [t for t in preset.tools if endpoint is None or t in endpoint.allowed_tools]
+            states = [
+                s.value for s in preset.states if endpoint is None or s in endpoint.readable_states
+            ]
+            shown.append(
+                {
+                    "id": preset.id,
+                    "title": preset.title,
+                    "summary": preset.summary,
+                    "tools": tools,
+                    "states": states if states or endpoint is None else [endpoint.default_state],
+                }
+            )
+        return shown
 
     # ------------------------------------------------------------- token
     async def _client(self, request: Request, form: FormData) -> Client:

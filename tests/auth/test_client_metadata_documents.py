@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from metacortex.auth.cimd import MetadataDocumentError, MetadataDocuments
+from metacortex.auth.cimd import MetadataDocumentError, MetadataDocuments, fetch_limited
 from metacortex.owner.sessions import digest
 from metacortex.storage.sqlite import SQLiteStore
 from tests.oauth_support import MetadataFixture, serving
@@ -106,3 +106,16 @@ async def test_documents_are_cached_and_served_stale_when_the_host_fails(
     store.auth_delete("cimd", digest(client_id))
     with pytest.raises(MetadataDocumentError, match="503"):
         await documents.get(client_id)
+
+
+@pytest.mark.anyio
+async def test_the_fetch_connects_to_the_checked_address_not_to_a_new_dns_answer(
+    fixture: MetadataFixture,
+) -> None:
+    fixture.add("pinned", redirect_uris=["https://app.example/cb"])
+    port = fixture.url.rsplit(":", 1)[1]
+    # .invalid never resolves: only the pinned address can have answered.
+    body = await fetch_limited(f"http://pinned.invalid:{port}/clients/pinned.json", "127.0.0.1")
+    assert b"pinned.json" in body
+    with pytest.raises(MetadataDocumentError, match="cannot fetch"):
+        await fetch_limited(f"http://pinned.invalid:{port}/clients/pinned.json", None)

@@ -15,13 +15,13 @@ from __future__ import annotations
 import ipaddress
 import json
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import timedelta
 from typing import Any, Final
 from urllib.parse import urlsplit
 
 import anyio.to_thread
-import httpx2
+import httpcore2
 
 from metacortex.domain.records import utc_now
 from metacortex.owner.sessions import digest
@@ -97,6 +97,7 @@ class MetadataDocuments:
 
     async def _fetch(self, url: str) -> bytes:
         fixture = self._check_url(url)
+        address: str | None = None
         if not fixture:
             host = urlsplit(url).hostname or ""
             try:
@@ -109,27 +110,74 @@ class MetadataDocuments:
                 raise MetadataDocumentError(
                     f"{host} resolves to a private or loopback address; refused"
                 )
-        try:
+            address = str(infos[0][4][0])
+        return await fetch_limited(url, address)
+
+
+class _PinnedBackend(httpcore2.AsyncNetworkBackend):
+    """Connects to the address that was checked, whatever DNS answers next (no
+    rebinding between the check and the connection); TLS still verifies the host name."""
+
+    def __init__(self, address: str) -> None:
+        self._address = address
+        self._inner = httpcore2.AnyIOBackend()
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,  # noqa: ASYNC109 (httpcore's interface)
+        local_address: str | None = None,
+        socket_options: Iterable[httpcore2.SOCKET_OPTION] | None = None,
+    ) -> httpcore2.AsyncNetworkStream:
+        return await self._inner.connect_tcp(
+            self._address,
+            port,
+            timeout=timeout,
+            local_address=local_address,
+            socket_options=socket_options,
+        )
+
+    async def sleep(self, seconds: float) -> None:
+        await self._inner.sleep(seconds)
+
+
+async def fetch_limited(url: str, address: str | None) -> bytes:
+    """GET ``url`` (connected to ``address`` when given): no redirects, no proxies, at
+    most ``MAX_BYTES`` and ``TIMEOUT_S`` in all; the body of a 200, else an error."""
+    backend = _PinnedBackend(address) if address is not None else None
+    timeouts = {"connect": TIMEOUT_S, "read": TIMEOUT_S, "write": TIMEOUT_S, "pool": TIMEOUT_S}
+    try:
+        with anyio.fail_after(TIMEOUT_S):
             async with (
-                httpx2.AsyncClient(timeout=TIMEOUT_S, follow_redirects=False) as http,
-                http.stream("GET", url, headers={"accept": "application/json"}) as response,
+                httpcore2.AsyncConnectionPool(network_backend=backend) as pool,
+                pool.stream(
+                    "GET",
+                    url,
+                    headers=[(b"accept", b"application/json")],
+                    extensions={"timeout": timeouts},
+                ) as response,
             ):
-                if response.status_code != 200:
+                if response.status != 200:
                     raise MetadataDocumentError(
-                        f"the client metadata document answered HTTP {response.status_code}"
+                        f"the client metadata document answered HTTP {response.status}"
                     )
                 body = b""
-                async for chunk in response.aiter_bytes():
+                async for chunk in response.aiter_stream():
                     body += chunk
                     if len(body) > MAX_BYTES:
                         raise MetadataDocumentError(
                             f"the client metadata document is larger than {MAX_BYTES} bytes"
                         )
-        except httpx2.HTTPError as error:
-            raise MetadataDocumentError(
-                f"cannot fetch the client metadata document: {type(error).__name__}"
-            ) from None
-        return body
+                return body
+    except TimeoutError:
+        raise MetadataDocumentError(
+            f"the client metadata document took over {TIMEOUT_S} s"
+        ) from None
+    except (httpcore2.NetworkError, httpcore2.ProtocolError, httpcore2.TimeoutException) as error:
+        raise MetadataDocumentError(
+            f"cannot fetch the client metadata document: {type(error).__name__}"
+        ) from None
 
 
 def _validated_jwks(body: bytes) -> dict[str, Any]:

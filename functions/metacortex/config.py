@@ -77,6 +77,18 @@ class Settings(BaseSettings):
     metacortex_allowed_hosts: CommaList = ()
     metacortex_log_level: str = "INFO"
 
+    # --- OAuth 2.1 for web connectors (metacortex.auth, metacortex.owner) ------------
+    metacortex_oauth: bool = False
+    # The public base URL (scheme://host[/prefix]) the issuer and resource URLs are built
+    # from; unset, each request's own scheme and Host (already allow-listed) are used.
+    metacortex_public_url: str | None = None
+    metacortex_oauth_access_token_minutes: int = Field(default=60, ge=1, le=24 * 60)
+    metacortex_oauth_refresh_token_days: int = Field(default=30, ge=1, le=365)
+    metacortex_owner_session_hours: int = Field(default=12, ge=1, le=24 * 30)
+    # Test only: an http origin on a loopback address (e.g. http://127.0.0.1:8123) from
+    # which Client ID Metadata Documents may be fetched. Never set it in production.
+    metacortex_oauth_cimd_test_origin: str | None = None
+
     # --- operator smoke test (``metacortex smoke``) -----------------------------------
     mcp_base_url: str = "http://127.0.0.1:8765/mcp"
     mcp_smoke_mode: Literal["admin-read-write", "browser-read-write", "search-only"] = (

@@ -110,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
                     profiles=profiles,
                     token_path=admin.path,
                     new_token=admin.value if admin.created else None,
+                    oauth=settings.metacortex_oauth,
                 ),
                 flush=True,
             )

@@ -17,6 +17,11 @@ enforced while the body is read and nothing is buffered beyond it. In order:
 7. per-profile rate limit (429 with ``Retry-After``);
 8. body limit, checked on ``Content-Length`` and again while reading (413).
 
+With OAuth on (``runtime.oauth``), routes of kind ``auth`` pass after the Host
+check; a bearer token that is no static token is asked of the OAuth resource
+server, whose 401 carries ``resource_metadata`` and ``scope``, and a tool call
+outside the token's scopes is refused with 403 ``insufficient_scope``.
+
 Every refusal is a small JSON body ``{"error": {"code", "message"}}``, logged
 and recorded as a ``memory_events`` rejection. The ``auth_token`` query
 parameter is removed from the request before anything downstream (or any log
@@ -40,6 +45,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from metacortex.server.bearer import BearerIdentity
 from metacortex.server.hosts import HostPolicy
 from metacortex.server.logs import log, redact_query
 from metacortex.server.profiles import Profile, token_digest
@@ -124,7 +130,7 @@ class RequestGuard:
         started = time.perf_counter()
         route = resolve(scope["path"])
         method: str = scope["method"]
-        if route is None:
+        if route is None or (route.kind == "auth" and self._runtime.oauth is None):
             await self._reject(scope, send, None, started, _not_found())
             return
         if route.kind == "health":
@@ -137,6 +143,9 @@ class RequestGuard:
         if not self._hosts.allows(headers.get("host")):
             await self._reject(scope, send, route, started, _HOST_NOT_ALLOWED)
             return
+        if route.kind == "auth":
+            await self._pass_through(scope, receive, send, route, headers, started)
+            return
         if method == "OPTIONS":
             await self._preflight(scope, send, route, headers, started)
             return
@@ -144,6 +153,17 @@ class RequestGuard:
             await self._reject(scope, send, route, started, _method_not_allowed(_ALLOWED_METHODS))
             return
         profile = self._authenticate(route, scope, headers)
+        identity: BearerIdentity | None = None
+        oauth = self._runtime.oauth
+        if profile is None and oauth is not None:
+            token, from_url = _credential(headers, scope.get("query_string", b""))
+            if token is not None and not from_url:
+                identity = await oauth.authenticate(scope, route, token)
+            if identity is None:
+                rejection = oauth.unauthorized(scope, route, token is not None)
+                await self._reject(scope, send, route, started, rejection)
+                return
+            profile = identity.profile
         if profile is None:
             await self._reject(scope, send, route, started, _UNAUTHORIZED)
             return
@@ -169,6 +189,11 @@ class RequestGuard:
             return
         except _Disconnected:
             return
+        if identity is not None and oauth is not None:
+            refusal = oauth.insufficient_scope(scope, route, identity, body)
+            if refusal is not None:
+                await self._reject(scope, send, route, started, refusal)
+                return
         await self._forward(scope, receive, send, route, profile, origin, body, started)
 
     # ------------------------------------------------------------ credential
@@ -189,6 +214,45 @@ class RequestGuard:
         if from_url and not profile.allow_url_token:
             return None
         return profile
+
+    # ------------------------------------------------------------ auth pages
+    async def _pass_through(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        route: Route,
+        headers: Headers,
+        started: float,
+    ) -> None:
+        """OAuth and owner routes: the same body limit, then the router; one access log."""
+        body = b""
+        if scope["method"] == "POST":
+            try:
+                body = await self._read_body(headers, receive)
+            except _BodyTooLarge:
+                await self._reject(scope, send, route, started, self._too_large())
+                return
+            except _Disconnected:
+                return
+        status = 0
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if scope["method"] == "POST" and not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        async def watch(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        await self.app(scope, replay, watch)
+        self._access_log(scope, route, status, started, None)
 
     # ------------------------------------------------------------------ body
     async def _read_body(self, headers: Headers, receive: Receive) -> bytes:

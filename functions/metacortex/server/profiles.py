@@ -54,6 +54,7 @@ _PROFILE_KEYS: Final = frozenset(
         "allowUrlToken",
         "mayWriteLifecycle",
         "rateLimitPerMinute",
+        "chatgptDataTools",
     }
 )
 _HOW_TO_GENERATE: Final = (
@@ -74,6 +75,8 @@ class Profile:
     allowed_origins: frozenset[str]
     allow_url_token: bool
     rate_limit_per_minute: int
+    # Also offer ChatGPT's data-only shapes ``search``/``fetch`` (server.chatgpt_tools).
+    chatgpt_data_tools: bool = False
 
     @property
     def is_admin(self) -> bool:
@@ -89,6 +92,17 @@ class Profile:
     def tools(self) -> tuple[str, ...]:
         """Allowed tools in catalog order (what tools/list shows)."""
         return tuple(name for name in TOOL_NAMES if name in self.allowed_tools)
+
+    @property
+    def chatgpt_tools(self) -> tuple[str, ...]:
+        """The ChatGPT-shaped tools offered: each needs its regular counterpart allowed."""
+        if not self.chatgpt_data_tools:
+            return ()
+        return tuple(
+            name
+            for name, backing in (("search", "search_context"), ("fetch", "fetch_context"))
+            if backing in self.allowed_tools
+        )
 
     @property
     def path(self) -> str:
@@ -286,6 +300,7 @@ def _client_profile(index: int, entry: Any, settings: Settings) -> Profile:
         ),
         allow_url_token=_bool(entry, "allowUrlToken", where),
         rate_limit_per_minute=_rate_limit(entry, where, settings),
+        chatgpt_data_tools=_bool(entry, "chatgptDataTools", where),
     )
 
 

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ValidationError
 
 from metacortex.domain import limits
 from metacortex.errors import Forbidden, InvalidArgument, MetaCortexError, Unavailable
-from metacortex.server import schemas
+from metacortex.server import chatgpt_tools, schemas
 from metacortex.server.logs import log
 from metacortex.server.profiles import TOOL_NAMES, Profile
 from metacortex.server.runtime import Runtime
@@ -183,11 +183,13 @@ _DEFINITIONS: Final = {spec.name: spec.definition() for spec in _SPECS}
 
 def tool_definitions(profile: Profile) -> list[types.Tool]:
     """The profile's tools, exactly as tools/list presents them."""
-    return [_DEFINITIONS[name].model_copy(deep=True) for name in profile.tools]
+    return [_DEFINITIONS[name].model_copy(deep=True) for name in profile.tools] + [
+        chatgpt_tools.DEFINITIONS[name].model_copy(deep=True) for name in profile.chatgpt_tools
+    ]
 
 
 def input_schema_of(name: str) -> dict[str, Any] | None:
-    definition = _DEFINITIONS.get(name)
+    definition = _DEFINITIONS.get(name) or chatgpt_tools.DEFINITIONS.get(name)
     return dict(definition.input_schema) if definition is not None else None
 
 
@@ -200,6 +202,8 @@ async def call_tool(
 ) -> types.CallToolResult:
     started = time.perf_counter()
     raw = dict(arguments or {})
+    if name in profile.chatgpt_tools:
+        return await _call_chatgpt_tool(runtime, profile, name, raw, started, protocol_version)
     if name not in TOOLS:
         # MCP 2025-11-25: an unknown tool is a protocol error (-32602), not a tool result.
         unknown = InvalidArgument(
@@ -236,6 +240,34 @@ async def call_tool(
         structured_content=payload,
         is_error=False,
     )
+
+
+async def _call_chatgpt_tool(
+    runtime: Runtime,
+    profile: Profile,
+    name: str,
+    raw: dict[str, Any],
+    started: float,
+    protocol_version: str | None,
+) -> types.CallToolResult:
+    """``search``/``fetch`` in ChatGPT's shapes: one text item holding the JSON."""
+    try:
+        try:
+            parsed = chatgpt_tools.INPUTS[name].model_validate(raw).model_dump(exclude_none=True)
+        except ValidationError as error:
+            raise InvalidArgument(_validation_message(error, chatgpt_tools.INPUTS[name])) from None
+        service = runtime.require_service()
+        runner = chatgpt_tools.RUNNERS[name]
+        payload = await anyio.to_thread.run_sync(partial(runner, service, profile.access, parsed))
+    except MetaCortexError as error:
+        return _failure(runtime, profile, name, raw, error, started, protocol_version)
+    except Exception:
+        logging.getLogger("metacortex.server").exception("tool %s failed unexpectedly", name)
+        unexpected = Unavailable("the memory service failed unexpectedly; try again later")
+        return _failure(runtime, profile, name, raw, unexpected, started, protocol_version)
+    _record(runtime, profile, name, raw, started, protocol_version)
+    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
 
 
 def _allowed_spec(profile: Profile, name: str) -> ToolSpec:

@@ -14,7 +14,7 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -30,6 +30,7 @@ from metacortex.domain.records import (
     Origin,
     Provenance,
     SupersessionReason,
+    utc_now,
 )
 from metacortex.errors import ConfigurationError, FailedPrecondition
 from metacortex.retrieval.text import terms as analyze
@@ -509,3 +510,58 @@ class SQLiteStore:
             (collection, limit),
         )
         return [json.loads(row["fields"]) for row in rows]
+
+    # ----------------------------------------------------------- OAuth state
+    def auth_put(
+        self, kind: str, key: str, data: Mapping[str, Any], expires_at: datetime | None
+    ) -> None:
+        with self._write_txn() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO auth_state (kind, key, data, expires_at, consumed)"
+                " VALUES (?, ?, ?, ?, 0)",
+                (kind, key, json.dumps(dict(data)), _ms_or_none(expires_at)),
+            )
+            conn.execute(
+                "DELETE FROM auth_state WHERE expires_at IS NOT NULL AND expires_at <= ?",
+                (_ms(utc_now()),),
+            )
+
+    def auth_get(self, kind: str, key: str) -> dict[str, Any] | None:
+        row = (
+            self._conn()
+            .execute(
+                "SELECT data FROM auth_state WHERE kind = ? AND key = ?"
+                " AND (expires_at IS NULL OR expires_at > ?)",
+                (kind, key, _ms(utc_now())),
+            )
+            .fetchone()
+        )
+        return None if row is None else dict(json.loads(row["data"]))
+
+    def auth_consume(self, kind: str, key: str) -> tuple[dict[str, Any], bool] | None:
+        with self._write_txn() as conn:
+            row = conn.execute(
+                "SELECT data, consumed FROM auth_state WHERE kind = ? AND key = ?"
+                " AND (expires_at IS NULL OR expires_at > ?)",
+                (kind, key, _ms(utc_now())),
+            ).fetchone()
+            if row is None:
+                return None
+            if not row["consumed"]:
+                conn.execute(
+                    "UPDATE auth_state SET consumed = 1 WHERE kind = ? AND key = ?", (kind, key)
+                )
+            return dict(json.loads(row["data"])), not row["consumed"]
+
+    def auth_delete(self, kind: str, key: str) -> bool:
+        with self._write_txn() as conn:
+            cursor = conn.execute("DELETE FROM auth_state WHERE kind = ? AND key = ?", (kind, key))
+            return cursor.rowcount > 0
+
+    def auth_list(self, kind: str) -> list[tuple[str, dict[str, Any]]]:
+        rows = self._conn().execute(
+            "SELECT key, data FROM auth_state WHERE kind = ?"
+            " AND (expires_at IS NULL OR expires_at > ?) ORDER BY key",
+            (kind, _ms(utc_now())),
+        )
+        return [(str(row["key"]), dict(json.loads(row["data"]))) for row in rows]

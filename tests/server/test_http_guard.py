@@ -205,6 +205,25 @@ async def test_a_foreign_host_header_is_refused_against_dns_rebinding(harness: H
             assert response.status_code == 200, host
 
 
+async def test_malformed_loopback_look_alikes_are_not_loopback(harness: Harness) -> None:
+    """Issue 8 item 8: ``[::1]evil.com`` and ``[::1]:x`` once passed as loopback."""
+    async with harness.http(ADMIN_TOKEN) as http:
+        for host in ("[::1]evil.com", "[::1]:x", "[::1", "localhost:80:80", "127.0.0.1:"):
+            refused = await http.post(
+                "/mcp", json=modern_call("tools/list"), headers=modern_headers(host=host)
+            )
+            assert refused.status_code == 421, host
+            assert error_of(refused)["code"] == "host_not_allowed"
+
+
+async def test_healthz_checks_the_host_too(harness: Harness) -> None:
+    async with harness.http() as http:
+        refused = await http.get("/healthz", headers={"host": "attacker.example"})
+        assert refused.status_code == 421
+        assert error_of(refused)["code"] == "host_not_allowed"
+        assert (await http.get("/healthz", headers={"host": "127.0.0.1:8765"})).status_code == 200
+
+
 async def test_configured_hosts_are_accepted(tmp_path: Path, service: MemoryService) -> None:
     settings = make_settings(
         tmp_path, metacortex_allowed_hosts="memory.example.org,*.run.app,api.example:8443"

@@ -133,15 +133,15 @@ class RequestGuard:
         if route is None or (route.kind == "auth" and self._runtime.oauth is None):
             await self._reject(scope, send, None, started, _not_found())
             return
+        headers = Headers(scope=scope)
+        if not self._hosts.allows(headers.get("host")):
+            await self._reject(scope, send, route, started, _HOST_NOT_ALLOWED)
+            return
         if route.kind == "health":
             if method in ("GET", "HEAD"):
                 await self.app(scope, receive, send)
             else:
                 await self._reject(scope, send, route, started, _method_not_allowed("GET"))
-            return
-        headers = Headers(scope=scope)
-        if not self._hosts.allows(headers.get("host")):
-            await self._reject(scope, send, route, started, _HOST_NOT_ALLOWED)
             return
         if route.kind == "auth":
             await self._pass_through(scope, receive, send, route, headers, started)

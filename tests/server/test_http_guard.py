@@ -171,7 +171,7 @@ async def test_an_origin_must_match_the_profile_exactly(harness: Harness) -> Non
         assert refused.status_code == 403
 
 
-async def test_cors_preflight_is_answered_per_profile(harness: Harness) -> None:
+async def test_cors_preflight_answers_a_configured_origin(harness: Harness) -> None:
     preflight = {
         "origin": WEB_ORIGIN,
         "access-control-request-method": "POST",
@@ -184,11 +184,57 @@ async def test_cors_preflight_is_answered_per_profile(harness: Harness) -> None:
         assert ok.headers["access-control-allow-methods"] == "POST, OPTIONS"
         allowed_headers = ok.headers["access-control-allow-headers"]
         assert allowed_headers == "authorization, content-type, mcp-protocol-version"
-        refused = await http.options("/clients/reader/mcp", headers=preflight)
+        stranger = await http.options(
+            "/clients/web/mcp", headers=preflight | {"origin": "https://evil.example.com"}
+        )
+        assert stranger.status_code == 403
+        assert "access-control-allow-origin" not in stranger.headers
+
+
+async def test_a_preflight_does_not_reveal_which_client_ids_exist(harness: Harness) -> None:
+    """Issue 8 item 9: a known id whose profile lacks the origin answered 403 while an
+    unknown id answered 204, so a preflight told which ids exist. Now the answer depends
+    on the origin alone; the POST still enforces the profile's own origins."""
+    preflight = {"origin": WEB_ORIGIN, "access-control-request-method": "POST"}
+    async with harness.http() as http:
+        answers = [
+            await http.options(path, headers=preflight)
+            for path in ("/clients/reader/mcp", "/clients/no-such-id/mcp", "/mcp")
+        ]
+        assert {(a.status_code, a.headers.get("access-control-allow-origin")) for a in answers} == {
+            (204, WEB_ORIGIN)
+        }
+    async with harness.http(READER_TOKEN) as http:
+        refused = await http.post(
+            "/clients/reader/mcp", json=PING, headers=JSON_HEADERS | {"origin": WEB_ORIGIN}
+        )
         assert refused.status_code == 403
-        assert error_of(refused)["code"] == "forbidden"
-        admin = await http.options("/mcp", headers=preflight)
-        assert admin.status_code == 403
+
+
+async def test_refusals_carry_cors_headers_for_a_configured_origin(harness: Harness) -> None:
+    """Issue 8 item 10: without CORS headers a browser sees a network error instead of
+    the 401 and its WWW-Authenticate (or a 406, 413, 415, 429 and its Retry-After)."""
+    async with harness.http() as http:
+        unauthorized = await http.post(
+            "/clients/web/mcp", json=PING, headers=JSON_HEADERS | {"origin": WEB_ORIGIN}
+        )
+        assert unauthorized.status_code == 401
+        assert unauthorized.headers["access-control-allow-origin"] == WEB_ORIGIN
+        assert "www-authenticate" in unauthorized.headers["access-control-expose-headers"]
+        assert "retry-after" in unauthorized.headers["access-control-expose-headers"]
+        stranger = await http.post(
+            "/clients/web/mcp", json=PING, headers=JSON_HEADERS | {"origin": "https://evil.example"}
+        )
+        assert stranger.status_code == 401
+        assert "access-control-allow-origin" not in stranger.headers
+    async with harness.http(WEB_TOKEN) as http:
+        unsupported = await http.post(
+            "/clients/web/mcp",
+            content=json.dumps(PING),
+            headers={"content-type": "text/plain", "origin": WEB_ORIGIN},
+        )
+        assert unsupported.status_code == 415
+        assert unsupported.headers["access-control-allow-origin"] == WEB_ORIGIN
 
 
 async def test_a_foreign_host_header_is_refused_against_dns_rebinding(harness: Harness) -> None:

@@ -347,14 +347,11 @@ class RequestGuard:
             )
             await response(scope, _no_receive, send)
             return
-        profile = self._profiles.get(route.client_id)
-        # Preflights are answered per profile (spec §3). An unknown id answers as if it
-        # allowed every configured origin, so probing with an origin nobody configured
-        # learns nothing; someone who already knows one profile's origin can tell which
-        # other ids refuse it. That reveals ids, never a credential: every POST still
-        # needs the profile's token and gets the identical 401 without it.
-        allowed = profile.allowed_origins if profile is not None else self._all_origins
-        if origin not in allowed:
+        # A preflight is answered on the origin alone: any origin some profile configures
+        # is let through, whatever the client id. Answering per profile told a prober
+        # which ids exist (204 for an unknown id, 403 for a known one lacking the
+        # origin). The POST that follows still checks the profile's own origins.
+        if origin not in self._all_origins:
             await self._reject(scope, send, route, started, _ORIGIN_NOT_ALLOWED)
             return
         requested = headers.get("access-control-request-headers", "")
@@ -383,7 +380,15 @@ class RequestGuard:
         started: float,
         rejection: Rejection,
     ) -> None:
-        response = _json(rejection.status, rejection.code, rejection.message, rejection.headers)
+        headers = dict(rejection.headers)
+        origin = Headers(scope=scope).get("origin")
+        if origin is not None and origin in self._all_origins:
+            # A browser sees a refusal's status and headers (WWW-Authenticate,
+            # Retry-After) only when the response carries CORS headers.
+            headers |= {
+                key.decode(): value.decode("latin-1") for key, value in _cors_headers(origin)
+            }
+        response = _json(rejection.status, rejection.code, rejection.message, headers)
         await response(scope, _no_receive, send)
         client_id = route.loggable_client_id if route is not None else None
         events = self._runtime.events

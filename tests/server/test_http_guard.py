@@ -419,3 +419,52 @@ async def test_the_cloud_deployment_checks_hosts_only_once_they_are_configured(
                 headers=modern_headers(host="abc-uc.a.run.app"),
             )
         assert response.status_code == status, configured
+
+
+async def test_a_json_rpc_batch_is_refused_as_invalid_request_with_a_short_message(
+    harness: Harness,
+) -> None:
+    """Issue 8 item 14: a batch answered -32602 with a pydantic dump."""
+    async with harness.http(ADMIN_TOKEN) as http:
+        response = await http.post("/mcp", json=[PING, PING], headers=JSON_HEADERS)
+    assert response.status_code == 400
+    body = response.json()
+    assert body["jsonrpc"] == "2.0"
+    assert body["id"] is None
+    assert body["error"]["code"] == -32600
+    assert "batch" in body["error"]["message"]
+    assert len(body["error"]["message"]) < 200
+
+
+async def test_a_missing_accept_header_means_anything(harness: Harness) -> None:
+    async with harness.http(ADMIN_TOKEN) as http:
+        request = http.build_request(
+            "POST",
+            "/mcp",
+            content=json.dumps(modern_call("tools/list")),
+            headers={
+                "content-type": "Application/JSON; charset=UTF-8",
+                "mcp-protocol-version": "2026-07-28",
+                "mcp-method": "tools/list",
+            },
+        )
+        del request.headers["accept"]
+        assert "accept" not in request.headers
+        response = await http.send(request)
+    assert response.status_code == 200, response.text
+    assert response.json()["result"]["tools"]
+
+
+async def test_an_unsupported_protocol_version_header_is_named_in_the_refusal(
+    harness: Harness,
+) -> None:
+    """Issue 8 item 14: the refusal talked about params._meta, not the header at fault."""
+    async with harness.http(ADMIN_TOKEN) as http:
+        response = await http.post(
+            "/mcp", json=PING, headers=JSON_HEADERS | {"mcp-protocol-version": "1999-01-01"}
+        )
+    assert response.status_code == 400
+    message = response.json()["error"]["message"]
+    assert "MCP-Protocol-Version" in message
+    assert "1999-01-01" in message
+    assert "2025-11-25" in message

@@ -40,6 +40,7 @@ from typing import Any, Final
 from urllib.parse import parse_qsl, urlencode
 
 from mcp.server.streamable_http import check_accept_headers
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -89,6 +90,9 @@ class Rejection:
     reason: str  # the memory_events reason
     message: str
     headers: Mapping[str, str] = field(default_factory=dict)
+    # Set for refusals of the JSON-RPC message itself: the body is then a JSON-RPC
+    # error (id null) that an MCP client reads, not the plain {"error": ...} form.
+    jsonrpc_code: int | None = None
 
 
 class _BodyTooLarge(Exception):
@@ -175,7 +179,11 @@ class RequestGuard:
         if not content_type.startswith("application/json"):
             await self._reject(scope, send, route, started, _UNSUPPORTED_MEDIA_TYPE)
             return
-        if not check_accept_headers(Request(scope))[0]:
+        if "accept" not in headers:
+            # No Accept header means the client takes anything (RFC 9110 §12.5.1);
+            # the SDK transport below insists on one, so name what we answer with.
+            scope = {**scope, "headers": [*scope["headers"], (b"accept", _ANY_MCP_ANSWER)]}
+        elif not check_accept_headers(Request(scope))[0]:
             await self._reject(scope, send, route, started, _NOT_ACCEPTABLE)
             return
         wait = self._limiter.acquire(profile.id, profile.rate_limit_per_minute)
@@ -188,6 +196,13 @@ class RequestGuard:
             await self._reject(scope, send, route, started, self._too_large())
             return
         except _Disconnected:
+            return
+        if body.lstrip()[:1] == b"[":
+            await self._reject(scope, send, route, started, _BATCH_NOT_SUPPORTED)
+            return
+        version = headers.get("mcp-protocol-version")
+        if version is not None and version not in _PROTOCOL_VERSIONS:
+            await self._reject(scope, send, route, started, _unsupported_version(version))
             return
         if identity is not None and oauth is not None:
             refusal = oauth.insufficient_scope(scope, route, identity, body)
@@ -388,7 +403,19 @@ class RequestGuard:
             headers |= {
                 key.decode(): value.decode("latin-1") for key, value in _cors_headers(origin)
             }
-        response = _json(rejection.status, rejection.code, rejection.message, headers)
+        response = (
+            _json(rejection.status, rejection.code, rejection.message, headers)
+            if rejection.jsonrpc_code is None
+            else JSONResponse(
+                {
+                    "jsonrpc": "2.0",
+                    "id": None,
+                    "error": {"code": rejection.jsonrpc_code, "message": rejection.message},
+                },
+                status_code=rejection.status,
+                headers={**_SAFE_HEADERS, **headers},
+            )
+        )
         await response(scope, _no_receive, send)
         client_id = route.loggable_client_id if route is not None else None
         events = self._runtime.events
@@ -540,6 +567,30 @@ _UNSUPPORTED_MEDIA_TYPE: Final = Rejection(
     "unsupported_media_type",
     "send the JSON-RPC message with Content-Type: application/json",
 )
+_ANY_MCP_ANSWER: Final = b"application/json, text/event-stream"
+
+_BATCH_NOT_SUPPORTED: Final = Rejection(
+    400,
+    "invalid_request",
+    "batch_not_supported",
+    "JSON-RPC batches are not supported: send one message per request",
+    jsonrpc_code=-32600,
+)
+
+_PROTOCOL_VERSIONS: Final = (*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS)
+
+
+def _unsupported_version(version: str) -> Rejection:
+    return Rejection(
+        400,
+        "invalid_request",
+        "unsupported_protocol_version",
+        f"unsupported MCP-Protocol-Version header {version[:40]!r}; "
+        f"this server speaks {', '.join(_PROTOCOL_VERSIONS)}",
+        jsonrpc_code=-32600,
+    )
+
+
 _NOT_ACCEPTABLE: Final = Rejection(
     406,
     "not_acceptable",

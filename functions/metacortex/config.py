@@ -34,6 +34,10 @@ class Settings(BaseSettings):
 
     # Which composition root built these settings; decides the store/embedding defaults.
     deployment: Deployment = Field(default="local", exclude=True)
+    # Set by `metacortex serve` when it binds a loopback address: local pages
+    # (http://localhost:*, http://127.0.0.1:*, http://[::1]:*) are then accepted as
+    # origins on every endpoint, as the MCP SDK does. A public bind keeps exact lists.
+    bind_is_loopback: bool = Field(default=False, exclude=True)
 
     # --- storage and models -------------------------------------------------------
     metacortex_store: StoreKind | None = None

@@ -468,3 +468,40 @@ async def test_an_unsupported_protocol_version_header_is_named_in_the_refusal(
     assert "MCP-Protocol-Version" in message
     assert "1999-01-01" in message
     assert "2025-11-25" in message
+
+
+async def test_a_loopback_bind_accepts_loopback_origins_on_every_endpoint(
+    tmp_path: Path, service: MemoryService
+) -> None:
+    """Issue 8 item 15: as the SDK does, a server bound to loopback takes local pages
+    (``http://localhost:*``, ``http://127.0.0.1:*``, ``http://[::1]:*``) by default."""
+    settings = make_settings(tmp_path, bind_is_loopback=True)
+    local = [
+        "http://localhost:5173",
+        "http://127.0.0.1:3000",
+        "http://[::1]:8080",
+        "http://localhost",
+    ]
+    async with started(settings, service) as harness, harness.http(ADMIN_TOKEN) as http:
+        for origin in local:
+            response = await http.post(
+                "/mcp", json=modern_call("tools/list"), headers=modern_headers(origin=origin)
+            )
+            assert response.status_code == 200, origin
+            assert response.headers["access-control-allow-origin"] == origin
+            preflight = await http.options(
+                "/clients/reader/mcp",
+                headers={"origin": origin, "access-control-request-method": "POST"},
+            )
+            assert preflight.status_code == 204, origin
+        for origin in ("http://localhost.evil.example", "https://localhost:5173", "http://evil:1"):
+            refused = await http.post("/mcp", json=PING, headers=JSON_HEADERS | {"origin": origin})
+            assert refused.status_code == 403, origin
+
+
+async def test_a_public_bind_keeps_its_exact_origin_lists(harness: Harness) -> None:
+    async with harness.http(ADMIN_TOKEN) as http:
+        refused = await http.post(
+            "/mcp", json=PING, headers=JSON_HEADERS | {"origin": "http://localhost:5173"}
+        )
+    assert refused.status_code == 403

@@ -34,7 +34,7 @@ import hmac
 import logging
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import parse_qsl, urlencode
@@ -47,7 +47,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from metacortex.server.bearer import BearerIdentity
-from metacortex.server.hosts import HostPolicy
+from metacortex.server.hosts import HostPolicy, is_loopback_origin
 from metacortex.server.logs import log, redact_query
 from metacortex.server.profiles import Profile, token_digest
 from metacortex.server.ratelimit import RateLimiter
@@ -123,9 +123,13 @@ class RequestGuard:
         self._limiter = rate_limiter or RateLimiter()
         # Compared against when there is no real digest, so every path costs the same.
         self._no_token = secrets.token_bytes(32)
+        self._loopback_origins = settings.bind_is_loopback
         self._all_origins = frozenset(
             origin for profile in self._profiles.all() for origin in profile.allowed_origins
         )
+
+    def _origin_allowed(self, origin: str, configured: Collection[str]) -> bool:
+        return origin in configured or (self._loopback_origins and is_loopback_origin(origin))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -172,7 +176,7 @@ class RequestGuard:
             await self._reject(scope, send, route, started, _UNAUTHORIZED)
             return
         origin = headers.get("origin")
-        if origin is not None and origin not in profile.allowed_origins:
+        if origin is not None and not self._origin_allowed(origin, profile.allowed_origins):
             await self._reject(scope, send, route, started, _ORIGIN_NOT_ALLOWED)
             return
         content_type = headers.get("content-type", "").lower()
@@ -366,7 +370,7 @@ class RequestGuard:
         # is let through, whatever the client id. Answering per profile told a prober
         # which ids exist (204 for an unknown id, 403 for a known one lacking the
         # origin). The POST that follows still checks the profile's own origins.
-        if origin not in self._all_origins:
+        if not self._origin_allowed(origin, self._all_origins):
             await self._reject(scope, send, route, started, _ORIGIN_NOT_ALLOWED)
             return
         requested = headers.get("access-control-request-headers", "")
@@ -397,7 +401,7 @@ class RequestGuard:
     ) -> None:
         headers = dict(rejection.headers)
         origin = Headers(scope=scope).get("origin")
-        if origin is not None and origin in self._all_origins:
+        if origin is not None and self._origin_allowed(origin, self._all_origins):
             # A browser sees a refusal's status and headers (WWW-Authenticate,
             # Retry-After) only when the response carries CORS headers.
             headers |= {

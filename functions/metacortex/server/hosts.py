@@ -84,3 +84,11 @@ class HostPolicy:
         if port is not None and (host, port) in self._with_port:
             return True
         return any(host.endswith(suffix) for suffix in self._suffixes)
+
+
+_LOOPBACK_ORIGIN = re.compile(r"http://(localhost|127\.0\.0\.1|\[::1\])(:[0-9]{1,5})?")
+
+
+def is_loopback_origin(origin: str) -> bool:
+    """``http://localhost[:port]``, ``http://127.0.0.1[:port]`` or ``http://[::1][:port]``."""
+    return _LOOPBACK_ORIGIN.fullmatch(origin) is not None

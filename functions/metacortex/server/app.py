@@ -33,6 +33,7 @@ from metacortex.server.guard import RequestGuard
 from metacortex.server.logs import log
 from metacortex.server.mcp_server import build_mcp_server
 from metacortex.server.profiles import load_profiles
+from metacortex.server.rejections import RejectionBudget
 from metacortex.server.routes import starlette_paths
 from metacortex.server.runtime import Runtime
 from metacortex.service import MemoryService
@@ -68,6 +69,7 @@ def create_app(settings: Settings, service: MemoryService | None = None) -> Star
             runtime.service.store,
             retention=timedelta(days=settings.metacortex_event_retention_days),
             retrieval_logging=settings.retrieval_event_logging_enabled,
+            rejection_budget=RejectionBudget(settings.metacortex_rejection_events_per_minute),
         )
         recorder.start()
         runtime.events = recorder

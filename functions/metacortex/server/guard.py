@@ -429,7 +429,8 @@ class RequestGuard:
                 reason=rejection.reason,
                 http_status=rejection.status,
                 method=scope["method"],
-                path=_loggable_path(scope),
+                path=scope["path"],
+                query=redact_query(scope.get("query_string", b"").decode("latin-1")),
                 latency_ms=(time.perf_counter() - started) * 1000,
             )
         self._access_log(scope, route, rejection.status, started, client_id, rejection.reason)

@@ -522,6 +522,11 @@ def test_index_specs_list_one_index_per_query_shape_and_ttl_overrides() -> None:
         i["fields"][0] == {"fieldPath": "branch_state", "order": "ASCENDING"} for i in vector
     )
     ttl = {o["collectionGroup"] for o in specs["fieldOverrides"] if o.get("ttl")}
-    assert ttl == {"memory_vectors_write_fingerprints", "memory_events", "retrieval_query_events"}
+    assert ttl == {
+        "memory_vectors_write_fingerprints",
+        "memory_vectors_auth_state",
+        "memory_events",
+        "retrieval_query_events",
+    }
     with pytest.raises(ValueError, match=r"1\.\.2048"):
         firestore_index_specs(4096)

@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from metacortex.domain import limits
 from metacortex.domain.records import BranchState
 
 StoreKind = Literal["sqlite", "firestore"]
@@ -33,6 +34,10 @@ class Settings(BaseSettings):
 
     # Which composition root built these settings; decides the store/embedding defaults.
     deployment: Deployment = Field(default="local", exclude=True)
+    # Set by `metacortex serve` when it binds a loopback address: local pages
+    # (http://localhost:*, http://127.0.0.1:*, http://[::1]:*) are then accepted as
+    # origins on every endpoint, as the MCP SDK does. A public bind keeps exact lists.
+    bind_is_loopback: bool = Field(default=False, exclude=True)
 
     # --- storage and models -------------------------------------------------------
     metacortex_store: StoreKind | None = None
@@ -59,6 +64,9 @@ class Settings(BaseSettings):
     metacortex_dedupe_window_seconds: int = Field(default=900, ge=0)
     retrieval_event_logging_enabled: bool = False
     metacortex_event_retention_days: int = Field(default=90, ge=1)
+    # Refusals happen before authentication: past this many events a minute they are
+    # only counted, in one requests_rejected_aggregate event (server/rejections.py).
+    metacortex_rejection_events_per_minute: int = Field(default=60, ge=0)
     # Ranking: share of semantic evidence in the fused score, and whether memories
     # written together in a topic lend each other evidence (docs/benchmarks.md).
     metacortex_dense_weight: float = Field(default=0.4, ge=0.0, le=1.0)
@@ -70,11 +78,23 @@ class Settings(BaseSettings):
     mcp_allowed_origins: CommaList = ()
     mcp_allowed_filter_states: CommaList = ()
     mcp_client_profiles_json: SecretStr | None = None
-    metacortex_max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+    metacortex_max_body_bytes: int = Field(default=limits.DEFAULT_MAX_BODY_BYTES, ge=1024)
     metacortex_rate_limit_per_minute: int = Field(default=300, ge=1)
     # Extra Host header values accepted besides loopback (DNS-rebinding defence).
     metacortex_allowed_hosts: CommaList = ()
     metacortex_log_level: str = "INFO"
+
+    # --- OAuth 2.1 for web connectors (metacortex.auth, metacortex.owner) ------------
+    metacortex_oauth: bool = False
+    # The public base URL (scheme://host[/prefix]) the issuer and resource URLs are built
+    # from; unset, each request's own scheme and Host (already allow-listed) are used.
+    metacortex_public_url: str | None = None
+    metacortex_oauth_access_token_minutes: int = Field(default=60, ge=1, le=24 * 60)
+    metacortex_oauth_refresh_token_days: int = Field(default=30, ge=1, le=365)
+    metacortex_owner_session_hours: int = Field(default=12, ge=1, le=24 * 30)
+    # Test only: an http origin on a loopback address (e.g. http://127.0.0.1:8123) from
+    # which Client ID Metadata Documents may be fetched. Never set it in production.
+    metacortex_oauth_cimd_test_origin: str | None = None
 
     # --- operator smoke test (``metacortex smoke``) -----------------------------------
     mcp_base_url: str = "http://127.0.0.1:8765/mcp"

@@ -15,6 +15,7 @@ ErrorCode = Literal[
     "failed_precondition",
     "unavailable",
     "rate_limited",
+    "resource_exhausted",
 ]
 
 
@@ -64,6 +65,12 @@ class RateLimited(MetaCortexError):
     def __init__(self, message: str, retry_after_seconds: int = 1) -> None:
         super().__init__(message)
         self.retry_after_seconds = retry_after_seconds
+
+
+class StorageFull(MetaCortexError):
+    """The store has no room left (a full disk): not worth a retry until an operator acts."""
+
+    code = "resource_exhausted"
 
 
 class ConfigurationError(Exception):

@@ -53,6 +53,8 @@ E = TypeVar("E", BranchState, Origin, SupersessionReason, Initiator)
 # How many candidates each retriever contributes before fusion.
 CANDIDATE_POOL = 100
 _MAX_CHAIN_HOPS = 1_000
+# How many of a topic's newest agent-inferred active records are scanned for its last merge.
+_RECENT_MERGES_SCANNED = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +64,8 @@ class Access:
     readable_states: frozenset[BranchState]
     default_state: BranchState
     may_write_lifecycle: bool
+    # Who writes (the profile id): scopes the dedupe of writes the caller cannot read.
+    principal: str = "default"
 
     @classmethod
     def admin(cls, default_state: BranchState = BranchState.ACTIVE) -> Access:
@@ -87,11 +91,12 @@ def _enum(enum_type: type[E], value: str | None, field_name: str) -> E | None:
         raise InvalidArgument(f"{field_name} must be one of {allowed}; got {value!r}") from None
 
 
-def _match(memory: Memory, score: float) -> dict[str, Any]:
+def _match(memory: Memory, score: float, similarity: float | None) -> dict[str, Any]:
     return {
         "id": memory.id,
         "summary": summarize(memory.content),
         "score": round(score, 6),
+        "similarity": None if similarity is None else round(similarity, 6),
         "metadata": memory.metadata(),
     }
 
@@ -162,6 +167,7 @@ class MemoryService:
             valid_from=from_at,
             valid_until=until_at,
             provenance=provenance,
+            writer_scope=None if state in access.readable_states else access.principal,
         )
         fingerprint = identity.fingerprint()
         now = utc_now()
@@ -230,11 +236,6 @@ class MemoryService:
         derived_from: Sequence[str] | None,
         confidence: float | None,
     ) -> Provenance:
-        if source_session is not None and len(source_session) > limits.MAX_SOURCE_SESSION_CHARS:
-            raise InvalidArgument(
-                f"source_session is {len(source_session)} characters; "
-                f"the limit is {limits.MAX_SOURCE_SESSION_CHARS}"
-            )
         derived = list(derived_from or ())
         if len(derived) > limits.MAX_DERIVED_FROM:
             raise InvalidArgument(
@@ -244,7 +245,7 @@ class MemoryService:
             limits.check_id(value, f"derived_from[{index}]")
         return Provenance(
             origin=_enum(Origin, origin, "origin"),
-            source_session=source_session or None,
+            source_session=limits.check_source_session(source_session),
             derived_from=tuple(dict.fromkeys(derived)),
             confidence=limits.check_confidence(confidence),
         )
@@ -279,13 +280,7 @@ class MemoryService:
         valid_at: str | datetime | None = None,
         filter_origin: str | None = None,
     ) -> dict[str, Any]:
-        query = query.strip()
-        if not query:
-            raise InvalidArgument("query must not be empty")
-        if len(query) > limits.MAX_QUERY_CHARS:
-            raise InvalidArgument(
-                f"query is {len(query)} characters; the limit is {limits.MAX_QUERY_CHARS}"
-            )
+        query = limits.check_query(query)
         count = limits.check_limit(
             limit if limit is not None else self._options.search_result_limit,
             limits.MAX_SEARCH_LIMIT,
@@ -304,9 +299,11 @@ class MemoryService:
         if self._options.conversational_context:
             fused = with_context(self._store, fused, where, keyword_weights(terms, lexical))
         ranked = fused[:count]
+        # The raw cosine similarity, for clients that thresholded the original's score.
+        cosine = {hit.memory.id: hit.score for hit in dense}
         return {
-            "matches": [_match(r.memory, r.score) for r in ranked],
-            "applied_filters": self._applied(where) | {"limit": count},
+            "matches": [_match(r.memory, r.score, cosine.get(r.memory.id)) for r in ranked],
+            "applied_filters": _reported(self._applied(where), where, count),
         }
 
     @staticmethod
@@ -391,7 +388,7 @@ class MemoryService:
                 for m in page
             ],
             "next_cursor": next_cursor,
-            "applied_filters": applied | {"limit": count},
+            "applied_filters": _reported(applied, where, count),
         }
 
     # ------------------------------------------------------------- deprecate
@@ -479,6 +476,10 @@ class MemoryService:
                 oldest_first=True,
             )
         done = self._completed_consolidation(sources)
+        if done is None and not ids and not sources:
+            # The queue is empty: a re-run (or a concurrent twin) after the merge
+            # committed. Answer with that merge, as an idempotent call should.
+            done = self._latest_consolidation(access, topic_name)
         if done is not None:
             return done
         for source in sources:
@@ -549,6 +550,27 @@ class MemoryService:
 
         return self._store.transaction(apply)
 
+    def _latest_consolidation(self, access: Access, topic: str) -> dict[str, Any] | None:
+        """The topic's most recent merge, if every one of its sources is still folded into it."""
+        if BranchState.ACTIVE not in access.readable_states:
+            return None
+        recent = self._store.list_page(
+            MemoryFilter(states=(BranchState.ACTIVE,), topic=topic, origin=Origin.AGENT_INFERRED),
+            _RECENT_MERGES_SCANNED,
+            None,
+        )
+        merged = next((m for m in recent if m.merge_method and m.provenance.derived_from), None)
+        if merged is None:
+            return None
+        source_ids = merged.provenance.derived_from
+
+        def check(txn: StoreTransaction) -> dict[str, Any] | None:
+            sources = [txn.get(source_id) for source_id in source_ids]
+            present = [m for m in sources if m is not None]
+            return self._completed_in(txn, present) if len(present) == len(sources) else None
+
+        return self._store.transaction(check)
+
     def _completed_consolidation(self, sources: list[Memory]) -> dict[str, Any] | None:
         if not _folded_into_one(sources):
             return None  # nothing to look up: skip the transaction and its round trips
@@ -578,6 +600,18 @@ def _folded_into_one(sources: Sequence[Memory]) -> bool:
         and None not in targets
         and all(m.branch_state is BranchState.DEPRECATED for m in sources)
     )
+
+
+def _reported(applied: dict[str, Any], where: MemoryFilter, count: int) -> dict[str, Any]:
+    """applied_filters as returned: the original MetaCortex's keys first (``filter_topic``;
+    ``filter_state`` a string when one state applies, as the original returns it), then ours.
+    """
+    states = [state.value for state in where.states]
+    original = {
+        "filter_topic": where.topic,
+        "filter_state": states[0] if len(states) == 1 else states,
+    }
+    return original | applied | {"limit": count}
 
 
 def _require_mergeable(memory: Memory) -> None:
@@ -657,7 +691,7 @@ def _decode_cursor(cursor: str, applied: CursorFilters) -> PageKey:
         digest = str(payload["f"])
     except (binascii.Error, ValueError, KeyError, TypeError, UnicodeDecodeError, InvalidArgument):
         raise bad from None
-    if created is None or not limits.ID_PATTERN.match(memory_id):
+    if created is None or not limits.ID_PATTERN.fullmatch(memory_id):
         raise bad
     if digest != _filters_digest(applied):
         raise InvalidArgument("cursor belongs to a listing with other filters; start again")

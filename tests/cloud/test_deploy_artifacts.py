@@ -67,7 +67,12 @@ def test_every_vector_index_has_the_default_embedding_dimension_and_a_flat_confi
 def test_expiring_collections_have_ttl_policies_on_expires_at() -> None:
     data = json.loads((ROOT / "firestore.indexes.json").read_text())
     ttl = {o["collectionGroup"] for o in data["fieldOverrides"] if o.get("ttl")}
-    assert ttl == {"memory_events", "retrieval_query_events", "memory_vectors_write_fingerprints"}
+    assert ttl == {
+        "memory_events",
+        "retrieval_query_events",
+        "memory_vectors_write_fingerprints",
+        "memory_vectors_auth_state",
+    }
     assert all(o["fieldPath"] == "expires_at" for o in data["fieldOverrides"] if o.get("ttl"))
 
 
@@ -237,7 +242,7 @@ def test_deploy_dry_run_prints_rules_indexes_ttl_and_the_function_with_secrets()
         "--non-interactive"
     )
     ttl = [c for c in commands if c.startswith("gcloud firestore fields ttls update expires_at")]
-    assert len(ttl) == 3
+    assert len(ttl) == 4  # events x2, write fingerprints, OAuth state
     function = commands[-1].split()
     assert function[:4] == ["gcloud", "functions", "deploy", "metaCortexMcp"]
     flags = dict(arg.split("=", 1) for arg in function if arg.startswith("--") and "=" in arg)

@@ -6,7 +6,14 @@ import threading
 
 import pytest
 
-from metacortex.errors import Conflict, FailedPrecondition, InvalidArgument, NotFound, Unavailable
+from metacortex.errors import (
+    Conflict,
+    FailedPrecondition,
+    InvalidArgument,
+    MetaCortexError,
+    NotFound,
+    Unavailable,
+)
 from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.service import Access, MemoryService
 from metacortex.storage.base import MemoryStore
@@ -239,3 +246,63 @@ def test_a_merge_longer_than_the_content_limit_is_refused_and_changes_nothing(
     with pytest.raises(FailedPrecondition, match="fewer sources"):
         service.consolidate(admin, source_ids=ids)
     assert len(service.list_memories(admin)["items"]) == 2
+
+
+def test_rerunning_a_topic_consolidation_returns_the_same_merged_memory(
+    service: MemoryService, admin: Access
+) -> None:
+    for i in range(3):
+        _save(service, admin, f"Queue point {i}.", topic="queue", draft=True)
+    first = service.consolidate(admin, topic="queue")
+
+    again = service.consolidate(admin, topic="queue")
+
+    assert again == first
+    merged = service.list_memories(admin, filter_topic="queue")["items"]
+    assert [item["id"] for item in merged] == [first["item"]["merged_id"]]
+
+
+def test_a_topic_whose_last_merge_was_undone_is_not_reported_as_merged(
+    service: MemoryService, admin: Access
+) -> None:
+    for i in range(2):
+        _save(service, admin, f"Undone point {i}.", topic="undone", draft=True)
+    first = service.consolidate(admin, topic="undone")
+    service.deprecate(admin, id=first["item"]["merged_id"])
+    with pytest.raises(FailedPrecondition, match="at least two"):
+        service.consolidate(admin, topic="undone")
+
+
+def test_six_concurrent_topic_consolidations_all_return_the_one_merged_memory(
+    store_factory: StoreFactory, admin: Access
+) -> None:
+    seed = MemoryService(store_factory(), HashingEmbedder(), merger=SentenceUnionMerger())
+    for i in range(4):
+        seed.save(admin, content=f"race draft {i}.", topic="race", draft=True)
+    services = [
+        MemoryService(store_factory(), HashingEmbedder(), merger=SentenceUnionMerger())
+        for _ in range(6)
+    ]
+    barrier = threading.Barrier(6)
+    outcomes: list[object] = []
+
+    def run(service: MemoryService) -> None:
+        barrier.wait(timeout=30)
+        try:
+            outcomes.append(service.consolidate(admin, topic="race"))
+        except MetaCortexError as error:  # collected: every caller must succeed
+            outcomes.append(error)
+
+    threads = [threading.Thread(target=run, args=(s,)) for s in services]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+
+    assert len(outcomes) == 6
+    assert all(isinstance(o, dict) for o in outcomes), outcomes
+    assert all(o == outcomes[0] for o in outcomes)
+    active = seed.list_memories(admin, filter_topic="race")["items"]
+    assert [item["id"] for item in active] == [outcomes[0]["item"]["merged_id"]]  # type: ignore[index]
+    # And once more, after the race.
+    assert seed.consolidate(admin, topic="race") == outcomes[0]

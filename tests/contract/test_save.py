@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from metacortex.domain.limits import MAX_ARTIFACT_REFS, MAX_CONTENT_CHARS
+from metacortex.domain.records import BranchState
 from metacortex.errors import FailedPrecondition, Forbidden, InvalidArgument
 from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.service import Access, MemoryService, ServiceOptions
@@ -277,3 +278,33 @@ def test_an_image_is_stored_as_retrieval_text_and_its_retries_cost_no_model_call
     assert "red square" in stored.retrieval_text
     found = service.search(admin, query="red square")["matches"]
     assert {m["id"] for m in found} == {first["item"]["id"], mixed["item"]["id"]}
+
+
+def test_a_duplicate_never_discloses_a_record_the_writer_may_not_read(
+    service: MemoryService, admin: Access
+) -> None:
+    scoped = Access(frozenset({BranchState.ACTIVE}), BranchState.ACTIVE, False, principal="agent-a")
+    other = Access(frozenset({BranchState.ACTIVE}), BranchState.ACTIVE, False, principal="agent-b")
+    secret = service.save(admin, content="Acquisition of Initech closes Friday.", draft=True)
+
+    mine = service.save(scoped, content="Acquisition of Initech closes Friday.", draft=True)
+
+    # Saved as a record of its own: nothing about the invisible draft comes back.
+    assert mine["write_status"] == "created"
+    assert mine["item"]["id"] != secret["item"]["id"]
+    assert mine["item"]["metadata"]["created_at"] >= secret["item"]["metadata"]["created_at"]
+    # The writer's own retry is still idempotent; another scoped writer gets its own record.
+    retry = service.save(scoped, content="Acquisition of Initech closes Friday.", draft=True)
+    assert (retry["write_status"], retry["item"]["id"]) == ("duplicate", mine["item"]["id"])
+    theirs = service.save(other, content="Acquisition of Initech closes Friday.", draft=True)
+    assert theirs["write_status"] == "created"
+    assert theirs["item"]["id"] not in {mine["item"]["id"], secret["item"]["id"]}
+
+
+def test_a_duplicate_the_writer_may_read_is_still_shared_across_endpoints(
+    service: MemoryService, admin: Access
+) -> None:
+    scoped = Access(frozenset({BranchState.ACTIVE}), BranchState.ACTIVE, False, principal="agent-a")
+    first = service.save(admin, content="The office closes at 6 pm.")
+    again = service.save(scoped, content="The office closes at 6 pm.")
+    assert (again["write_status"], again["item"]["id"]) == ("duplicate", first["item"]["id"])

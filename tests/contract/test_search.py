@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from metacortex.domain.records import BranchState
 from metacortex.errors import Forbidden, InvalidArgument
 from metacortex.service import Access, MemoryService
+from tests.fakes import HashingEmbedder
 
 
 def test_an_empty_corpus_returns_no_matches_not_an_error(
@@ -147,3 +149,34 @@ def test_unicode_and_stop_word_only_queries_work(service: MemoryService, admin: 
     assert service.search(admin, query="東京")["matches"][0]["id"] == target
     # Only stop words: no lexical terms, semantic search still answers.
     assert isinstance(service.search(admin, query="the and of")["matches"], list)
+
+
+def test_several_states_are_reported_as_a_list_in_the_original_filter_state_key(
+    service: MemoryService, admin: Access
+) -> None:
+    both = service.search(admin, query="x", filter_state=["active", "wip"])["applied_filters"]
+    assert (both["filter_topic"], both["filter_state"]) == (None, ["active", "wip"])
+    listed = service.list_memories(admin, filter_state=["wip"], filter_topic="t")
+    assert (
+        listed["applied_filters"]["filter_topic"],
+        listed["applied_filters"]["filter_state"],
+    ) == ("t", "wip")
+
+
+def test_each_match_reports_the_raw_cosine_similarity_beside_the_fused_score(
+    service: MemoryService, admin: Access, embedder: HashingEmbedder
+) -> None:
+    texts = ["The red fox jumps.", "A red car parks.", "Blue whales sing."]
+    for text in texts:
+        service.save(admin, content=text)
+
+    matches = service.search(admin, query="red fox", limit=3)["matches"]
+
+    query = np.asarray(embedder.embed_query("red fox"), dtype=np.float64)
+    for match in matches:
+        [vector] = embedder.embed_documents(
+            [service.fetch(admin, id=match["id"])["item"]["content"]]
+        )
+        document = np.asarray(vector, dtype=np.float64)
+        expected = float(query @ document / (np.linalg.norm(query) * np.linalg.norm(document)))
+        assert match["similarity"] == pytest.approx(expected, abs=1e-5)

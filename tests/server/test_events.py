@@ -13,6 +13,7 @@ import pytest
 
 from metacortex.operations.evaluation import cases_from_events
 from metacortex.server.events import MEMORY_EVENTS, RETRIEVAL_QUERY_EVENTS, EventRecorder
+from metacortex.server.rejections import RejectionBudget
 from metacortex.service import MemoryService
 from metacortex.storage.base import Event
 from tests.server.conftest import WEB_TOKEN, Harness, make_settings, started
@@ -113,7 +114,12 @@ class _SlowSink:
 
 def test_recording_never_waits_for_the_store_and_close_drains_the_queue() -> None:
     sink = _SlowSink()
-    recorder = EventRecorder(sink, retention=timedelta(days=90), retrieval_logging=False)
+    recorder = EventRecorder(
+        sink,
+        retention=timedelta(days=90),
+        retrieval_logging=False,
+        rejection_budget=RejectionBudget(per_minute=1000),
+    )
     recorder.start()
     for n in range(500):  # returns at once although the store is stuck
         recorder.rejection(
@@ -122,6 +128,7 @@ def test_recording_never_waits_for_the_store_and_close_drains_the_queue() -> Non
             http_status=401,
             method="POST",
             path=f"/clients/c{n}/mcp",
+            query="",
             latency_ms=0.1,
         )
     assert sink.written == []
@@ -147,3 +154,82 @@ def test_a_full_queue_drops_and_counts_instead_of_blocking() -> None:
     sink.release.set()
     recorder.close()
     assert len(sink.written) == 50 - recorder.dropped
+
+
+class _CollectingSink:
+    def __init__(self) -> None:
+        self.written: list[Event] = []
+
+    def record_events(self, events: Sequence[Event]) -> None:
+        self.written.extend(events)
+
+
+def test_rejected_requests_are_recorded_bounded_and_past_the_budget_only_counted() -> None:
+    """Issue 8 item 2: 300 refusals with a 14 KB query string each were kept in full."""
+    now = [0.0]
+    sink = _CollectingSink()
+    recorder = EventRecorder(
+        sink,
+        retention=timedelta(days=90),
+        retrieval_logging=False,
+        rejection_budget=RejectionBudget(per_minute=60, clock=lambda: now[0]),
+    )
+    recorder.start()
+    query = "q=" + "x" * 14_000
+    for _ in range(300):
+        recorder.rejection(
+            client_id="no-such-client",
+            reason="unauthorized",
+            http_status=401,
+            method="POST",
+            path="/clients/no-such-client/mcp",
+            query=query,
+            latency_ms=0.1,
+        )
+    now[0] = 61.0  # the next minute's first refusal reports the last minute's overflow
+    recorder.rejection(
+        client_id=None,
+        reason="not_found",
+        http_status=404,
+        method="POST",
+        path="/" + "p" * 5_000,
+        query="",
+        latency_ms=0.1,
+    )
+    recorder.close()
+    kinds = [event.fields["event_type"] for event in sink.written]
+    assert kinds.count("request_rejected") == 61
+    [aggregate] = [e.fields for e in sink.written if e.fields["event_type"] != "request_rejected"]
+    assert aggregate["event_type"] == "requests_rejected_aggregate"
+    assert aggregate["count"] == 240
+    first = sink.written[0].fields["request"]
+    assert first["query"]["chars"] == len(query)
+    assert len(first["query"]["sha256_prefix"]) == 16
+    assert "xxxx" not in json.dumps([e.fields for e in sink.written])
+    long_path = [e.fields["request"] for e in sink.written if e.fields.get("reason") == "not_found"]
+    assert len(long_path[0]["path"]) == 200
+    assert long_path[0]["path_chars"] == 5_001
+    assert max(len(json.dumps(e.fields)) for e in sink.written) < 1_000
+
+
+def test_refusals_suppressed_when_the_server_stops_are_still_counted() -> None:
+    sink = _CollectingSink()
+    recorder = EventRecorder(
+        sink,
+        retention=timedelta(days=90),
+        retrieval_logging=False,
+        rejection_budget=RejectionBudget(per_minute=1, clock=lambda: 0.0),
+    )
+    recorder.start()
+    for _ in range(3):
+        recorder.rejection(
+            client_id=None,
+            reason="unauthorized",
+            http_status=401,
+            method="POST",
+            path="/mcp",
+            query="",
+            latency_ms=0.1,
+        )
+    recorder.close()
+    assert [e.fields.get("count") for e in sink.written] == [None, 2]

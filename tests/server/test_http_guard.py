@@ -171,7 +171,7 @@ async def test_an_origin_must_match_the_profile_exactly(harness: Harness) -> Non
         assert refused.status_code == 403
 
 
-async def test_cors_preflight_is_answered_per_profile(harness: Harness) -> None:
+async def test_cors_preflight_answers_a_configured_origin(harness: Harness) -> None:
     preflight = {
         "origin": WEB_ORIGIN,
         "access-control-request-method": "POST",
@@ -184,11 +184,57 @@ async def test_cors_preflight_is_answered_per_profile(harness: Harness) -> None:
         assert ok.headers["access-control-allow-methods"] == "POST, OPTIONS"
         allowed_headers = ok.headers["access-control-allow-headers"]
         assert allowed_headers == "authorization, content-type, mcp-protocol-version"
-        refused = await http.options("/clients/reader/mcp", headers=preflight)
+        stranger = await http.options(
+            "/clients/web/mcp", headers=preflight | {"origin": "https://evil.example.com"}
+        )
+        assert stranger.status_code == 403
+        assert "access-control-allow-origin" not in stranger.headers
+
+
+async def test_a_preflight_does_not_reveal_which_client_ids_exist(harness: Harness) -> None:
+    """Issue 8 item 9: a known id whose profile lacks the origin answered 403 while an
+    unknown id answered 204, so a preflight told which ids exist. Now the answer depends
+    on the origin alone; the POST still enforces the profile's own origins."""
+    preflight = {"origin": WEB_ORIGIN, "access-control-request-method": "POST"}
+    async with harness.http() as http:
+        answers = [
+            await http.options(path, headers=preflight)
+            for path in ("/clients/reader/mcp", "/clients/no-such-id/mcp", "/mcp")
+        ]
+        assert {(a.status_code, a.headers.get("access-control-allow-origin")) for a in answers} == {
+            (204, WEB_ORIGIN)
+        }
+    async with harness.http(READER_TOKEN) as http:
+        refused = await http.post(
+            "/clients/reader/mcp", json=PING, headers=JSON_HEADERS | {"origin": WEB_ORIGIN}
+        )
         assert refused.status_code == 403
-        assert error_of(refused)["code"] == "forbidden"
-        admin = await http.options("/mcp", headers=preflight)
-        assert admin.status_code == 403
+
+
+async def test_refusals_carry_cors_headers_for_a_configured_origin(harness: Harness) -> None:
+    """Issue 8 item 10: without CORS headers a browser sees a network error instead of
+    the 401 and its WWW-Authenticate (or a 406, 413, 415, 429 and its Retry-After)."""
+    async with harness.http() as http:
+        unauthorized = await http.post(
+            "/clients/web/mcp", json=PING, headers=JSON_HEADERS | {"origin": WEB_ORIGIN}
+        )
+        assert unauthorized.status_code == 401
+        assert unauthorized.headers["access-control-allow-origin"] == WEB_ORIGIN
+        assert "www-authenticate" in unauthorized.headers["access-control-expose-headers"]
+        assert "retry-after" in unauthorized.headers["access-control-expose-headers"]
+        stranger = await http.post(
+            "/clients/web/mcp", json=PING, headers=JSON_HEADERS | {"origin": "https://evil.example"}
+        )
+        assert stranger.status_code == 401
+        assert "access-control-allow-origin" not in stranger.headers
+    async with harness.http(WEB_TOKEN) as http:
+        unsupported = await http.post(
+            "/clients/web/mcp",
+            content=json.dumps(PING),
+            headers={"content-type": "text/plain", "origin": WEB_ORIGIN},
+        )
+        assert unsupported.status_code == 415
+        assert unsupported.headers["access-control-allow-origin"] == WEB_ORIGIN
 
 
 async def test_a_foreign_host_header_is_refused_against_dns_rebinding(harness: Harness) -> None:
@@ -203,6 +249,25 @@ async def test_a_foreign_host_header_is_refused_against_dns_rebinding(harness: H
                 "/mcp", json=modern_call("tools/list"), headers=modern_headers(host=host)
             )
             assert response.status_code == 200, host
+
+
+async def test_malformed_loopback_look_alikes_are_not_loopback(harness: Harness) -> None:
+    """Issue 8 item 8: ``[::1]evil.com`` and ``[::1]:x`` once passed as loopback."""
+    async with harness.http(ADMIN_TOKEN) as http:
+        for host in ("[::1]evil.com", "[::1]:x", "[::1", "localhost:80:80", "127.0.0.1:"):
+            refused = await http.post(
+                "/mcp", json=modern_call("tools/list"), headers=modern_headers(host=host)
+            )
+            assert refused.status_code == 421, host
+            assert error_of(refused)["code"] == "host_not_allowed"
+
+
+async def test_healthz_checks_the_host_too(harness: Harness) -> None:
+    async with harness.http() as http:
+        refused = await http.get("/healthz", headers={"host": "attacker.example"})
+        assert refused.status_code == 421
+        assert error_of(refused)["code"] == "host_not_allowed"
+        assert (await http.get("/healthz", headers={"host": "127.0.0.1:8765"})).status_code == 200
 
 
 async def test_configured_hosts_are_accepted(tmp_path: Path, service: MemoryService) -> None:
@@ -354,3 +419,89 @@ async def test_the_cloud_deployment_checks_hosts_only_once_they_are_configured(
                 headers=modern_headers(host="abc-uc.a.run.app"),
             )
         assert response.status_code == status, configured
+
+
+async def test_a_json_rpc_batch_is_refused_as_invalid_request_with_a_short_message(
+    harness: Harness,
+) -> None:
+    """Issue 8 item 14: a batch answered -32602 with a pydantic dump."""
+    async with harness.http(ADMIN_TOKEN) as http:
+        response = await http.post("/mcp", json=[PING, PING], headers=JSON_HEADERS)
+    assert response.status_code == 400
+    body = response.json()
+    assert body["jsonrpc"] == "2.0"
+    assert body["id"] is None
+    assert body["error"]["code"] == -32600
+    assert "batch" in body["error"]["message"]
+    assert len(body["error"]["message"]) < 200
+
+
+async def test_a_missing_accept_header_means_anything(harness: Harness) -> None:
+    async with harness.http(ADMIN_TOKEN) as http:
+        request = http.build_request(
+            "POST",
+            "/mcp",
+            content=json.dumps(modern_call("tools/list")),
+            headers={
+                "content-type": "Application/JSON; charset=UTF-8",
+                "mcp-protocol-version": "2026-07-28",
+                "mcp-method": "tools/list",
+            },
+        )
+        del request.headers["accept"]
+        assert "accept" not in request.headers
+        response = await http.send(request)
+    assert response.status_code == 200, response.text
+    assert response.json()["result"]["tools"]
+
+
+async def test_an_unsupported_protocol_version_header_is_named_in_the_refusal(
+    harness: Harness,
+) -> None:
+    """Issue 8 item 14: the refusal talked about params._meta, not the header at fault."""
+    async with harness.http(ADMIN_TOKEN) as http:
+        response = await http.post(
+            "/mcp", json=PING, headers=JSON_HEADERS | {"mcp-protocol-version": "1999-01-01"}
+        )
+    assert response.status_code == 400
+    message = response.json()["error"]["message"]
+    assert "MCP-Protocol-Version" in message
+    assert "1999-01-01" in message
+    assert "2025-11-25" in message
+
+
+async def test_a_loopback_bind_accepts_loopback_origins_on_every_endpoint(
+    tmp_path: Path, service: MemoryService
+) -> None:
+    """Issue 8 item 15: as the SDK does, a server bound to loopback takes local pages
+    (``http://localhost:*``, ``http://127.0.0.1:*``, ``http://[::1]:*``) by default."""
+    settings = make_settings(tmp_path, bind_is_loopback=True)
+    local = [
+        "http://localhost:5173",
+        "http://127.0.0.1:3000",
+        "http://[::1]:8080",
+        "http://localhost",
+    ]
+    async with started(settings, service) as harness, harness.http(ADMIN_TOKEN) as http:
+        for origin in local:
+            response = await http.post(
+                "/mcp", json=modern_call("tools/list"), headers=modern_headers(origin=origin)
+            )
+            assert response.status_code == 200, origin
+            assert response.headers["access-control-allow-origin"] == origin
+            preflight = await http.options(
+                "/clients/reader/mcp",
+                headers={"origin": origin, "access-control-request-method": "POST"},
+            )
+            assert preflight.status_code == 204, origin
+        for origin in ("http://localhost.evil.example", "https://localhost:5173", "http://evil:1"):
+            refused = await http.post("/mcp", json=PING, headers=JSON_HEADERS | {"origin": origin})
+            assert refused.status_code == 403, origin
+
+
+async def test_a_public_bind_keeps_its_exact_origin_lists(harness: Harness) -> None:
+    async with harness.http(ADMIN_TOKEN) as http:
+        refused = await http.post(
+            "/mcp", json=PING, headers=JSON_HEADERS | {"origin": "http://localhost:5173"}
+        )
+    assert refused.status_code == 403

@@ -178,8 +178,9 @@ async def test_a_scoped_client_is_held_to_its_profile(harness: Harness) -> None:
         error = failed(await web.call_tool("deprecate_context", {"id": draft_id}))
         assert error["code"] == "forbidden"
         assert "deprecate_context" in error["message"]
-        error = failed(await web.call_tool("drop_everything", {}))
-        assert error["code"] == "invalid_argument"
+        with pytest.raises(MCPError) as unknown:
+            await web.call_tool("drop_everything", {})
+        assert unknown.value.code == types.INVALID_PARAMS
         error = failed(await web.call_tool("save_context", {"content": "c", "branch_state": "wip"}))
         assert error["code"] == "forbidden"
         error = failed(await web.call_tool("search_context", {"query": "q", "filter_state": "wip"}))

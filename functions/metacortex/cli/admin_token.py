@@ -18,6 +18,7 @@ from pydantic import SecretStr
 from metacortex.config import Settings
 from metacortex.errors import ConfigurationError
 from metacortex.server.profiles import new_token, token_weakness
+from metacortex.storage.sqlite_files import make_private_directory, require_writable
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +57,9 @@ def _read(path: Path) -> str:
 
 def _create(path: Path) -> str | None:
     """A new token written exclusively to ``path``, or None when the file exists."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    make_private_directory(path.parent)
+    if not path.exists():
+        require_writable(path.parent)
     token = new_token()
     try:
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

@@ -36,6 +36,7 @@ def banner(
     profiles: Profiles,
     token_path: Path | None,
     new_token: str | None,
+    oauth: bool = False,
 ) -> str:
     admin_url = f"{url}/mcp"
     lines = [
@@ -82,4 +83,11 @@ def banner(
         "",
         "Scoped endpoints for other clients: metacortex client add <id> --help",
     ]
+    if oauth:
+        lines += [
+            "",
+            f"OAuth is on: give a client the URL {admin_url} and approve it at the consent",
+            f"page (owner sign-in: {url}/owner/sign-in; passphrase: metacortex owner",
+            "set-passphrase). Step by step: docs/CONNECTORS.md",
+        ]
     return "\n".join(lines)

@@ -27,6 +27,8 @@ _COMMAND_MODULES: Final = (
     "metacortex.cli.data",
     "metacortex.cli.evaluate",
     "metacortex.cli.smoke",
+    "metacortex.cli.owner",
+    "metacortex.cli.oauth",
 )
 EXIT_USAGE: Final = 2
 

@@ -89,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
         if host not in _WILDCARDS:
             hosts = (*settings.metacortex_allowed_hosts, host)
             settings = settings.model_copy(update={"metacortex_allowed_hosts": hosts})
+    settings = settings.model_copy(update={"bind_is_loopback": is_loopback(host)})
     configure_logging(settings.metacortex_log_level)
     admin = ensure_admin_token(settings)
     settings = admin.settings
@@ -110,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
                     profiles=profiles,
                     token_path=admin.path,
                     new_token=admin.value if admin.created else None,
+                    oauth=settings.metacortex_oauth,
                 ),
                 flush=True,
             )

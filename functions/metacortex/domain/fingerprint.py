@@ -34,6 +34,10 @@ class WriteIdentity:
     valid_from: datetime | None
     valid_until: datetime | None
     provenance: Provenance
+    # Set when the writer may not read the state it writes: such a write is a
+    # duplicate only of that writer's own earlier writes, so the answer can never
+    # reveal another caller's record (issue 8, item 6).
+    writer_scope: str | None = None
 
     def fingerprint(self) -> str:
         canonical = {
@@ -49,5 +53,7 @@ class WriteIdentity:
             "derived_from": sorted(set(self.provenance.derived_from)),
             "confidence": self.provenance.confidence,
         }
+        if self.writer_scope is not None:
+            canonical["writer_scope"] = self.writer_scope
         encoded = json.dumps(canonical, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(encoded.encode("utf-8")).hexdigest()

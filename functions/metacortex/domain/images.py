@@ -8,7 +8,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Final
 
-from metacortex.domain.limits import MAX_IMAGE_BYTES
+from metacortex.domain.limits import MAX_IMAGE_BASE64_CHARS, MAX_IMAGE_BYTES
 from metacortex.errors import InvalidArgument
 
 SUPPORTED_IMAGE_TYPES: Final = ("image/png", "image/jpeg", "image/webp", "image/gif")
@@ -53,8 +53,11 @@ def decode_image(image_base64: str, mime_type: str | None) -> ImagePayload:
     text = image_base64.strip()
     if text.startswith("data:") and "," in text:
         text = text.split(",", 1)[1]
-    if len(text) > (MAX_IMAGE_BYTES * 4) // 3 + 4:
-        raise InvalidArgument(f"image is larger than {MAX_IMAGE_BYTES // (1024 * 1024)} MiB")
+    if len(text) > MAX_IMAGE_BASE64_CHARS:
+        raise InvalidArgument(
+            f"image_base64 is {len(text)} characters; the limit is {MAX_IMAGE_BASE64_CHARS} "
+            f"({MAX_IMAGE_BYTES // 1024} KiB of image bytes)"
+        )
     try:
         data = base64.b64decode(text, validate=True)
     except (binascii.Error, ValueError):
@@ -62,7 +65,7 @@ def decode_image(image_base64: str, mime_type: str | None) -> ImagePayload:
     if not data:
         raise InvalidArgument("image_base64 decodes to no bytes")
     if len(data) > MAX_IMAGE_BYTES:
-        raise InvalidArgument(f"image is larger than {MAX_IMAGE_BYTES // (1024 * 1024)} MiB")
+        raise InvalidArgument(f"image is larger than {MAX_IMAGE_BYTES // 1024} KiB")
     sniffed = _sniff(data)
     if sniffed is None:
         raise InvalidArgument("image bytes are not a PNG, JPEG, WebP or GIF image")

@@ -16,27 +16,52 @@ MAX_SOURCE_SESSION_CHARS: Final = 200
 MAX_DERIVED_FROM: Final = 50
 MAX_ID_CHARS: Final = 128
 MAX_QUERY_CHARS: Final = 2_000
-MAX_IMAGE_BYTES: Final = 4 * 1024 * 1024
+# The HTTP request body limit (METACORTEX_MAX_BODY_BYTES defaults to it). A
+# save_context call must fit it whole, so the image limit is derived from it:
+# what is left after an allowance for the JSON-RPC envelope and the other
+# arguments, as base64 characters (a multiple of 4), then as decoded bytes.
+DEFAULT_MAX_BODY_BYTES: Final = 1024 * 1024
+IMAGE_REQUEST_ALLOWANCE_BYTES: Final = 64 * 1024
+MAX_IMAGE_BASE64_CHARS: Final = (DEFAULT_MAX_BODY_BYTES - IMAGE_REQUEST_ALLOWANCE_BYTES) // 4 * 4
+MAX_IMAGE_BYTES: Final = MAX_IMAGE_BASE64_CHARS // 4 * 3
 MAX_SEARCH_LIMIT: Final = 20
 MAX_LIST_LIMIT: Final = 100
 DEFAULT_LIST_LIMIT: Final = 20
 # The wip queue consolidate_context takes without explicit ids, oldest first.
 MAX_CONSOLIDATE_SOURCES: Final = 50
 
-TOPIC_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]*$")
-ID_PATTERN: Final = re.compile(r"^[A-Za-z0-9_-]+$")
-ARTIFACT_REF_PATTERN: Final = re.compile(r"^[a-z][a-z0-9+.-]*://\S+$")
+# Patterns are always applied with ``fullmatch`` (``$`` alone would let a trailing
+# newline through).
+TOPIC_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]*")
+ID_PATTERN: Final = re.compile(r"[A-Za-z0-9_-]+")
+ARTIFACT_REF_PATTERN: Final = re.compile(r"[a-z][a-z0-9+.-]*://\S+")
+# The one rule for every string a client sends: no control characters (Unicode
+# category Cc) other than tab, line feed and carriage return, and no lone
+# surrogates (they cannot be stored as UTF-8).
+_DISALLOWED_CHARS: Final = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def check_string(value: str, field_name: str) -> str:
+    """Refuse NUL, other control characters and lone surrogates in any client string."""
+    found = _DISALLOWED_CHARS.search(value)
+    if found is not None:
+        raise InvalidArgument(
+            f"{field_name} contains the disallowed character U+{ord(found.group()):04X} at "
+            f"position {found.start()}; control characters other than tab and line breaks "
+            "are not accepted"
+        )
+    return value
 
 
 def check_topic(topic: str, field_name: str = "topic") -> str:
-    topic = topic.strip()
+    topic = check_string(topic, field_name).strip()
     if not topic:
         raise InvalidArgument(f"{field_name} must not be empty")
     if len(topic) > MAX_TOPIC_CHARS:
         raise InvalidArgument(
             f"{field_name} is {len(topic)} characters; the limit is {MAX_TOPIC_CHARS}"
         )
-    if not TOPIC_PATTERN.match(topic):
+    if not TOPIC_PATTERN.fullmatch(topic):
         raise InvalidArgument(
             f"{field_name} {topic!r} may use only letters, digits and . _ : / - "
             "and must start with a letter or digit"
@@ -47,20 +72,18 @@ def check_topic(topic: str, field_name: str = "topic") -> str:
 def check_id(value: str, field_name: str = "id") -> str:
     if not value:
         raise InvalidArgument(f"{field_name} must not be empty")
-    if len(value) > MAX_ID_CHARS or not ID_PATTERN.match(value):
+    if len(value) > MAX_ID_CHARS or not ID_PATTERN.fullmatch(value):
         raise InvalidArgument(f"{field_name} is not a memory id (URL-safe characters only)")
     return value
 
 
-def check_content(content: str) -> str:
+def check_content(content: str, field_name: str = "content") -> str:
     if len(content) > MAX_CONTENT_CHARS:
         raise InvalidArgument(
-            f"content is {len(content)} characters; the limit is {MAX_CONTENT_CHARS}. "
+            f"{field_name} is {len(content)} characters; the limit is {MAX_CONTENT_CHARS}. "
             "Split it into several memories."
         )
-    if "\x00" in content:
-        raise InvalidArgument("content must not contain NUL characters")
-    return content
+    return check_string(content, field_name)
 
 
 def check_artifact_refs(refs: list[str]) -> tuple[str, ...]:
@@ -70,13 +93,13 @@ def check_artifact_refs(refs: list[str]) -> tuple[str, ...]:
         )
     cleaned: list[str] = []
     for index, ref in enumerate(refs):
-        ref = ref.strip()
+        ref = check_string(ref, f"artifact_refs[{index}]").strip()
         if len(ref) > MAX_ARTIFACT_REF_CHARS:
             raise InvalidArgument(
                 f"artifact_refs[{index}] is {len(ref)} characters; "
                 f"the limit is {MAX_ARTIFACT_REF_CHARS}"
             )
-        if not ARTIFACT_REF_PATTERN.match(ref):
+        if not ARTIFACT_REF_PATTERN.fullmatch(ref):
             raise InvalidArgument(
                 f"artifact_refs[{index}] must be a URI such as gs://bucket/file.png"
             )
@@ -104,6 +127,10 @@ def check_limit(limit: int, maximum: int, field_name: str = "limit") -> int:
     return limit
 
 
+EARLIEST_INSTANT: Final = "0001-01-01T00:00:00Z"
+LATEST_INSTANT: Final = "9999-12-31T23:59:59.999Z"
+
+
 def parse_instant(value: str | datetime | None, field_name: str) -> datetime | None:
     """ISO 8601 text (or a datetime) to an aware UTC datetime with ms precision."""
     if value is None:
@@ -111,7 +138,7 @@ def parse_instant(value: str | datetime | None, field_name: str) -> datetime | N
     if isinstance(value, datetime):
         parsed = value
     else:
-        text = value.strip()
+        text = check_string(value, field_name).strip()
         if text.endswith(("Z", "z")):
             text = text[:-1] + "+00:00"
         try:
@@ -122,5 +149,32 @@ def parse_instant(value: str | datetime | None, field_name: str) -> datetime | N
             ) from None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
-    parsed = parsed.astimezone(UTC)
+    try:
+        parsed = parsed.astimezone(UTC)
+    except OverflowError:
+        # e.g. 0001-01-01T00:00:00+14:00 is before year 1 in UTC.
+        raise InvalidArgument(
+            f"{field_name} is outside the supported range: in UTC it must fall between "
+            f"{EARLIEST_INSTANT} and {LATEST_INSTANT}"
+        ) from None
     return parsed.replace(microsecond=(parsed.microsecond // 1000) * 1000)
+
+
+def check_source_session(value: str | None) -> str | None:
+    if value is None:
+        return None
+    check_string(value, "source_session")
+    if len(value) > MAX_SOURCE_SESSION_CHARS:
+        raise InvalidArgument(
+            f"source_session is {len(value)} characters; the limit is {MAX_SOURCE_SESSION_CHARS}"
+        )
+    return value or None
+
+
+def check_query(query: str) -> str:
+    query = check_string(query, "query").strip()
+    if not query:
+        raise InvalidArgument("query must not be empty")
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidArgument(f"query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}")
+    return query

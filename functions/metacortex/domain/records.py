@@ -53,7 +53,12 @@ def utc_now() -> datetime:
 def to_wire_time(value: datetime) -> str:
     """ISO 8601 UTC with millisecond precision and a ``Z`` suffix."""
     value = value.astimezone(UTC)
-    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+    # Four-digit year always (strftime's %Y gives "1" for year 1 on glibc).
+    return (
+        f"{value.year:04d}-"
+        + value.strftime("%m-%dT%H:%M:%S.")
+        + (f"{value.microsecond // 1000:03d}Z")
+    )
 
 
 _CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"

@@ -24,7 +24,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
 from metacortex.composition import build_service
 from metacortex.config import Settings
@@ -33,6 +33,7 @@ from metacortex.server.guard import RequestGuard
 from metacortex.server.logs import log
 from metacortex.server.mcp_server import build_mcp_server
 from metacortex.server.profiles import load_profiles
+from metacortex.server.rejections import RejectionBudget
 from metacortex.server.routes import starlette_paths
 from metacortex.server.runtime import Runtime
 from metacortex.service import MemoryService
@@ -68,22 +69,34 @@ def create_app(settings: Settings, service: MemoryService | None = None) -> Star
             runtime.service.store,
             retention=timedelta(days=settings.metacortex_event_retention_days),
             retrieval_logging=settings.retrieval_event_logging_enabled,
+            rejection_budget=RejectionBudget(settings.metacortex_rejection_events_per_minute),
         )
         recorder.start()
         runtime.events = recorder
+        if authorization is not None:
+            runtime.oauth = authorization.start(runtime.service.store)
         try:
             async with manager.run():
                 yield
         finally:
+            runtime.oauth = None
             await anyio.to_thread.run_sync(recorder.close)
             if owned:
                 runtime.service.store.close()
                 runtime.service = None
 
+    authorization = None
+    if settings.metacortex_oauth:
+        # Imported here: the auth package builds on metacortex.server's modules.
+        from metacortex.auth import AuthorizationServer
+
+        authorization = AuthorizationServer(settings, runtime)
     paths = starlette_paths()
     mcp_endpoint = StreamableHTTPASGIApp(manager)
-    routes = [Route(path, _healthz, methods=["GET"]) for path in paths["health"]]
+    routes: list[BaseRoute] = [Route(path, _healthz, methods=["GET"]) for path in paths["health"]]
     routes += [Route(path, mcp_endpoint, methods=["POST"]) for path in paths["mcp"]]
+    if authorization is not None:
+        routes += authorization.routes()
     app = Starlette(
         routes=routes,
         middleware=[Middleware(RequestGuard, runtime=runtime)],

@@ -20,6 +20,12 @@ from typing import Any, Final, Protocol
 
 from metacortex.domain.records import to_wire_time, utc_now
 from metacortex.server.logs import log
+from metacortex.server.rejections import (
+    MAX_RECORDED_PATH,
+    WINDOW_SECONDS,
+    RejectionBudget,
+    bounded_request,
+)
 from metacortex.storage.base import Event
 
 MEMORY_EVENTS: Final = "memory_events"
@@ -42,8 +48,10 @@ class EventRecorder:
         retrieval_logging: bool,
         max_queue: int = 10_000,
         batch_size: int = 200,
+        rejection_budget: RejectionBudget | None = None,
     ) -> None:
         self._store = store
+        self._rejection_budget = rejection_budget or RejectionBudget(60)
         self._retention = retention
         self.retrieval_logging = retrieval_logging
         self._queue: queue.Queue[Event | object] = queue.Queue(maxsize=max_queue)
@@ -68,6 +76,7 @@ class EventRecorder:
         """Write everything queued, then stop the writer thread."""
         if self._closed:
             return
+        self._aggregate_rejections(self._rejection_budget.drain())
         self._closed = True
         if self._thread is None:
             return
@@ -111,20 +120,38 @@ class EventRecorder:
         http_status: int,
         method: str,
         path: str,
+        query: str,
         latency_ms: float,
     ) -> None:
+        admitted, suppressed = self._rejection_budget.admit()
+        self._aggregate_rejections(suppressed)
+        if not admitted:
+            return
         self._memory_event(
             {
-                "client_id": client_id,
+                "client_id": client_id[:MAX_RECORDED_PATH] if client_id else client_id,
                 "event_type": "request_rejected",
                 "tool_name": None,
                 "status": "rejected",
                 "reason": reason,
                 "http_status": http_status,
                 "latency_ms": round(latency_ms, 3),
-                "request": {"method": method, "path": path},
+                "request": bounded_request(method, path, query),
             }
         )
+
+    def _aggregate_rejections(self, count: int) -> None:
+        if count:
+            self._memory_event(
+                {
+                    "client_id": None,
+                    "event_type": "requests_rejected_aggregate",
+                    "tool_name": None,
+                    "status": "rejected",
+                    "count": count,
+                    "window_seconds": WINDOW_SECONDS,
+                }
+            )
 
     def search(
         self,

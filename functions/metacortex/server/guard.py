@@ -17,6 +17,11 @@ enforced while the body is read and nothing is buffered beyond it. In order:
 7. per-profile rate limit (429 with ``Retry-After``);
 8. body limit, checked on ``Content-Length`` and again while reading (413).
 
+With OAuth on (``runtime.oauth``), routes of kind ``auth`` pass after the Host
+check; a bearer token that is no static token is asked of the OAuth resource
+server, whose 401 carries ``resource_metadata`` and ``scope``, and a tool call
+outside the token's scopes is refused with 403 ``insufficient_scope``.
+
 Every refusal is a small JSON body ``{"error": {"code", "message"}}``, logged
 and recorded as a ``memory_events`` rejection. The ``auth_token`` query
 parameter is removed from the request before anything downstream (or any log
@@ -29,18 +34,20 @@ import hmac
 import logging
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import parse_qsl, urlencode
 
 from mcp.server.streamable_http import check_accept_headers
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from metacortex.server.hosts import HostPolicy
+from metacortex.server.bearer import BearerIdentity
+from metacortex.server.hosts import HostPolicy, is_loopback_origin
 from metacortex.server.logs import log, redact_query
 from metacortex.server.profiles import Profile, token_digest
 from metacortex.server.ratelimit import RateLimiter
@@ -83,6 +90,9 @@ class Rejection:
     reason: str  # the memory_events reason
     message: str
     headers: Mapping[str, str] = field(default_factory=dict)
+    # Set for refusals of the JSON-RPC message itself: the body is then a JSON-RPC
+    # error (id null) that an MCP client reads, not the plain {"error": ...} form.
+    jsonrpc_code: int | None = None
 
 
 class _BodyTooLarge(Exception):
@@ -113,9 +123,13 @@ class RequestGuard:
         self._limiter = rate_limiter or RateLimiter()
         # Compared against when there is no real digest, so every path costs the same.
         self._no_token = secrets.token_bytes(32)
+        self._loopback_origins = settings.bind_is_loopback
         self._all_origins = frozenset(
             origin for profile in self._profiles.all() for origin in profile.allowed_origins
         )
+
+    def _origin_allowed(self, origin: str, configured: Collection[str]) -> bool:
+        return origin in configured or (self._loopback_origins and is_loopback_origin(origin))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -124,8 +138,12 @@ class RequestGuard:
         started = time.perf_counter()
         route = resolve(scope["path"])
         method: str = scope["method"]
-        if route is None:
+        if route is None or (route.kind == "auth" and self._runtime.oauth is None):
             await self._reject(scope, send, None, started, _not_found())
+            return
+        headers = Headers(scope=scope)
+        if not self._hosts.allows(headers.get("host")):
+            await self._reject(scope, send, route, started, _HOST_NOT_ALLOWED)
             return
         if route.kind == "health":
             if method in ("GET", "HEAD"):
@@ -133,9 +151,8 @@ class RequestGuard:
             else:
                 await self._reject(scope, send, route, started, _method_not_allowed("GET"))
             return
-        headers = Headers(scope=scope)
-        if not self._hosts.allows(headers.get("host")):
-            await self._reject(scope, send, route, started, _HOST_NOT_ALLOWED)
+        if route.kind == "auth":
+            await self._pass_through(scope, receive, send, route, headers, started)
             return
         if method == "OPTIONS":
             await self._preflight(scope, send, route, headers, started)
@@ -144,18 +161,33 @@ class RequestGuard:
             await self._reject(scope, send, route, started, _method_not_allowed(_ALLOWED_METHODS))
             return
         profile = self._authenticate(route, scope, headers)
+        identity: BearerIdentity | None = None
+        oauth = self._runtime.oauth
+        if profile is None and oauth is not None:
+            token, from_url = _credential(headers, scope.get("query_string", b""))
+            if token is not None and not from_url:
+                identity = await oauth.authenticate(scope, route, token)
+            if identity is None:
+                rejection = oauth.unauthorized(scope, route, token is not None)
+                await self._reject(scope, send, route, started, rejection)
+                return
+            profile = identity.profile
         if profile is None:
             await self._reject(scope, send, route, started, _UNAUTHORIZED)
             return
         origin = headers.get("origin")
-        if origin is not None and origin not in profile.allowed_origins:
+        if origin is not None and not self._origin_allowed(origin, profile.allowed_origins):
             await self._reject(scope, send, route, started, _ORIGIN_NOT_ALLOWED)
             return
         content_type = headers.get("content-type", "").lower()
         if not content_type.startswith("application/json"):
             await self._reject(scope, send, route, started, _UNSUPPORTED_MEDIA_TYPE)
             return
-        if not check_accept_headers(Request(scope))[0]:
+        if "accept" not in headers:
+            # No Accept header means the client takes anything (RFC 9110 §12.5.1);
+            # the SDK transport below insists on one, so name what we answer with.
+            scope = {**scope, "headers": [*scope["headers"], (b"accept", _ANY_MCP_ANSWER)]}
+        elif not check_accept_headers(Request(scope))[0]:
             await self._reject(scope, send, route, started, _NOT_ACCEPTABLE)
             return
         wait = self._limiter.acquire(profile.id, profile.rate_limit_per_minute)
@@ -169,6 +201,18 @@ class RequestGuard:
             return
         except _Disconnected:
             return
+        if body.lstrip()[:1] == b"[":
+            await self._reject(scope, send, route, started, _BATCH_NOT_SUPPORTED)
+            return
+        version = headers.get("mcp-protocol-version")
+        if version is not None and version not in _PROTOCOL_VERSIONS:
+            await self._reject(scope, send, route, started, _unsupported_version(version))
+            return
+        if identity is not None and oauth is not None:
+            refusal = oauth.insufficient_scope(scope, route, identity, body)
+            if refusal is not None:
+                await self._reject(scope, send, route, started, refusal)
+                return
         await self._forward(scope, receive, send, route, profile, origin, body, started)
 
     # ------------------------------------------------------------ credential
@@ -189,6 +233,45 @@ class RequestGuard:
         if from_url and not profile.allow_url_token:
             return None
         return profile
+
+    # ------------------------------------------------------------ auth pages
+    async def _pass_through(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        route: Route,
+        headers: Headers,
+        started: float,
+    ) -> None:
+        """OAuth and owner routes: the same body limit, then the router; one access log."""
+        body = b""
+        if scope["method"] == "POST":
+            try:
+                body = await self._read_body(headers, receive)
+            except _BodyTooLarge:
+                await self._reject(scope, send, route, started, self._too_large())
+                return
+            except _Disconnected:
+                return
+        status = 0
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if scope["method"] == "POST" and not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        async def watch(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        await self.app(scope, replay, watch)
+        self._access_log(scope, route, status, started, None)
 
     # ------------------------------------------------------------------ body
     async def _read_body(self, headers: Headers, receive: Receive) -> bytes:
@@ -283,14 +366,11 @@ class RequestGuard:
             )
             await response(scope, _no_receive, send)
             return
-        profile = self._profiles.get(route.client_id)
-        # Preflights are answered per profile (spec §3). An unknown id answers as if it
-        # allowed every configured origin, so probing with an origin nobody configured
-        # learns nothing; someone who already knows one profile's origin can tell which
-        # other ids refuse it. That reveals ids, never a credential: every POST still
-        # needs the profile's token and gets the identical 401 without it.
-        allowed = profile.allowed_origins if profile is not None else self._all_origins
-        if origin not in allowed:
+        # A preflight is answered on the origin alone: any origin some profile configures
+        # is let through, whatever the client id. Answering per profile told a prober
+        # which ids exist (204 for an unknown id, 403 for a known one lacking the
+        # origin). The POST that follows still checks the profile's own origins.
+        if not self._origin_allowed(origin, self._all_origins):
             await self._reject(scope, send, route, started, _ORIGIN_NOT_ALLOWED)
             return
         requested = headers.get("access-control-request-headers", "")
@@ -319,7 +399,27 @@ class RequestGuard:
         started: float,
         rejection: Rejection,
     ) -> None:
-        response = _json(rejection.status, rejection.code, rejection.message, rejection.headers)
+        headers = dict(rejection.headers)
+        origin = Headers(scope=scope).get("origin")
+        if origin is not None and self._origin_allowed(origin, self._all_origins):
+            # A browser sees a refusal's status and headers (WWW-Authenticate,
+            # Retry-After) only when the response carries CORS headers.
+            headers |= {
+                key.decode(): value.decode("latin-1") for key, value in _cors_headers(origin)
+            }
+        response = (
+            _json(rejection.status, rejection.code, rejection.message, headers)
+            if rejection.jsonrpc_code is None
+            else JSONResponse(
+                {
+                    "jsonrpc": "2.0",
+                    "id": None,
+                    "error": {"code": rejection.jsonrpc_code, "message": rejection.message},
+                },
+                status_code=rejection.status,
+                headers={**_SAFE_HEADERS, **headers},
+            )
+        )
         await response(scope, _no_receive, send)
         client_id = route.loggable_client_id if route is not None else None
         events = self._runtime.events
@@ -329,7 +429,8 @@ class RequestGuard:
                 reason=rejection.reason,
                 http_status=rejection.status,
                 method=scope["method"],
-                path=_loggable_path(scope),
+                path=scope["path"],
+                query=redact_query(scope.get("query_string", b"").decode("latin-1")),
                 latency_ms=(time.perf_counter() - started) * 1000,
             )
         self._access_log(scope, route, rejection.status, started, client_id, rejection.reason)
@@ -471,6 +572,30 @@ _UNSUPPORTED_MEDIA_TYPE: Final = Rejection(
     "unsupported_media_type",
     "send the JSON-RPC message with Content-Type: application/json",
 )
+_ANY_MCP_ANSWER: Final = b"application/json, text/event-stream"
+
+_BATCH_NOT_SUPPORTED: Final = Rejection(
+    400,
+    "invalid_request",
+    "batch_not_supported",
+    "JSON-RPC batches are not supported: send one message per request",
+    jsonrpc_code=-32600,
+)
+
+_PROTOCOL_VERSIONS: Final = (*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS)
+
+
+def _unsupported_version(version: str) -> Rejection:
+    return Rejection(
+        400,
+        "invalid_request",
+        "unsupported_protocol_version",
+        f"unsupported MCP-Protocol-Version header {version[:40]!r}; "
+        f"this server speaks {', '.join(_PROTOCOL_VERSIONS)}",
+        jsonrpc_code=-32600,
+    )
+
+
 _NOT_ACCEPTABLE: Final = Rejection(
     406,
     "not_acceptable",

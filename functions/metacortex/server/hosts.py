@@ -13,25 +13,37 @@ end, so there the check applies only once ``METACORTEX_ALLOWED_HOSTS`` is set.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Final
 
 LOOPBACK_HOSTS: Final = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
-def _split(host_header: str) -> tuple[str, str | None]:
-    """(host, port) of a Host header value, lowercased; IPv6 brackets removed."""
+_NAME = re.compile(r"[a-z0-9.-]+|\[[0-9a-f:.]+\]")
+_PORT = re.compile(r"[0-9]{1,5}")
+
+
+def _split(host_header: str) -> tuple[str, str | None] | None:
+    """(host, port) of a Host header value, lowercased, IPv6 brackets removed.
+
+    ``None`` when the value is not ``name``, ``name:port``, ``[v6]`` or ``[v6]:port``
+    with a numeric port: ``[::1]evil.com`` and ``[::1]:x`` are malformed, not loopback.
+    """
     value = host_header.strip().lower()
     if value.startswith("["):
         end = value.find("]")
-        if end == -1:
-            return value, None
-        host, rest = value[1:end], value[end + 1 :]
-        return host, rest[1:] if rest.startswith(":") else None
-    if value.count(":") == 1:
-        host, port = value.split(":")
-        return host, port
-    return value, None
+        name, rest = value[: end + 1], value[end + 1 :]
+    else:
+        name, colon, port = value.partition(":")
+        rest = colon + port
+    if not _NAME.fullmatch(name):
+        return None
+    if not rest:
+        return name.strip("[]"), None
+    if rest.startswith(":") and _PORT.fullmatch(rest[1:]):
+        return name.strip("[]"), rest[1:]
+    return None
 
 
 class HostPolicy:
@@ -49,7 +61,10 @@ class HostPolicy:
             elif entry.startswith("*."):
                 self._suffixes.append(entry[1:])
             else:
-                host, port = _split(entry)
+                parsed = _split(entry)
+                if parsed is None:
+                    raise ValueError(f"METACORTEX_ALLOWED_HOSTS: {raw!r} is not host or host:port")
+                host, port = parsed
                 if port is None:
                     self._names.add(host)
                 else:
@@ -60,9 +75,20 @@ class HostPolicy:
             return True
         if not host_header:
             return False
-        host, port = _split(host_header)
+        parsed = _split(host_header)
+        if parsed is None:
+            return False
+        host, port = parsed
         if host in self._names:
             return True
         if port is not None and (host, port) in self._with_port:
             return True
         return any(host.endswith(suffix) for suffix in self._suffixes)
+
+
+_LOOPBACK_ORIGIN = re.compile(r"http://(localhost|127\.0\.0\.1|\[::1\])(:[0-9]{1,5})?")
+
+
+def is_loopback_origin(origin: str) -> bool:
+    """``http://localhost[:port]``, ``http://127.0.0.1[:port]`` or ``http://[::1][:port]``."""
+    return _LOOPBACK_ORIGIN.fullmatch(origin) is not None

@@ -54,6 +54,7 @@ _PROFILE_KEYS: Final = frozenset(
         "allowUrlToken",
         "mayWriteLifecycle",
         "rateLimitPerMinute",
+        "chatgptDataTools",
     }
 )
 _HOW_TO_GENERATE: Final = (
@@ -74,6 +75,8 @@ class Profile:
     allowed_origins: frozenset[str]
     allow_url_token: bool
     rate_limit_per_minute: int
+    # Also offer ChatGPT's data-only shapes ``search``/``fetch`` (server.chatgpt_tools).
+    chatgpt_data_tools: bool = False
 
     @property
     def is_admin(self) -> bool:
@@ -81,12 +84,25 @@ class Profile:
 
     @property
     def access(self) -> Access:
-        return Access(self.readable_states, self.default_state, self.may_write_lifecycle)
+        return Access(
+            self.readable_states, self.default_state, self.may_write_lifecycle, principal=self.id
+        )
 
     @property
     def tools(self) -> tuple[str, ...]:
         """Allowed tools in catalog order (what tools/list shows)."""
         return tuple(name for name in TOOL_NAMES if name in self.allowed_tools)
+
+    @property
+    def chatgpt_tools(self) -> tuple[str, ...]:
+        """The ChatGPT-shaped tools offered: each needs its regular counterpart allowed."""
+        if not self.chatgpt_data_tools:
+            return ()
+        return tuple(
+            name
+            for name, backing in (("search", "search_context"), ("fetch", "fetch_context"))
+            if backing in self.allowed_tools
+        )
 
     @property
     def path(self) -> str:
@@ -119,7 +135,7 @@ def new_token() -> str:
 
 def token_weakness(token: str) -> str | None:
     """Why a token is too weak to accept, or None when it is acceptable."""
-    if not _TOKEN_CHARS.match(token):
+    if not _TOKEN_CHARS.fullmatch(token):
         return "contains spaces or characters outside visible ASCII"
     if len(token) < MIN_TOKEN_CHARS:
         return f"is {len(token)} characters; at least {MIN_TOKEN_CHARS} are required"
@@ -234,7 +250,7 @@ def _client_profile(index: int, entry: Any, settings: Settings) -> Profile:
         raise ConfigurationError(
             f"{where}: id {ADMIN_PROFILE_ID!r} is reserved for the admin endpoint /mcp"
         )
-    if not CLIENT_ID_PATTERN.match(client_id):
+    if not CLIENT_ID_PATTERN.fullmatch(client_id):
         raise ConfigurationError(
             f"{where}: id must be 1-64 letters, digits, '-' or '_' and start with a letter "
             "or digit (it becomes the URL path /clients/<id>/mcp)"
@@ -284,6 +300,7 @@ def _client_profile(index: int, entry: Any, settings: Settings) -> Profile:
         ),
         allow_url_token=_bool(entry, "allowUrlToken", where),
         rate_limit_per_minute=_rate_limit(entry, where, settings),
+        chatgpt_data_tools=_bool(entry, "chatgptDataTools", where),
     )
 
 
@@ -293,7 +310,7 @@ def _client_token(entry: Mapping[str, Any], where: str) -> bytes:
     if token is not None and hashed is not None:
         raise ConfigurationError(f"{where}: give token or token_sha256, not both")
     if hashed is not None:
-        if not isinstance(hashed, str) or not _HEX64.match(hashed):
+        if not isinstance(hashed, str) or not _HEX64.fullmatch(hashed):
             raise ConfigurationError(
                 f"{where}: token_sha256 must be 64 hexadecimal characters (the sha256 of the token)"
             )
@@ -370,7 +387,7 @@ def _default_state(
 
 def _origin(value: str, where: str) -> str:
     origin = value.strip()
-    if not _ORIGIN.match(origin):
+    if not _ORIGIN.fullmatch(origin):
         raise ConfigurationError(
             f"{where} is not an origin: write scheme://host[:port] exactly as a browser sends "
             "it, without a path, trailing slash or wildcard (e.g. https://claude.ai)"

@@ -5,6 +5,10 @@ the function name stripped or with it as a path prefix (Hosting rewrites,
 run.app URLs), so every route is served in both forms. A single trailing
 slash is tolerated (normalized away) because connectors are often configured
 with one, and a redirect would turn their POST into a failed request.
+
+With OAuth on, the authorization server's and the owner's pages (``/oauth/...``,
+``/owner/...``, ``/.well-known/oauth-...``) are routes of kind ``auth``: the
+guard checks their Host and hands them to the router untouched.
 """
 
 from __future__ import annotations
@@ -22,6 +26,12 @@ _PATTERN: Final = re.compile(
     r"^(?P<prefix>/metaCortexMcp)?"
     r"(?:(?P<health>/healthz)|(?P<admin>/mcp)|/clients/(?P<client>[^/]+)/mcp)/?$"
 )
+_AUTH_PATTERN: Final = re.compile(
+    r"^(?:/metaCortexMcp)?"
+    r"(?:/\.well-known/(?:oauth-protected-resource|oauth-authorization-server"
+    r"|openid-configuration)(?:/[^?#]*)?"
+    r"|/oauth/[a-z-]+|/owner/[a-z./-]+)$"
+)
 # A claimed client id is attacker-controlled; only a short URL-safe one is echoed into
 # logs and events.
 _SAFE_ID: Final = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -29,7 +39,7 @@ _SAFE_ID: Final = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 @dataclass(frozen=True, slots=True)
 class Route:
-    kind: Literal["health", "mcp"]
+    kind: Literal["health", "mcp", "auth"]
     # None for the admin endpoint; the claimed id (not yet known to exist) for a client one.
     client_id: str | None
     # The path without a trailing slash, as the Starlette router matches it.
@@ -39,12 +49,14 @@ class Route:
     def loggable_client_id(self) -> str:
         if self.client_id is None:
             return "default"
-        return self.client_id if _SAFE_ID.match(self.client_id) else "(invalid)"
+        return self.client_id if _SAFE_ID.fullmatch(self.client_id) else "(invalid)"
 
 
 def resolve(path: str) -> Route | None:
-    match = _PATTERN.match(path)
+    match = _PATTERN.fullmatch(path)
     if match is None:
+        if _AUTH_PATTERN.match(path) and "/../" not in path and not path.endswith("/.."):
+            return Route("auth", None, path)
         return None
     canonical = path[:-1] if path.endswith("/") else path
     if match.group("health"):

@@ -8,11 +8,15 @@ holder rather than through module globals.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from metacortex.config import Settings
 from metacortex.server.events import EventRecorder
 from metacortex.server.profiles import Profiles
 from metacortex.service import MemoryService
+
+if TYPE_CHECKING:
+    from metacortex.server.bearer import BearerAuthority
 
 
 @dataclass(slots=True)
@@ -21,6 +25,8 @@ class Runtime:
     profiles: Profiles
     service: MemoryService | None = None
     events: EventRecorder | None = None
+    # OAuth access tokens at the MCP endpoints (METACORTEX_OAUTH); None: static tokens only.
+    oauth: BearerAuthority | None = None
 
     def require_service(self) -> MemoryService:
         if self.service is None:

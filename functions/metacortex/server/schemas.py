@@ -11,7 +11,6 @@ type (outputs).
 
 from __future__ import annotations
 
-import math
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -26,7 +25,7 @@ InitiatorName = Literal["user", "agent"]
 ImageType = Literal["image/png", "image/jpeg", "image/webp", "image/gif"]
 assert set(ImageType.__args__) == set(SUPPORTED_IMAGE_TYPES)  # type: ignore[attr-defined]
 
-MAX_IMAGE_BASE64_CHARS: Final = 4 * math.ceil(limits.MAX_IMAGE_BYTES / 3)
+MAX_IMAGE_BASE64_CHARS: Final = limits.MAX_IMAGE_BASE64_CHARS
 MAX_CURSOR_CHARS: Final = 1_000
 
 _ID = "A memory id as returned by another tool (URL-safe characters)."
@@ -48,12 +47,24 @@ class ToolInput(BaseModel):
     @classmethod
     def _drop_blank_optionals(cls, data: Any) -> Any:
         if isinstance(data, dict):
+            for key, value in data.items():
+                if key in cls.model_fields:  # unknown keys are refused by name later
+                    _check_strings(value, key)
             return {
                 key: value
                 for key, value in data.items()
                 if value is not None and not (value == "" and key not in _KEEP_EMPTY)
             }
         return data
+
+
+def _check_strings(value: Any, field_name: str) -> None:
+    """One rule for every string argument, however nested (raises InvalidArgument)."""
+    if isinstance(value, str):
+        limits.check_string(value, field_name)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_strings(item, f"{field_name}[{index}]")
 
 
 _KEEP_EMPTY: Final = frozenset({"content", "query"})
@@ -107,7 +118,10 @@ class SaveContextInput(ToolInput):
         default=None,
         max_length=MAX_IMAGE_BASE64_CHARS,
         description="An image (base64, no data: prefix) to remember; it is described "
-        "as text for search and the bytes are not kept. Needs image_mime_type.",
+        "as text for search and the bytes are not kept. Needs image_mime_type. At most "
+        f"{limits.MAX_IMAGE_BASE64_CHARS:,} base64 characters ({limits.MAX_IMAGE_BYTES // 1024} "
+        f"KiB of image bytes), so that the whole request fits the server's "
+        f"{limits.DEFAULT_MAX_BODY_BYTES // (1024 * 1024)} MiB body limit; shrink larger images.",
     )
     image_mime_type: ImageType | None = Field(
         default=None, description="The image's type; required with image_base64."
@@ -245,13 +259,19 @@ class ItemOut(BaseModel):
 
 
 class AppliedFiltersOut(BaseModel):
-    topic: NullableStr
-    states: list[State]
-    origin: OriginName | None
+    # The original MetaCortex's keys, kept for its clients.
+    filter_topic: NullableStr = Field(description="The topic filter, or null for every topic.")
+    filter_state: State | list[State] = Field(
+        description="The state filter: one state as a string, several as a list."
+    )
+    # Richer keys; always present in this server's answers.
+    topic: NullableStr = None
+    states: list[State] | None = None
+    origin: OriginName | None = None
     valid_at: str | None = None
     created_after: str | None = None
     created_before: str | None = None
-    limit: int
+    limit: int | None = None
 
 
 class SaveContextOutput(BaseModel):
@@ -262,7 +282,19 @@ class SaveContextOutput(BaseModel):
 class MatchOut(BaseModel):
     id: str
     summary: str = Field(description="The content, whitespace-collapsed, at most 220 characters.")
-    score: float = Field(ge=0.0, le=1.0)
+    score: float = Field(
+        ge=0.0,
+        le=1.0,
+        description="Fused semantic and keyword relevance, normalised per query (0-1); a "
+        "rank signal for this query, not an absolute similarity: do not compare it across "
+        "queries or reuse thresholds meant for cosine similarity.",
+    )
+    similarity: float | None = Field(
+        ge=-1.0,
+        le=1.0,
+        description="Cosine similarity between the query's and the memory's embeddings; null "
+        "when the memory was found by its keywords or its neighbours alone.",
+    )
     metadata: MetadataOut
 
 

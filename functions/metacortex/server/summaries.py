@@ -40,11 +40,24 @@ def summarize_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def summarize_result(tool_name: str, payload: Mapping[str, Any]) -> dict[str, Any]:
+    """Ids, counts and states only. The original MetaCortex's keys are kept (``result_count``
+    and ``result_ids`` for search; ``topic``, ``branch_state``, ``modality`` for save;
+    ``superseding_id`` for deprecate) beside this server's own."""
     if tool_name == "save_context":
-        return {"id": payload["item"]["id"], "write_status": payload["write_status"]}
+        item = payload["item"]
+        meta = item["metadata"]
+        return {
+            "id": item["id"],
+            "write_status": payload["write_status"],
+            "topic": meta["topic"],
+            "branch_state": meta["branch_state"],
+            "modality": meta["modality"],
+        }
     if tool_name == "search_context":
         matches = payload["matches"]
         return {
+            "result_count": len(matches),
+            "result_ids": [match["id"] for match in matches],
             "match_count": len(matches),
             "top_score": matches[0]["score"] if matches else None,
         }
@@ -54,7 +67,12 @@ def summarize_result(tool_name: str, payload: Mapping[str, Any]) -> dict[str, An
     if tool_name == "list_context":
         return {"item_count": len(payload["items"]), "has_more": payload["next_cursor"] is not None}
     if tool_name == "deprecate_context":
-        return {"id": payload["item"]["id"], "previous_state": payload["previous_state"]}
+        item = payload["item"]
+        return {
+            "id": item["id"],
+            "previous_state": payload["previous_state"],
+            "superseding_id": item["superseded_by"],
+        }
     if tool_name == "consolidate_context":
         return {"merged_id": payload["item"]["merged_id"], "source_count": payload["source_count"]}
     return {}

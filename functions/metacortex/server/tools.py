@@ -6,7 +6,8 @@ is synchronous), and return the payload twice, as ``structuredContent`` and as
 one ``TextContent`` holding the same JSON. Failures are ``isError`` results
 carrying ``{"error": {"code", "message"}}``: domain errors with their own code
 and message, anything unexpected as a generic ``unavailable`` (the details go
-to the server log only). Every call becomes one ``memory_events`` record.
+to the server log only). An unknown tool name is a JSON-RPC error (-32602), as
+MCP 2025-11-25 requires. Every call becomes one ``memory_events`` record.
 """
 
 from __future__ import annotations
@@ -21,10 +22,12 @@ from typing import Any, Final
 
 import anyio.to_thread
 import mcp_types as types
+from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 
+from metacortex.domain import limits
 from metacortex.errors import Forbidden, InvalidArgument, MetaCortexError, Unavailable
-from metacortex.server import schemas
+from metacortex.server import chatgpt_tools, schemas
 from metacortex.server.logs import log
 from metacortex.server.profiles import TOOL_NAMES, Profile
 from metacortex.server.runtime import Runtime
@@ -80,7 +83,10 @@ _SPECS: Final = (
             "remembering or asks you to remember it; search_context first so you do not save "
             "what is already stored. Write content that stands on its own. An identical retry "
             "within 15 minutes returns the first record (write_status 'duplicate'). Use "
-            "draft=true for work-in-progress notes that consolidate_context merges later.\n"
+            "draft=true for work-in-progress notes that consolidate_context merges later. "
+            f"An image may be at most {limits.MAX_IMAGE_BYTES // 1024} KiB "
+            f"({limits.MAX_IMAGE_BASE64_CHARS:,} base64 characters): the whole request must "
+            f"fit the {limits.DEFAULT_MAX_BODY_BYTES // (1024 * 1024)} MiB body limit.\n"
             'Example: {"content": "The staging database moved to db-staging-2 on '
             '2026-03-01.", "topic": "infra", "origin": "user_asserted"}'
         ),
@@ -177,11 +183,13 @@ _DEFINITIONS: Final = {spec.name: spec.definition() for spec in _SPECS}
 
 def tool_definitions(profile: Profile) -> list[types.Tool]:
     """The profile's tools, exactly as tools/list presents them."""
-    return [_DEFINITIONS[name].model_copy(deep=True) for name in profile.tools]
+    return [_DEFINITIONS[name].model_copy(deep=True) for name in profile.tools] + [
+        chatgpt_tools.DEFINITIONS[name].model_copy(deep=True) for name in profile.chatgpt_tools
+    ]
 
 
 def input_schema_of(name: str) -> dict[str, Any] | None:
-    definition = _DEFINITIONS.get(name)
+    definition = _DEFINITIONS.get(name) or chatgpt_tools.DEFINITIONS.get(name)
     return dict(definition.input_schema) if definition is not None else None
 
 
@@ -194,6 +202,24 @@ async def call_tool(
 ) -> types.CallToolResult:
     started = time.perf_counter()
     raw = dict(arguments or {})
+    if name in profile.chatgpt_tools:
+        return await _call_chatgpt_tool(runtime, profile, name, raw, started, protocol_version)
+    if name not in TOOLS:
+        # MCP 2025-11-25: an unknown tool is a protocol error (-32602), not a tool result.
+        unknown = InvalidArgument(
+            f"unknown tool {name[:_MAX_LOGGED_NAME]!r}; this endpoint offers: "
+            + ", ".join(profile.tools)
+        )
+        _record(
+            runtime,
+            profile,
+            name,
+            {},
+            started,
+            protocol_version,
+            error=unknown.to_payload()["error"],
+        )
+        raise MCPError(types.INVALID_PARAMS, unknown.message)
     try:
         spec = _allowed_spec(profile, name)
         parsed = _parse(spec, raw)
@@ -216,13 +242,37 @@ async def call_tool(
     )
 
 
+async def _call_chatgpt_tool(
+    runtime: Runtime,
+    profile: Profile,
+    name: str,
+    raw: dict[str, Any],
+    started: float,
+    protocol_version: str | None,
+) -> types.CallToolResult:
+    """``search``/``fetch`` in ChatGPT's shapes: one text item holding the JSON."""
+    try:
+        try:
+            parsed = chatgpt_tools.INPUTS[name].model_validate(raw).model_dump(exclude_none=True)
+        except ValidationError as error:
+            raise InvalidArgument(_validation_message(error, chatgpt_tools.INPUTS[name])) from None
+        service = runtime.require_service()
+        runner = chatgpt_tools.RUNNERS[name]
+        payload = await anyio.to_thread.run_sync(partial(runner, service, profile.access, parsed))
+    except MetaCortexError as error:
+        return _failure(runtime, profile, name, raw, error, started, protocol_version)
+    except Exception:
+        logging.getLogger("metacortex.server").exception("tool %s failed unexpectedly", name)
+        unexpected = Unavailable("the memory service failed unexpectedly; try again later")
+        return _failure(runtime, profile, name, raw, unexpected, started, protocol_version)
+    _record(runtime, profile, name, raw, started, protocol_version)
+    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+
+
 def _allowed_spec(profile: Profile, name: str) -> ToolSpec:
     offered = ", ".join(profile.tools)
-    spec = TOOLS.get(name)
-    if spec is None:
-        raise InvalidArgument(
-            f"unknown tool {name[:_MAX_LOGGED_NAME]!r}; this endpoint offers: {offered}"
-        )
+    spec = TOOLS[name]
     if name not in profile.allowed_tools:
         raise Forbidden(f"tool {name!r} is not available on this endpoint; it offers: {offered}")
     return spec

@@ -7,7 +7,7 @@ threads. One contract suite (``tests/contract``) runs against every backend.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
@@ -196,6 +196,33 @@ class MemoryStore(Protocol):
 
     def read_events(self, collection: str, limit: int = 1000) -> list[dict[str, Any]]:
         """The ``fields`` of stored events of one collection, oldest first (at most ``limit``)."""
+        ...
+
+    # ----------------------------------------------------------- OAuth state
+    # Small JSON documents of the authorization server and owner sign-in
+    # (``metacortex.auth``, ``metacortex.owner``), addressed by (kind, key). Keys of
+    # secrets are their sha256, never the secret. A record past ``expires_at`` is
+    # never returned (Firestore also deletes it by TTL, SQLite prunes on write).
+
+    def auth_put(
+        self, kind: str, key: str, data: Mapping[str, Any], expires_at: datetime | None
+    ) -> None:
+        """Create or replace a record (and reset its consumed mark)."""
+        ...
+
+    def auth_get(self, kind: str, key: str) -> dict[str, Any] | None: ...
+
+    def auth_consume(self, kind: str, key: str) -> tuple[dict[str, Any], bool] | None:
+        """Atomically mark a record consumed: (data, True) the first time, (data, False)
+        on every later call (a replay), None when absent or expired."""
+        ...
+
+    def auth_delete(self, kind: str, key: str) -> bool:
+        """Remove a record; True when it existed."""
+        ...
+
+    def auth_list(self, kind: str) -> list[tuple[str, dict[str, Any]]]:
+        """Every unexpired record of a kind, as (key, data), ordered by key."""
         ...
 
     def close(self) -> None: ...

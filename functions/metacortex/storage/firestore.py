@@ -6,7 +6,9 @@ Collections (``memory_vectors`` stands for the configured ``MEMORY_COLLECTION``)
 - ``memory_vectors_write_fingerprints``: fingerprint -> memory id, ``written_at``,
   ``expires_at`` (TTL);
 - ``memory_vectors_meta/identity``: the embedding model and dimension of the vectors;
-- ``memory_events`` and ``retrieval_query_events``: whatever ``Event.collection`` names.
+- ``memory_events`` and ``retrieval_query_events``: whatever ``Event.collection`` names;
+- ``memory_vectors_auth_state``: OAuth and owner sign-in records, id ``kind:key``,
+  with ``expires_at`` (TTL).
 
 Dedupe and lifecycle changes run in Firestore transactions (reads lock, writes
 are buffered and committed together; contention re-runs the function). Dense
@@ -18,10 +20,11 @@ query shape is listed in ``firestore_queries`` with the index it needs.
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import secrets
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -31,6 +34,7 @@ from google.api_core import exceptions as google_errors
 from google.api_core.exceptions import RetryError
 from google.auth.exceptions import GoogleAuthError
 from google.cloud import firestore
+from google.cloud.firestore_v1.base_query import FieldFilter
 from google.cloud.firestore_v1.field_path import FieldPath
 from google.cloud.firestore_v1.transaction import Transaction
 
@@ -74,6 +78,7 @@ P = ParamSpec("P")
 
 FINGERPRINTS_SUFFIX: Final = "_write_fingerprints"
 META_SUFFIX: Final = "_meta"
+AUTH_STATE_SUFFIX: Final = "_auth_state"
 # Search fans out up to 2 x context.SOURCES list queries at once over the one channel.
 _WORKERS: Final = 48
 
@@ -172,6 +177,7 @@ class FirestoreStore:
         self._memories = client.collection(collection)
         self._fingerprints = client.collection(collection + FINGERPRINTS_SUFFIX)
         self._identity_ref = client.collection(collection + META_SUFFIX).document("identity")
+        self._auth_state = client.collection(collection + AUTH_STATE_SUFFIX)
         self._executor = ThreadPoolExecutor(
             max_workers=_WORKERS, thread_name_prefix="firestore-store"
         )
@@ -461,3 +467,72 @@ class FirestoreStore:
     def read_events(self, collection: str, limit: int = 1000) -> list[dict[str, Any]]:
         query = self._client.collection(collection).order_by(FieldPath.document_id()).limit(limit)
         return [decode_event(snapshot.to_dict() or {}) for snapshot in query.stream()]
+
+    # ----------------------------------------------------------- OAuth state
+    def _auth_ref(self, kind: str, key: str) -> Any:
+        return self._auth_state.document(f"{kind}:{key}")
+
+    @staticmethod
+    def _auth_live(snapshot: Any) -> dict[str, Any] | None:
+        if not snapshot.exists:
+            return None
+        stored = snapshot.to_dict() or {}
+        expires_at = stored.get("expires_at")
+        if expires_at is not None and expires_at <= utc_now():
+            return None  # the TTL deletes it eventually; until then it is gone to us
+        return stored
+
+    @_translated
+    def auth_put(
+        self, kind: str, key: str, data: Mapping[str, Any], expires_at: datetime | None
+    ) -> None:
+        self._auth_ref(kind, key).set(
+            {
+                "kind": kind,
+                "key": key,
+                "data": json.dumps(dict(data)),
+                "expires_at": expires_at,
+                "consumed": False,
+            }
+        )
+
+    @_translated
+    def auth_get(self, kind: str, key: str) -> dict[str, Any] | None:
+        stored = self._auth_live(self._auth_ref(kind, key).get())
+        return None if stored is None else dict(json.loads(stored["data"]))
+
+    @_translated
+    def auth_consume(self, kind: str, key: str) -> tuple[dict[str, Any], bool] | None:
+        reference = self._auth_ref(kind, key)
+
+        def body(transaction: Transaction) -> tuple[dict[str, Any], bool] | None:
+            stored = self._auth_live(reference.get(transaction=transaction))
+            if stored is None:
+                return None
+            first = not stored.get("consumed", False)
+            if first:
+                transaction.update(reference, {"consumed": True})
+            return dict(json.loads(stored["data"])), first
+
+        return self._run(body)
+
+    @_translated
+    def auth_delete(self, kind: str, key: str) -> bool:
+        reference = self._auth_ref(kind, key)
+
+        def body(transaction: Transaction) -> bool:
+            existed = self._auth_live(reference.get(transaction=transaction)) is not None
+            transaction.delete(reference)
+            return existed
+
+        return self._run(body)
+
+    @_translated
+    def auth_list(self, kind: str) -> list[tuple[str, dict[str, Any]]]:
+        query = self._auth_state.where(filter=FieldFilter("kind", "==", kind))
+        found: list[tuple[str, dict[str, Any]]] = []
+        for snapshot in query.stream():
+            stored = self._auth_live(snapshot)
+            if stored is not None:
+                found.append((str(stored["key"]), dict(json.loads(stored["data"]))))
+        return sorted(found, key=lambda item: item[0])

@@ -165,7 +165,11 @@ def firestore_index_specs(dimension: int, collection: str = "memory_vectors") ->
     overrides: list[dict[str, Any]] = [
         {"collectionGroup": collection, "fieldPath": name, "indexes": []} for name in unindexed
     ]
-    for ttl_collection in (collection + _TTL_COLLECTIONS_SUFFIX, *EVENT_COLLECTIONS):
+    for ttl_collection in (
+        collection + _TTL_COLLECTIONS_SUFFIX,
+        collection + "_auth_state",
+        *EVENT_COLLECTIONS,
+    ):
         overrides.append(
             {
                 "collectionGroup": ttl_collection,

@@ -11,12 +11,13 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
@@ -30,9 +31,11 @@ from metacortex.domain.records import (
     Origin,
     Provenance,
     SupersessionReason,
+    utc_now,
 )
-from metacortex.errors import FailedPrecondition
+from metacortex.errors import ConfigurationError, FailedPrecondition
 from metacortex.retrieval.text import terms as analyze
+from metacortex.storage import sqlite_files
 from metacortex.storage.base import (
     EmbeddingIdentity,
     Event,
@@ -58,8 +61,13 @@ _MEMORY_COLUMNS: Final = (
 _M_COLUMNS: Final = ", ".join(f"m.{column.strip()}" for column in _MEMORY_COLUMNS.split(","))
 
 
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+_MS: Final = timedelta(milliseconds=1)
+
+
 def _ms(value: datetime) -> int:
-    return round(value.timestamp() * 1000)
+    # Exact integer arithmetic: float seconds lose milliseconds near year 9999.
+    return (value - _EPOCH) // _MS
 
 
 def _ms_or_none(value: datetime | None) -> int | None:
@@ -67,7 +75,7 @@ def _ms_or_none(value: datetime | None) -> int | None:
 
 
 def _dt(value: int) -> datetime:
-    return datetime.fromtimestamp(value / 1000, tz=UTC)
+    return _EPOCH + value * _MS
 
 
 def _dt_or_none(value: int | None) -> datetime | None:
@@ -159,7 +167,7 @@ class _Transaction:
 class SQLiteStore:
     def __init__(self, path: Path) -> None:
         self._path = Path(path)
-        self._path.parent.mkdir(parents=True, exist_ok=True)
+        sqlite_files.prepare(self._path)
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
@@ -167,8 +175,18 @@ class SQLiteStore:
         self._mirror: VectorMirror | None = None
         self._mirror_lock = threading.Lock()
         conn = self._conn()
-        conn.execute("PRAGMA journal_mode = WAL")
-        migrate(conn)
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            migrate(conn)
+        except sqlite3.OperationalError as error:
+            self.close()
+            if sqlite_files.is_full(error):
+                raise ConfigurationError(
+                    f"the disk holding {self._path} is full: the database cannot be created or "
+                    "upgraded. Free space on it, or choose another directory with "
+                    "METACORTEX_DATA_DIR or --data-dir"
+                ) from None
+            raise
 
     @property
     def path(self) -> Path:
@@ -196,17 +214,26 @@ class SQLiteStore:
     @contextmanager
     def _write_txn(self) -> Iterator[sqlite3.Connection]:
         conn = self._conn()
-        conn.execute("BEGIN IMMEDIATE")
         try:
-            yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:  # SQLite may already have rolled back (e.g. disk full)
+                    conn.execute("ROLLBACK")
+                raise
+        except sqlite3.OperationalError as error:
+            if sqlite_files.is_full(error):
+                raise sqlite_files.full_error(self._path) from None
             raise
-        conn.execute("COMMIT")
 
     def copy_to(self, destination: Path) -> None:
         """A consistent online copy of the whole database (vectors, events and all)."""
         destination.parent.mkdir(parents=True, exist_ok=True)
+        # A full copy holds every memory: private from its first byte, like the store.
+        os.close(os.open(destination, os.O_WRONLY | os.O_CREAT, sqlite_files.FILE_MODE))
+        destination.chmod(sqlite_files.FILE_MODE)
         target = sqlite3.connect(destination)
         try:
             self._conn().backup(target)
@@ -510,3 +537,58 @@ class SQLiteStore:
             (collection, limit),
         )
         return [json.loads(row["fields"]) for row in rows]
+
+    # ----------------------------------------------------------- OAuth state
+    def auth_put(
+        self, kind: str, key: str, data: Mapping[str, Any], expires_at: datetime | None
+    ) -> None:
+        with self._write_txn() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO auth_state (kind, key, data, expires_at, consumed)"
+                " VALUES (?, ?, ?, ?, 0)",
+                (kind, key, json.dumps(dict(data)), _ms_or_none(expires_at)),
+            )
+            conn.execute(
+                "DELETE FROM auth_state WHERE expires_at IS NOT NULL AND expires_at <= ?",
+                (_ms(utc_now()),),
+            )
+
+    def auth_get(self, kind: str, key: str) -> dict[str, Any] | None:
+        row = (
+            self._conn()
+            .execute(
+                "SELECT data FROM auth_state WHERE kind = ? AND key = ?"
+                " AND (expires_at IS NULL OR expires_at > ?)",
+                (kind, key, _ms(utc_now())),
+            )
+            .fetchone()
+        )
+        return None if row is None else dict(json.loads(row["data"]))
+
+    def auth_consume(self, kind: str, key: str) -> tuple[dict[str, Any], bool] | None:
+        with self._write_txn() as conn:
+            row = conn.execute(
+                "SELECT data, consumed FROM auth_state WHERE kind = ? AND key = ?"
+                " AND (expires_at IS NULL OR expires_at > ?)",
+                (kind, key, _ms(utc_now())),
+            ).fetchone()
+            if row is None:
+                return None
+            if not row["consumed"]:
+                conn.execute(
+                    "UPDATE auth_state SET consumed = 1 WHERE kind = ? AND key = ?", (kind, key)
+                )
+            return dict(json.loads(row["data"])), not row["consumed"]
+
+    def auth_delete(self, kind: str, key: str) -> bool:
+        with self._write_txn() as conn:
+            cursor = conn.execute("DELETE FROM auth_state WHERE kind = ? AND key = ?", (kind, key))
+            return cursor.rowcount > 0
+
+    def auth_list(self, kind: str) -> list[tuple[str, dict[str, Any]]]:
+        rows = self._conn().execute(
+            "SELECT key, data FROM auth_state WHERE kind = ?"
+            " AND (expires_at IS NULL OR expires_at > ?) ORDER BY key",
+            (kind, _ms(utc_now())),
+        )
+        return [(str(row["key"]), dict(json.loads(row["data"]))) for row in rows]

@@ -69,6 +69,21 @@ MIGRATIONS: Final[tuple[tuple[int, str], ...]] = (
         CREATE INDEX events_by_expiry ON events (expires_at);
         """,
     ),
+    (
+        2,
+        """
+        -- OAuth and owner sign-in state (storage.base: auth_*), keyed by (kind, key).
+        CREATE TABLE auth_state (
+            kind       TEXT NOT NULL,
+            key        TEXT NOT NULL,
+            data       TEXT NOT NULL,
+            expires_at INTEGER,
+            consumed   INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (kind, key)
+        );
+        CREATE INDEX auth_state_by_expiry ON auth_state (expires_at);
+        """,
+    ),
 )
 
 LATEST_VERSION: Final = MIGRATIONS[-1][0]

@@ -1,0 +1,151 @@
+"""Registered clients: Client ID Metadata Documents first, Dynamic Client Registration second.
+
+A client is looked up by its ``client_id``: an https URL is a metadata document
+(``cimd``), anything else a record written by ``/oauth/register`` (kind
+``client``, its secret kept only as sha256). Redirect URIs match exactly, except
+loopback ``http`` ones, which match on any port (RFC 8252 §7.3) so Claude Code
+and other local clients can listen on a random port.
+"""
+
+from __future__ import annotations
+
+import hmac
+from dataclasses import dataclass
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+import anyio.to_thread
+from mcp.server.auth.provider import RegistrationError
+from mcp.shared.auth import OAuthClientInformationFull
+
+from metacortex.auth.cimd import MetadataDocumentError, MetadataDocuments, is_metadata_url
+from metacortex.owner.sessions import digest
+from metacortex.storage.base import MemoryStore
+
+KIND: Final = "client"
+LOOPBACK_HOSTS: Final = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+class UnknownClient(Exception):
+    """The client cannot be used; the message is safe to show."""
+
+
+@dataclass(frozen=True, slots=True)
+class Client:
+    client_id: str
+    name: str | None
+    redirect_uris: tuple[str, ...]
+    auth_method: str  # none | client_secret_post | client_secret_basic | private_key_jwt
+    secret_sha256: str | None
+    registered_by: str  # "metadata document" | "dynamic registration"
+    jwks_uri: str | None = None
+    jwks: dict[str, Any] | None = None
+
+    def display_name(self) -> str:
+        return self.name or urlsplit(self.redirect_uris[0]).hostname or self.client_id
+
+    def match_redirect(self, requested: str | None) -> str | None:
+        """The redirect URI to use, or None when ``requested`` is not registered."""
+        if requested is None:
+            return self.redirect_uris[0] if len(self.redirect_uris) == 1 else None
+        if requested in self.redirect_uris:
+            return requested
+        asked = urlsplit(requested)
+        if asked.scheme != "http" or asked.hostname not in LOOPBACK_HOSTS or asked.fragment:
+            return None
+        for registered in self.redirect_uris:
+            known = urlsplit(registered)
+            if (
+                known.scheme == "http"
+                and known.hostname == asked.hostname
+                and known.path == asked.path
+                and known.query == asked.query
+            ):
+                return requested  # loopback: any port
+        return None
+
+    def secret_matches(self, presented: str | None) -> bool:
+        if self.secret_sha256 is None:
+            return True
+        if presented is None:
+            return False
+        return hmac.compare_digest(self.secret_sha256, digest(presented))
+
+    @property
+    def confidential(self) -> bool:
+        return self.secret_sha256 is not None
+
+
+def _redirect_allowed(uri: str) -> bool:
+    parts = urlsplit(uri)
+    if parts.fragment or not parts.hostname:
+        return False
+    if parts.scheme == "https":
+        return True
+    return parts.scheme == "http" and parts.hostname in LOOPBACK_HOSTS
+
+
+class ClientRegistry:
+    def __init__(self, store: MemoryStore, documents: MetadataDocuments) -> None:
+        self._store = store
+        self._documents = documents
+
+    async def get(self, client_id: str) -> Client:
+        if is_metadata_url(client_id):
+            try:
+                document = await self._documents.get(client_id)
+            except MetadataDocumentError as error:
+                raise UnknownClient(str(error)) from None
+            uris = tuple(u for u in document["redirect_uris"] if _redirect_allowed(u))
+            if not uris:
+                raise UnknownClient("the client metadata document lists no usable redirect_uris")
+            return Client(
+                client_id=client_id,
+                name=document["client_name"],
+                redirect_uris=uris,
+                auth_method=document["token_endpoint_auth_method"],
+                secret_sha256=None,
+                registered_by="metadata document",
+                jwks_uri=document.get("jwks_uri"),
+                jwks=document.get("jwks"),
+            )
+        record = await anyio.to_thread.run_sync(self._store.auth_get, KIND, client_id)
+        if record is None:
+            raise UnknownClient("unknown client_id; register the client first")
+        return Client(
+            client_id=client_id,
+            name=record.get("client_name"),
+            redirect_uris=tuple(record["redirect_uris"]),
+            auth_method=str(record["auth_method"]),
+            secret_sha256=record.get("secret_sha256"),
+            registered_by="dynamic registration",
+        )
+
+    # The one method of the SDK's OAuthAuthorizationServerProvider its RegistrationHandler calls.
+    async def register_client(self, client_info: OAuthClientInformationFull) -> None:
+        uris = [str(uri) for uri in client_info.redirect_uris or []]
+        bad = [uri for uri in uris if not _redirect_allowed(uri)]
+        if not uris or bad:
+            raise RegistrationError(
+                "invalid_redirect_uri",
+                "redirect_uris must be https URLs or http loopback URLs, without fragment"
+                + (f" (refused: {bad[0]})" if bad else ""),
+            )
+        record: dict[str, Any] = {
+            "client_name": client_info.client_name,
+            "redirect_uris": uris,
+            "auth_method": client_info.token_endpoint_auth_method or "none",
+            "secret_sha256": digest(client_info.client_secret)
+            if client_info.client_secret
+            else None,
+            "issued_at": client_info.client_id_issued_at,
+        }
+        await anyio.to_thread.run_sync(
+            self._store.auth_put, KIND, client_info.client_id, record, None
+        )
+
+    def list(self) -> list[tuple[str, dict[str, Any]]]:
+        return self._store.auth_list(KIND)
+
+    def delete(self, client_id: str) -> bool:
+        return self._store.auth_delete(KIND, client_id)

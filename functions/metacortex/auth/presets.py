@@ -1,0 +1,101 @@
+"""What a grant may do: the profile presets shown on the consent page.
+
+A grant records the chosen preset's tools, readable states, lifecycle right and
+rate limit; at each request they are intersected with the endpoint's own profile
+(the admin profile's ``MCP_ALLOWED_*`` or the static client profile), so a grant
+never exceeds what the endpoint allows. Known clients get a default preset.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+from metacortex.domain.records import ALL_STATES, BranchState
+from metacortex.server.profiles import Profile
+
+
+@dataclass(frozen=True, slots=True)
+class Preset:
+    id: str
+    title: str
+    summary: str
+    tools: tuple[str, ...]
+    states: tuple[BranchState, ...]
+    may_write_lifecycle: bool
+
+
+PRESETS: Final = (
+    Preset(
+        "read",
+        "Read only",
+        "Search and read your active memories.",
+        ("search_context", "fetch_context"),
+        (BranchState.ACTIVE,),
+        False,
+    ),
+    Preset(
+        "read-write",
+        "Read and save",
+        "Search, read and save memories.",
+        ("save_context", "search_context", "fetch_context"),
+        (BranchState.ACTIVE,),
+        False,
+    ),
+    Preset(
+        "curator",
+        "Curate everything",
+        "Every tool, every lifecycle state: list, deprecate and consolidate too.",
+        (
+            "save_context",
+            "search_context",
+            "fetch_context",
+            "list_context",
+            "deprecate_context",
+            "consolidate_context",
+        ),
+        tuple(ALL_STATES),
+        True,
+    ),
+)
+BY_ID: Final = {preset.id: preset for preset in PRESETS}
+CHATGPT_HOSTS: Final = frozenset({"chatgpt.com", "chat.openai.com"})
+CLAUDE_HOSTS: Final = frozenset({"claude.ai", "claude.com"})
+
+
+@dataclass(frozen=True, slots=True)
+class KnownClient:
+    name: str
+    preset: str
+    chatgpt_tools: bool
+
+
+def known_client(redirect_host: str) -> KnownClient | None:
+    if redirect_host in CHATGPT_HOSTS:
+        return KnownClient("ChatGPT", "read-write", chatgpt_tools=True)
+    if redirect_host in CLAUDE_HOSTS:
+        return KnownClient("Claude", "read-write", chatgpt_tools=False)
+    return None
+
+
+def grant_profile(
+    grant_id: str, grant: dict[str, Any], endpoint: Profile, rate_limit_per_minute: int
+) -> Profile:
+    """The profile a request with this grant's token gets at ``endpoint``."""
+    preset = BY_ID[str(grant["preset"])]
+    states = frozenset(preset.states) & endpoint.readable_states
+    if not states:
+        states = frozenset({endpoint.default_state})
+    default = endpoint.default_state if endpoint.default_state in states else min(states)
+    return Profile(
+        id=f"oauth-{grant_id}",
+        token_sha256=None,
+        allowed_tools=frozenset(preset.tools) & endpoint.allowed_tools,
+        readable_states=states,
+        default_state=default,
+        may_write_lifecycle=preset.may_write_lifecycle and endpoint.may_write_lifecycle,
+        allowed_origins=endpoint.allowed_origins,
+        allow_url_token=False,
+        rate_limit_per_minute=min(rate_limit_per_minute, endpoint.rate_limit_per_minute),
+        chatgpt_data_tools=bool(grant.get("chatgpt_tools", False)),
+    )

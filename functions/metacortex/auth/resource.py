@@ -1,0 +1,148 @@
+"""The protected-resource side: OAuth access tokens at the MCP endpoints.
+
+A token is accepted only at the resource (endpoint URL) it was issued for, and
+only while its grant lives. The profile is the grant's preset intersected with
+the endpoint's own profile. Challenges carry ``resource_metadata`` and ``scope``
+(RFC 9728, RFC 6750); a tool call outside the token's scopes is a 403
+``insufficient_scope`` naming the scope to ask for.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+import anyio.to_thread
+from starlette.requests import Request
+from starlette.types import Scope
+
+from metacortex.auth import scopes as scope_names
+from metacortex.auth.presets import grant_profile
+from metacortex.auth.tokens import TokenStore
+from metacortex.config import Settings
+from metacortex.owner.web import public_base
+from metacortex.server.bearer import BearerIdentity
+from metacortex.server.guard import Rejection
+from metacortex.server.profiles import Profile, Profiles
+from metacortex.server.routes import FUNCTION_PREFIX, Route, resolve
+
+WELL_KNOWN_PRM: Final = "/.well-known/oauth-protected-resource"
+
+
+def endpoint_path(route: Route) -> str:
+    """The route's path after the public base (``/mcp`` or ``/clients/<id>/mcp``)."""
+    path = route.canonical_path
+    return path[len(FUNCTION_PREFIX) :] if path.startswith(FUNCTION_PREFIX + "/") else path
+
+
+def resource_url(base: str, route: Route) -> str:
+    return base + endpoint_path(route)
+
+
+def metadata_url(base: str, path: str) -> str:
+    """The metadata URL a challenge names for the resource ``base + path``.
+
+    Without a path in the base this is the RFC 9728 path-inserted URI. Under a
+    prefix (``…/metaCortexMcp``) it stays under the prefix, because
+    cloudfunctions.net delivers only paths that start with the function's name;
+    the path-inserted form is served as well, for hosts that route the root."""
+    return f"{base}{WELL_KNOWN_PRM}{path}"
+
+
+class OAuthResource:
+    def __init__(self, settings: Settings, profiles: Profiles, tokens: TokenStore) -> None:
+        self._settings = settings
+        self._profiles = profiles
+        self._tokens = tokens
+
+    def endpoint_profile(self, route: Route) -> Profile | None:
+        return self._profiles.get(route.client_id)
+
+    async def authenticate(self, scope: Scope, route: Route, token: str) -> BearerIdentity | None:
+        endpoint = self.endpoint_profile(route)
+        if endpoint is None:
+            return None
+        record = await anyio.to_thread.run_sync(self._tokens.access, token)
+        if record is None:
+            return None
+        base = public_base(Request(scope), self._settings)
+        if record.get("resource") != resource_url(base, route):
+            return None  # audience-bound: issued for another endpoint
+        grant_id = str(record["grant"])
+        grant = await anyio.to_thread.run_sync(self._tokens.grant, grant_id)
+        if grant is None:
+            return None
+        profile = grant_profile(
+            grant_id, grant, endpoint, self._settings.metacortex_rate_limit_per_minute
+        )
+        return BearerIdentity(profile=profile, scopes=frozenset(record.get("scopes", ())))
+
+    def _challenge(self, scope: Scope, route: Route, extra: str = "", scopes: str = "") -> str:
+        base = public_base(Request(scope), self._settings)
+        wanted = scopes or " ".join(scope_names.RESOURCE_SCOPES)
+        return (
+            f'Bearer{extra} resource_metadata="{metadata_url(base, endpoint_path(route))}", '
+            f'scope="{wanted}"'
+        )
+
+    def unauthorized(self, scope: Scope, route: Route, token_presented: bool) -> Rejection:
+        extra = ' error="invalid_token",' if token_presented else ""
+        return Rejection(
+            401,
+            "unauthorized",
+            "unauthorized",
+            "missing or invalid credential; send Authorization: Bearer <token> "
+            "(an OAuth client discovers how to get one from WWW-Authenticate)",
+            {"www-authenticate": self._challenge(scope, route, extra)},
+        )
+
+    def insufficient_scope(
+        self, scope: Scope, route: Route, identity: BearerIdentity, body: bytes
+    ) -> Rejection | None:
+        for tool in _called_tools(body):
+            needed = scope_names.needed_for(tool)
+            if needed is not None and needed not in identity.scopes:
+                wanted = " ".join(
+                    s for s in scope_names.RESOURCE_SCOPES if s in identity.scopes or s == needed
+                )
+                return Rejection(
+                    403,
+                    "insufficient_scope",
+                    "insufficient_scope",
+                    f"this token lacks the scope {needed!r} that {tool!r} needs; "
+                    "authorize again asking for it",
+                    {
+                        "www-authenticate": self._challenge(
+                            scope, route, ' error="insufficient_scope",', wanted
+                        )
+                    },
+                )
+        return None
+
+
+def _called_tools(body: bytes) -> list[str]:
+    try:
+        message: Any = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return []
+    messages = message if isinstance(message, list) else [message]
+    names: list[str] = []
+    for item in messages:
+        if isinstance(item, dict) and item.get("method") == "tools/call":
+            params = item.get("params")
+            if isinstance(params, dict) and isinstance(params.get("name"), str):
+                names.append(params["name"])
+    return names
+
+
+def resource_of(base: str, profiles: Profiles, url: str) -> str | None:
+    """The canonical resource URL ``url`` names on this server, or None.
+
+    One trailing slash is tolerated, as for the endpoints themselves."""
+    candidate = url[:-1] if url.endswith("/") else url
+    if not candidate.startswith(base + "/"):
+        return None
+    route = resolve(candidate[len(base) :])
+    if route is None or route.kind != "mcp" or profiles.get(route.client_id) is None:
+        return None
+    return candidate

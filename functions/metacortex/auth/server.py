@@ -1,0 +1,694 @@
+"""The authorization server: metadata, authorize, consent, token, revoke, register.
+
+Endpoints (also under ``/metaCortexMcp``):
+
+| route | what |
+|---|---|
+| ``GET /.well-known/oauth-authorization-server[/<issuer path>]`` | RFC 8414 metadata |
+| ``GET /.well-known/oauth-protected-resource[/<resource path>]`` | RFC 9728 metadata |
+| ``GET /oauth/authorize`` | checks the request, then the owner's consent page |
+| ``GET, POST /oauth/consent`` | sign-in if needed, the consent page, approve or deny |
+| ``POST /oauth/token`` | ``authorization_code`` (PKCE S256) and ``refresh_token`` |
+| ``POST /oauth/revoke`` | RFC 7009, public clients too |
+| ``POST /oauth/register`` | RFC 7591, the SDK's ``RegistrationHandler`` |
+
+The issuer is the public base URL as a plain string (no trailing slash), and it
+comes back as ``iss`` in every authorization response (RFC 9207). ``resource``
+(RFC 8707) must name one of this server's MCP endpoints at authorize and, when
+sent, the same one at the token endpoint.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, Final
+from urllib.parse import unquote, urlencode, urlsplit
+
+import anyio.to_thread
+from mcp.server.auth.handlers.register import RegistrationHandler
+from mcp.server.auth.settings import ClientRegistrationOptions
+from starlette.datastructures import FormData
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from metacortex.auth import scopes as scope_names
+from metacortex.auth.assertions import (
+    ALGORITHMS,
+    ASSERTION_TYPE,
+    InvalidAssertion,
+    claimed_client_id,
+    verify_assertion,
+)
+from metacortex.auth.cimd import MetadataDocuments
+from metacortex.auth.clients import Client, ClientRegistry, UnknownClient
+from metacortex.auth.presets import BY_ID, PRESETS, known_client
+from metacortex.auth.resource import WELL_KNOWN_PRM, OAuthResource, resource_of
+from metacortex.auth.tokens import Issued, TokenStore, pkce_matches
+from metacortex.config import Settings
+from metacortex.owner import OwnerWeb, public_base, templates
+from metacortex.owner.web import origin_of
+from metacortex.server.logs import log
+from metacortex.server.ratelimit import RateLimiter
+from metacortex.server.routes import FUNCTION_PREFIX, resolve
+from metacortex.server.runtime import Runtime
+from metacortex.storage.base import MemoryStore
+
+HERE: Final = Path(__file__).parent
+AUTHORIZE: Final = "/oauth/authorize"
+CONSENT: Final = "/oauth/consent"
+TOKEN: Final = "/oauth/token"  # noqa: S105 (a path, not a credential)
+REVOKE: Final = "/oauth/revoke"
+REGISTER: Final = "/oauth/register"
+WELL_KNOWN_AS: Final = "/.well-known/oauth-authorization-server"
+WELL_KNOWN_OIDC: Final = "/.well-known/openid-configuration"
+AUTH_METHODS: Final = ("none", "client_secret_post", "client_secret_basic", "private_key_jwt")
+# Registrations write a record each; Claude registers up to twice per connect.
+REGISTRATIONS_PER_MINUTE_PER_ADDRESS: Final = 20
+REGISTRATIONS_PER_MINUTE_OVERALL: Final = 120
+_NO_STORE: Final = {"cache-control": "no-store", "pragma": "no-cache"}
+_CORS: Final = {"access-control-allow-origin": "*"}
+_VERIFIER_CHARS: Final = frozenset(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
+)
+
+
+class OAuthError(Exception):
+    def __init__(self, error: str, description: str, status: int = 400) -> None:
+        super().__init__(description)
+        self.error = error
+        self.description = description
+        self.status = status
+
+
+def _oauth_json(error: OAuthError) -> JSONResponse:
+    headers = {**_NO_STORE, **_CORS}
+    if error.status == 401:
+        headers["www-authenticate"] = 'Basic realm="metacortex"'
+    return JSONResponse(
+        {"error": error.error, "error_description": error.description},
+        status_code=error.status,
+        headers=headers,
+    )
+
+
+class AuthorizationServer:
+    """Everything OAuth for one app; the store is reached once the app has started."""
+
+    def __init__(self, settings: Settings, runtime: Runtime) -> None:
+        self.settings = settings
+        self.runtime = runtime
+        self._store: MemoryStore | None = None
+        self._tokens: TokenStore | None = None
+        self._clients: ClientRegistry | None = None
+        self._documents: MetadataDocuments | None = None
+        self.owner = OwnerWeb(
+            settings, self._require_store, page_templates=templates(HERE / "templates")
+        )
+
+    def _require_store(self) -> MemoryStore:
+        if self._store is None:
+            raise RuntimeError("the OAuth server is not started")
+        return self._store
+
+    # --------------------------------------------------------- lifecycle
+    def start(self, store: MemoryStore) -> OAuthResource:
+        """Bind to the store (in the app's lifespan); returns the resource-server side."""
+        self._store = store
+        self._tokens = TokenStore(
+            store,
+            timedelta(minutes=self.settings.metacortex_oauth_access_token_minutes),
+            timedelta(days=self.settings.metacortex_oauth_refresh_token_days),
+        )
+        self._documents = MetadataDocuments(
+            store, test_origin=self.settings.metacortex_oauth_cimd_test_origin
+        )
+        self._clients = ClientRegistry(store, self._documents)
+        return OAuthResource(self.settings, self.runtime.profiles, self._tokens)
+
+    @property
+    def tokens(self) -> TokenStore:
+        if self._tokens is None:
+            raise RuntimeError("the OAuth server is not started")
+        return self._tokens
+
+    @property
+    def documents(self) -> MetadataDocuments:
+        if self._documents is None:
+            raise RuntimeError("the OAuth server is not started")
+        return self._documents
+
+    @property
+    def clients(self) -> ClientRegistry:
+        if self._clients is None:
+            raise RuntimeError("the OAuth server is not started")
+        return self._clients
+
+    def issuer(self, request: Request) -> str:
+        return public_base(request, self.settings)
+
+    # ------------------------------------------------------------ routes
+    def routes(self) -> list[BaseRoute]:
+        registration = RegistrationHandler(
+            _LazyProvider(self),  # type: ignore[arg-type]
+            # No scope check at registration: scopes are decided at authorize, where
+            # unknown ones are ignored (a client registering its own scope still works).
+            ClientRegistrationOptions(enabled=True),
+        )
+
+        limiter = RateLimiter()
+
+        async def register(request: Request) -> Response:
+            address = request.client.host if request.client else "unknown"
+            wait = limiter.acquire(f"address:{address}", REGISTRATIONS_PER_MINUTE_PER_ADDRESS)
+            wait = wait or limiter.acquire("overall", REGISTRATIONS_PER_MINUTE_OVERALL)
+            if wait is not None:
+                return JSONResponse(
+                    {
+                        "error": "temporarily_unavailable",
+                        "error_description": f"too many registrations; retry after {wait} s",
+                    },
+                    status_code=429,
+                    headers={**_NO_STORE, **_CORS, "retry-after": str(wait)},
+                )
+            response = await registration.handle(request)
+            response.headers.update({**_NO_STORE, **_CORS})
+            return response
+
+        routes: list[BaseRoute] = []
+        for prefix in ("", FUNCTION_PREFIX):
+            routes += [
+                Route(prefix + WELL_KNOWN_AS + "{rest:path}", self.as_metadata, methods=["GET"]),
+                # The same document where OIDC discovery looks: under a prefix it is the
+                # one form cloudfunctions.net delivers (<issuer>/.well-known/openid-…).
+                Route(prefix + WELL_KNOWN_OIDC + "{rest:path}", self.as_metadata, methods=["GET"]),
+                Route(
+                    prefix + WELL_KNOWN_PRM + "{rest:path}",
+                    self.resource_metadata,
+                    methods=["GET"],
+                ),
+                Route(prefix + AUTHORIZE, self.authorize, methods=["GET"]),
+                Route(prefix + CONSENT, self.consent, methods=["GET", "POST"]),
+                Route(prefix + TOKEN, self.token, methods=["POST", "OPTIONS"]),
+                Route(prefix + REVOKE, self.revoke, methods=["POST", "OPTIONS"]),
+                Route(prefix + REGISTER, register, methods=["POST"]),
+                Route(prefix + REGISTER, self.preflight, methods=["OPTIONS"]),
+            ]
+        return routes + self.owner.routes()
+
+    async def preflight(self, request: Request) -> Response:
+        return Response(
+            status_code=204,
+            headers={
+                **_CORS,
+                "access-control-allow-methods": "POST, OPTIONS",
+                "access-control-allow-headers": "authorization, content-type, mcp-protocol-version",
+                "access-control-max-age": "600",
+            },
+        )
+
+    # ---------------------------------------------------------- metadata
+    async def as_metadata(self, request: Request) -> Response:
+        issuer = self.issuer(request)
+        rest = request.path_params.get("rest", "")
+        if rest == FUNCTION_PREFIX and not self.settings.metacortex_public_url:
+            issuer = origin_of(issuer) + FUNCTION_PREFIX  # path-inserted issuer under the prefix
+        if rest not in ("", urlsplit(issuer).path):
+            return _not_found()
+        return JSONResponse(
+            {
+                "issuer": issuer,
+                "authorization_endpoint": issuer + AUTHORIZE,
+                "token_endpoint": issuer + TOKEN,
+                "registration_endpoint": issuer + REGISTER,
+                "revocation_endpoint": issuer + REVOKE,
+                "scopes_supported": list(scope_names.SUPPORTED),
+                "response_types_supported": ["code"],
+                "response_modes_supported": ["query"],
+                "grant_types_supported": ["authorization_code", "refresh_token"],
+                "token_endpoint_auth_methods_supported": list(AUTH_METHODS),
+                "revocation_endpoint_auth_methods_supported": list(AUTH_METHODS),
+                "token_endpoint_auth_signing_alg_values_supported": list(ALGORITHMS),
+                "code_challenge_methods_supported": ["S256"],
+                "client_id_metadata_document_supported": True,
+                "authorization_response_iss_parameter_supported": True,
+            },
+            headers={"cache-control": "public, max-age=300", **_CORS},
+        )
+
+    async def resource_metadata(self, request: Request) -> Response:
+        base = self.issuer(request)
+        rest = request.path_params.get("rest", "")
+        if rest == "":
+            resource: str | None = base + "/mcp"  # the root describes the admin endpoint
+        else:
+            origin = origin_of(base)
+            resource = resource_of(base, self.runtime.profiles, origin + rest) or resource_of(
+                base, self.runtime.profiles, base + rest
+            )
+        if resource is None:
+            return _not_found()
+        return JSONResponse(
+            {
+                "resource": resource,
+                "authorization_servers": [base],
+                "scopes_supported": list(scope_names.RESOURCE_SCOPES),
+                "bearer_methods_supported": ["header"],
+                "resource_name": "MetaCortex",
+            },
+            headers={"cache-control": "public, max-age=300", **_CORS},
+        )
+
+    # --------------------------------------------------------- authorize
+    def _error_page(self, request: Request, message: str, status: int = 400) -> Response:
+        return self.owner.render(
+            request, "auth_error.html", {"message": message}, status_code=status
+        )
+
+    def _redirect(self, request: Request, redirect_uri: str, params: dict[str, str]) -> Response:
+        query = urlencode({**params, "iss": self.issuer(request)})
+        separator = "&" if urlsplit(redirect_uri).query else "?"
+        return RedirectResponse(
+            redirect_uri + separator + query, status_code=303, headers=_NO_STORE
+        )
+
+    async def authorize(self, request: Request) -> Response:
+        params = request.query_params
+        client_id = params.get("client_id")
+        if not client_id:
+            return self._error_page(request, "The request names no client (client_id).")
+        try:
+            client = await self.clients.get(client_id)
+        except UnknownClient as error:
+            return self._error_page(request, f"The client cannot be used: {error}")
+        redirect_uri = client.match_redirect(params.get("redirect_uri"))
+        if redirect_uri is None:
+            return self._error_page(
+                request, "The redirect_uri is not one this client registered; nothing was sent."
+            )
+        state = params.get("state")
+        kept = {"state": state} if state is not None else {}
+
+        def fail(error: str, description: str) -> Response:
+            return self._redirect(
+                request, redirect_uri, {"error": error, "error_description": description, **kept}
+            )
+
+        if params.get("response_type") != "code":
+            return fail("unsupported_response_type", "only response_type=code is supported")
+        challenge = params.get("code_challenge")
+        if not challenge or params.get("code_challenge_method") != "S256":
+            return fail("invalid_request", "PKCE is required: code_challenge with method S256")
+        if params.get("prompt") == "none":
+            return fail("consent_required", "the owner must approve this client on the page")
+        scopes = scope_names.parse(params.get("scope"))
+        base = self.issuer(request)
+        requested_resource = params.get("resource")
+        resource = (
+            resource_of(base, self.runtime.profiles, requested_resource)
+            if requested_resource
+            else base + "/mcp"
+        )
+        if resource is None:
+            return fail("invalid_target", "resource is not an MCP endpoint of this server")
+        pending = {
+            "client_id": client.client_id,
+            "redirect_uri": redirect_uri,
+            "redirect_given": params.get("redirect_uri") is not None,
+            "state": state,
+            "code_challenge": challenge,
+            "scopes": list(scopes),
+            "resource": resource,
+        }
+        request_id = await anyio.to_thread.run_sync(self.tokens.save_request, pending)
+        return RedirectResponse(
+            f"{base}{CONSENT}?{urlencode({'request': request_id})}",
+            status_code=303,
+            headers=_NO_STORE,
+        )
+
+    # ----------------------------------------------------------- consent
+    async def consent(self, request: Request) -> Response:
+        form: FormData | None = await request.form() if request.method == "POST" else None
+        request_id = (
+            _field(form, "request") if form is not None else request.query_params.get("request")
+        )
+        pending = (
+            await anyio.to_thread.run_sync(self.tokens.get_request, request_id)
+            if request_id
+            else None
+        )
+        if pending is None or request_id is None:
+            return self._error_page(
+                request, "This authorization request expired or was already answered.", 400
+            )
+        session = await self.owner.session(request)
+        here = f"{self.issuer(request)}{CONSENT}?{urlencode({'request': request_id})}"
+        if session is None and form is None and _arrived_cross_site(request):
+            # The SameSite=Strict session cookie is withheld on a navigation that started
+            # on another site (the client's page). One same-origin hop makes the browser
+            # send it, so a signed-in owner is not asked for the passphrase again.
+            return self.owner.render(request, "hop.html", {"next_url": here + "&hop=1"})
+        if session is None:
+            return await self.owner.sign_in_page(request, here, status_code=401 if form else 200)
+        try:
+            client = await self.clients.get(str(pending["client_id"]))
+        except UnknownClient as error:
+            return self._error_page(request, f"The client cannot be used: {error}")
+        redirect_uri = str(pending["redirect_uri"])
+        if form is None:
+            return self._consent_page(request, request_id, session.csrf, client, pending)
+        if not session.csrf_matches(_field(form, "csrf")):
+            return self._error_page(request, "The form expired; start again.", 403)
+        taken = await anyio.to_thread.run_sync(self.tokens.take_request, request_id)
+        if taken is None:
+            return self._error_page(request, "This authorization request was already answered.")
+        kept = {"state": str(taken["state"])} if taken.get("state") is not None else {}
+        if _field(form, "decision") != "approve":
+            log(logging.INFO, "oauth consent denied", oauth_client=str(taken["client_id"])[:200])
+            return self._redirect(
+                request,
+                redirect_uri,
+                {"error": "access_denied", "error_description": "the owner denied access", **kept},
+            )
+        preset = BY_ID.get(_field(form, "preset") or "")
+        if preset is None:
+            return self._error_page(request, "Choose what the client may do.")
+        redirect_host = urlsplit(redirect_uri).hostname or ""
+        grant = {
+            "client_id": client.client_id,
+            "client_name": client.display_name(),
+            "redirect_host": redirect_host,
+            "resource": taken["resource"],
+            "scopes": taken["scopes"],
+            "preset": preset.id,
+            "chatgpt_tools": _field(form, "chatgpt_tools") == "on",
+        }
+        grant_id = await anyio.to_thread.run_sync(self.tokens.create_grant, grant)
+        log(
+            logging.INFO,
+            "oauth grant created",
+            grant_id=grant_id,
+            oauth_client=client.client_id[:200],
+            redirect_host=redirect_host,
+            resource=str(taken["resource"]),
+            preset=preset.id,
+        )
+        code = await anyio.to_thread.run_sync(
+            self.tokens.issue_code,
+            {
+                "grant": grant_id,
+                "client_id": client.client_id,
+                "redirect_uri": redirect_uri,
+                "redirect_given": taken["redirect_given"],
+                "code_challenge": taken["code_challenge"],
+                "resource": taken["resource"],
+                "scopes": taken["scopes"],
+            },
+        )
+        return self._redirect(request, redirect_uri, {"code": code, **kept})
+
+    def _consent_page(
+        self, request: Request, request_id: str, csrf: str, client: Client, pending: dict[str, Any]
+    ) -> Response:
+        redirect_uri = str(pending["redirect_uri"])
+        redirect_host = urlsplit(redirect_uri).netloc
+        known = known_client(urlsplit(redirect_uri).hostname or "")
+        scopes: list[str] = list(pending["scopes"])
+        return self.owner.render(
+            request,
+            "consent.html",
+            {
+                "action": self.issuer(request) + CONSENT,
+                "csrf": csrf,
+                "request_id": request_id,
+                "client_name": client.display_name(),
+                "known": known.name if known is not None else None,
+                "redirect_host": redirect_host,
+                "registered_by": client.registered_by,
+                "document_host": urlsplit(client.client_id).netloc
+                if client.registered_by == "metadata document"
+                else None,
+                "resource": pending["resource"],
+                "scopes": " ".join(scopes),
+                "presets": self._presets_at(request, str(pending["resource"])),
+                "chosen": known.preset if known is not None else "read",
+                "chatgpt_tools": known.chatgpt_tools if known is not None else False,
+                "offline": scope_names.OFFLINE in scopes,
+            },
+            form_targets=(origin_of(redirect_uri),),
+        )
+
+    def _presets_at(self, request: Request, resource: str) -> list[dict[str, Any]]:
+        """Each preset as it applies at the endpoint: what the grant would really get."""
+        base = self.issuer(request)
+        route = resolve(resource[len(base) :]) if resource.startswith(base + "/") else None
+        endpoint = self.runtime.profiles.get(route.client_id) if route is not None else None
+        shown: list[dict[str, Any]] = []
+        for preset in PRESETS:
+            tools = [t for t in preset.tools if endpoint is None or t in endpoint.allowed_tools]
+            states = [
+                s.value for s in preset.states if endpoint is None or s in endpoint.readable_states
+            ]
+            shown.append(
+                {
+                    "id": preset.id,
+                    "title": preset.title,
+                    "summary": preset.summary,
+                    "tools": tools,
+                    "states": states if states or endpoint is None else [endpoint.default_state],
+                }
+            )
+        return shown
+
+    # ------------------------------------------------------------- token
+    async def _client(self, request: Request, form: FormData) -> Client:
+        client_id = _field(form, "client_id")
+        secret = _field(form, "client_secret")
+        assertion = _field(form, "client_assertion")
+        authorization = request.headers.get("authorization", "")
+        if authorization.lower().startswith("basic "):
+            try:
+                decoded = base64.b64decode(authorization[6:].strip(), validate=True).decode()
+            except (binascii.Error, UnicodeDecodeError):
+                raise OAuthError("invalid_client", "malformed Basic credentials", 401) from None
+            basic_id, _, basic_secret = decoded.partition(":")
+            client_id, secret = unquote(basic_id), unquote(basic_secret)
+        if not client_id and assertion:
+            client_id = claimed_client_id(assertion)
+        if not client_id:
+            raise OAuthError("invalid_client", "client_id is required", 401)
+        try:
+            client = await self.clients.get(client_id)
+        except UnknownClient as error:
+            raise OAuthError("invalid_client", str(error), 401) from None
+        if client.auth_method == "private_key_jwt" or assertion is not None:
+            await self._verify_assertion(request, form, client, assertion)
+        elif not client.secret_matches(secret):
+            raise OAuthError("invalid_client", "client authentication failed", 401)
+        return client
+
+    async def _verify_assertion(
+        self, request: Request, form: FormData, client: Client, assertion: str | None
+    ) -> None:
+        if client.auth_method != "private_key_jwt":
+            raise OAuthError("invalid_client", "this client does not use private_key_jwt", 401)
+        if not assertion or _field(form, "client_assertion_type") != ASSERTION_TYPE:
+            raise OAuthError(
+                "invalid_client",
+                f"authenticate with client_assertion_type={ASSERTION_TYPE} and client_assertion",
+                401,
+            )
+        issuer = self.issuer(request)
+        try:
+            await verify_assertion(
+                assertion,
+                client_id=client.client_id,
+                jwks=client.jwks,
+                jwks_uri=client.jwks_uri,
+                documents=self.documents,
+                store=self._require_store(),
+                audiences=(issuer + TOKEN, issuer, issuer + REVOKE),
+            )
+        except InvalidAssertion as error:
+            raise OAuthError("invalid_client", str(error), 401) from None
+
+    async def token(self, request: Request) -> Response:
+        if request.method == "OPTIONS":
+            return await self.preflight(request)
+        try:
+            form = await request.form()
+            client = await self._client(request, form)
+            grant_type = _field(form, "grant_type")
+            if grant_type == "authorization_code":
+                body = await self._code_grant(request, form, client)
+            elif grant_type == "refresh_token":
+                body = await self._refresh_grant(form, client)
+            else:
+                raise OAuthError(
+                    "unsupported_grant_type", "use authorization_code or refresh_token"
+                )
+        except OAuthError as error:
+            return _oauth_json(error)
+        return JSONResponse(body, headers={**_NO_STORE, **_CORS})
+
+    async def _code_grant(self, request: Request, form: FormData, client: Client) -> dict[str, Any]:
+        code = _field(form, "code")
+        verifier = _field(form, "code_verifier")
+        if not code or not verifier:
+            raise OAuthError("invalid_request", "code and code_verifier are required")
+        redeemed = await anyio.to_thread.run_sync(self.tokens.redeem_code, code)
+        if redeemed is None:
+            raise OAuthError("invalid_grant", "the code is unknown or expired")
+        binding, first = redeemed
+        if not first:
+            log(logging.WARNING, "oauth code replayed: grant revoked", grant_id=binding["grant"])
+            raise OAuthError("invalid_grant", "the code was already used; its tokens are revoked")
+        try:
+            _check_code(form, client, binding, verifier)
+        except OAuthError:
+            # The code is spent: the grant it created can never be used, so it goes too.
+            await anyio.to_thread.run_sync(self.tokens.revoke_grant, str(binding["grant"]))
+            raise
+        issued = await anyio.to_thread.run_sync(
+            self.tokens.issue,
+            str(binding["grant"]),
+            client.client_id,
+            str(binding["resource"]),
+            tuple(binding["scopes"]),
+        )
+        return _token_body(issued)
+
+    async def _refresh_grant(self, form: FormData, client: Client) -> dict[str, Any]:
+        token = _field(form, "refresh_token")
+        if not token:
+            raise OAuthError("invalid_request", "refresh_token is required")
+        rotated = await anyio.to_thread.run_sync(self.tokens.rotate, token)
+        if rotated is None:
+            raise OAuthError("invalid_grant", "the refresh token is unknown or expired")
+        binding, first = rotated
+        if not first:
+            log(
+                logging.WARNING,
+                "oauth refresh token reused: grant revoked",
+                grant_id=binding["grant"],
+            )
+            raise OAuthError(
+                "invalid_grant", "the refresh token was already used; the grant is revoked"
+            )
+        if binding["client_id"] != client.client_id:
+            raise OAuthError("invalid_grant", "the refresh token was issued to another client")
+        grant = await anyio.to_thread.run_sync(self.tokens.grant, str(binding["grant"]))
+        if grant is None:
+            raise OAuthError("invalid_grant", "the grant was revoked")
+        resource = _field(form, "resource")
+        if resource is not None and _trim(resource) != binding["resource"]:
+            raise OAuthError("invalid_target", "resource differs from the one authorized")
+        scopes = tuple(binding["scopes"])
+        asked = _field(form, "scope")
+        if asked is not None and asked.split():
+            narrowed = scope_names.parse(asked)
+            if not set(narrowed) <= set(scopes):
+                raise OAuthError("invalid_scope", "a refresh cannot widen the granted scopes")
+            # offline_access stays: the family continues
+            scopes = tuple(
+                s
+                for s in scope_names.SUPPORTED
+                if s in narrowed or (s == scope_names.OFFLINE and s in scopes)
+            )
+        issued = await anyio.to_thread.run_sync(
+            self.tokens.issue,
+            str(binding["grant"]),
+            client.client_id,
+            str(binding["resource"]),
+            scopes,
+        )
+        return _token_body(issued)
+
+    # ------------------------------------------------------------ revoke
+    async def revoke(self, request: Request) -> Response:
+        if request.method == "OPTIONS":
+            return await self.preflight(request)
+        try:
+            form = await request.form()
+            client = await self._client(request, form)
+            token = _field(form, "token")
+            if not token:
+                raise OAuthError("invalid_request", "token is required")
+        except OAuthError as error:
+            return _oauth_json(error)
+        found = await anyio.to_thread.run_sync(self.tokens.find, token)
+        if found is not None and found[1].get("client_id") == client.client_id:
+            kind, binding = found
+            if kind == "refresh_token":
+                await anyio.to_thread.run_sync(self.tokens.revoke_grant, str(binding["grant"]))
+            else:
+                await anyio.to_thread.run_sync(self.tokens.revoke_access, token)
+        # RFC 7009: an unknown or foreign token is answered like a revoked one.
+        return Response(status_code=200, headers={**_NO_STORE, **_CORS})
+
+
+class _LazyProvider:
+    """What the SDK's RegistrationHandler calls: ``register_client``, once started."""
+
+    def __init__(self, server: AuthorizationServer) -> None:
+        self._server = server
+
+    async def register_client(self, client_info: Any) -> None:
+        await self._server.clients.register_client(client_info)
+
+
+def _check_code(form: FormData, client: Client, binding: dict[str, Any], verifier: str) -> None:
+    if binding["client_id"] != client.client_id:
+        raise OAuthError("invalid_grant", "the code was issued to another client")
+    redirect_uri = _field(form, "redirect_uri")
+    if (redirect_uri or binding["redirect_given"]) and redirect_uri != binding["redirect_uri"]:
+        raise OAuthError("invalid_grant", "redirect_uri differs from the authorization request")
+    if not (43 <= len(verifier) <= 128 and set(verifier) <= _VERIFIER_CHARS):
+        raise OAuthError("invalid_grant", "code_verifier must be 43-128 unreserved characters")
+    if not pkce_matches(verifier, str(binding["code_challenge"])):
+        raise OAuthError("invalid_grant", "code_verifier does not match the code_challenge")
+    resource = _field(form, "resource")
+    if resource is not None and _trim(resource) != binding["resource"]:
+        raise OAuthError("invalid_target", "resource differs from the one authorized")
+
+
+def _arrived_cross_site(request: Request) -> bool:
+    return (
+        request.headers.get("sec-fetch-site") == "cross-site" and "hop" not in request.query_params
+    )
+
+
+def _field(form: FormData | None, name: str) -> str | None:
+    if form is None:
+        return None
+    value = form.get(name)
+    return value if isinstance(value, str) else None
+
+
+def _trim(url: str) -> str:
+    return url[:-1] if url.endswith("/") else url
+
+
+def _token_body(issued: Issued) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "access_token": issued.access_token,
+        "token_type": "Bearer",
+        "expires_in": issued.expires_in,
+        "scope": " ".join(issued.scopes),
+    }
+    if issued.refresh_token is not None:
+        body["refresh_token"] = issued.refresh_token
+    return body
+
+
+def _not_found() -> Response:
+    return JSONResponse(
+        {"error": {"code": "not_found", "message": "no such metadata document"}},
+        status_code=404,
+        headers={"cache-control": "no-store"},
+    )

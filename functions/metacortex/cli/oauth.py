@@ -1,0 +1,84 @@
+"""``metacortex oauth``: the OAuth clients and grants kept in the store.
+
+``oauth grants`` lists what the owner approved (client, endpoint, preset,
+scopes, when); ``oauth grants revoke ID`` ends a grant, and every access and
+refresh token issued under it stops working at once. ``oauth clients`` lists
+dynamically registered clients; ``oauth clients revoke ID`` deletes one (its
+grants stay until revoked: a client registers again freely, a grant is consent).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from metacortex.composition import build_store
+from metacortex.config import Settings
+from metacortex.errors import NotFound
+from metacortex.storage.base import MemoryStore
+
+GRANT_KIND = "grant"
+CLIENT_KIND = "client"
+
+
+def add_parser(commands: Any) -> None:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        "oauth", help="list and revoke OAuth grants and registered clients"
+    )
+    kinds = parser.add_subparsers(dest="kind", metavar="WHAT", required=True)
+    for kind, noun in (("grants", "grant"), ("clients", "registered client")):
+        sub = kinds.add_parser(kind, help=f"list {noun}s, or revoke one")
+        sub.add_argument("--json", action="store_true", help="print JSON")
+        sub.add_argument("--data-dir", type=Path, help="the embedded store's folder")
+        actions = sub.add_subparsers(dest="action", metavar="ACTION")
+        revoke = actions.add_parser("revoke", help=f"revoke one {noun}")
+        revoke.add_argument("id", help=f"the {noun}'s id (from the list)")
+        revoke.add_argument("--data-dir", type=Path, help="the embedded store's folder")
+        sub.set_defaults(run=run_oauth)
+
+
+def _store(args: argparse.Namespace) -> MemoryStore:
+    overrides: dict[str, Any] = {}
+    if getattr(args, "data_dir", None) is not None:
+        overrides["metacortex_data_dir"] = args.data_dir.expanduser()
+    return build_store(Settings(**overrides))
+
+
+def run_oauth(args: argparse.Namespace) -> int:
+    kind = GRANT_KIND if args.kind == "grants" else CLIENT_KIND
+    store = _store(args)
+    try:
+        if args.action == "revoke":
+            if not store.auth_delete(kind, args.id):
+                raise NotFound(f"no {args.kind[:-1]} with id {args.id!r}")
+            print(f"revoked {args.kind[:-1]} {args.id}")
+            return 0
+        rows = store.auth_list(kind)
+    finally:
+        store.close()
+    if getattr(args, "json", False):
+        print(json.dumps([{"id": key, **_public(data)} for key, data in rows], indent=2))
+        return 0
+    if not rows:
+        print(f"no {args.kind}", file=sys.stderr)
+    for key, data in rows:
+        print(_line(kind, key, data))
+    return 0
+
+
+def _public(data: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in data.items() if key != "secret_sha256"}
+
+
+def _line(kind: str, key: str, data: dict[str, Any]) -> str:
+    if kind == GRANT_KIND:
+        return (
+            f"{key}  {data.get('client_name')}  ({data.get('redirect_host')})  "
+            f"{data.get('resource')}  preset={data.get('preset')}  "
+            f"scopes={' '.join(data.get('scopes', []))}  since {data.get('created_at')}"
+        )
+    uris = ", ".join(data.get("redirect_uris", []))
+    return f"{key}  {data.get('client_name') or '(unnamed)'}  {data.get('auth_method')}  {uris}"

@@ -1,0 +1,275 @@
+"""The owner's pages: sign-in and sign-out, page rendering with strict security headers.
+
+Every page is server-rendered from ``owner/templates`` (Starlette's Jinja2
+templates, autoescaped), with one same-origin stylesheet and no script. Headers
+on every page: a CSP of ``default-src 'none'`` with ``frame-ancestors 'none'``,
+``X-Frame-Options: DENY``, ``Referrer-Policy: no-referrer``, ``no-store``.
+
+CSRF: before sign-in, a double-submit token (an HttpOnly ``SameSite=Strict``
+cookie equal to a hidden field); after sign-in, the session's own token.
+Sign-in is rate-limited per client address and overall, and the passphrase
+check runs the KDF whether or not a passphrase is set.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from collections.abc import Callable, Mapping
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+import anyio.to_thread
+import jinja2
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import BaseRoute, Route
+from starlette.templating import Jinja2Templates
+
+from metacortex.config import Settings
+from metacortex.owner.passphrase import is_set, verify_passphrase
+from metacortex.owner.sessions import OwnerSessions, Session
+from metacortex.server.ratelimit import RateLimiter
+from metacortex.server.routes import FUNCTION_PREFIX
+from metacortex.storage.base import MemoryStore
+
+HERE: Final = Path(__file__).parent
+SIGN_IN_PATH: Final = "/owner/sign-in"
+SIGN_OUT_PATH: Final = "/owner/sign-out"
+STYLESHEET_PATH: Final = "/owner/static/owner.css"
+SIGN_IN_PER_MINUTE_PER_ADDRESS: Final = 5
+SIGN_IN_PER_MINUTE_OVERALL: Final = 30
+_PRE_CSRF_FIELD: Final = "csrf"
+
+
+def templates(extra_directory: Path | None = None) -> Jinja2Templates:
+    """Jinja2 templates of the owner package (and of another package using its layout)."""
+    directories = [HERE / "templates"]
+    if extra_directory is not None:
+        directories.insert(0, extra_directory)
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(directories),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    return Jinja2Templates(env=environment)
+
+
+def public_base(request: Request, settings: Settings) -> str:
+    """The public base URL (``scheme://host[/prefix]``, no trailing slash)."""
+    if settings.metacortex_public_url:
+        return settings.metacortex_public_url.rstrip("/")
+    prefix = FUNCTION_PREFIX if request.url.path.startswith(FUNCTION_PREFIX + "/") else ""
+    host = request.headers.get("host", "localhost")
+    return f"{request.url.scheme}://{host}{prefix}"
+
+
+def is_https(request: Request, settings: Settings) -> bool:
+    return public_base(request, settings).startswith("https://")
+
+
+def security_headers(form_targets: tuple[str, ...] = ()) -> dict[str, str]:
+    """Headers for every owner page. ``form_targets`` are extra origins a form on the
+    page may end up at (the consent form redirects to the client)."""
+    form_action = " ".join(("'self'", *form_targets))
+    return {
+        "content-security-policy": (
+            "default-src 'none'; style-src 'self'; img-src 'self'; "
+            f"form-action {form_action}; frame-ancestors 'none'; base-uri 'none'"
+        ),
+        "x-frame-options": "DENY",
+        "x-content-type-options": "nosniff",
+        "referrer-policy": "no-referrer",
+        "cache-control": "no-store",
+    }
+
+
+def origin_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+class OwnerWeb:
+    """Owner sign-in for one app: sessions, pages, and the check other pages use."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        store_of: Callable[[], MemoryStore],
+        *,
+        page_templates: Jinja2Templates | None = None,
+        limiter: RateLimiter | None = None,
+    ) -> None:
+        """``store_of`` returns the store (it may exist only once the app has started)."""
+        self.settings = settings
+        self._store_of = store_of
+        self._lifetime = timedelta(hours=settings.metacortex_owner_session_hours)
+        self.templates = page_templates or templates()
+        self._limiter = limiter or RateLimiter()
+
+    @property
+    def store(self) -> MemoryStore:
+        return self._store_of()
+
+    @property
+    def sessions(self) -> OwnerSessions:
+        return OwnerSessions(self.store, self._lifetime)
+
+    # -------------------------------------------------------------- helpers
+    def cookie_name(self, request: Request) -> str:
+        # __Host- cookies must be Secure, Path=/ and have no Domain: the browser
+        # then refuses any attempt by a sibling host to set or shadow them.
+        return "__Host-mc_owner" if is_https(request, self.settings) else "mc_owner"
+
+    def _pre_csrf_cookie(self, request: Request) -> str:
+        return "__Host-mc_csrf" if is_https(request, self.settings) else "mc_csrf"
+
+    async def session(self, request: Request) -> Session | None:
+        """The signed-in owner's session for this request, or None."""
+        value = request.cookies.get(self.cookie_name(request))
+        return await anyio.to_thread.run_sync(self.sessions.get, value)
+
+    def url(self, request: Request, path: str) -> str:
+        return public_base(request, self.settings) + path
+
+    def render(
+        self,
+        request: Request,
+        template: str,
+        context: Mapping[str, Any],
+        *,
+        status_code: int = 200,
+        form_targets: tuple[str, ...] = (),
+    ) -> Response:
+        full = {
+            "stylesheet": self.url(request, STYLESHEET_PATH),
+            "sign_out_url": self.url(request, SIGN_OUT_PATH),
+            **context,
+        }
+        return self.templates.TemplateResponse(
+            request,
+            template,
+            full,
+            status_code=status_code,
+            headers=security_headers(form_targets),
+        )
+
+    def set_cookie(self, request: Request, response: Response, name: str, value: str) -> None:
+        response.set_cookie(
+            name,
+            value,
+            max_age=int(self._lifetime.total_seconds()),
+            path="/",
+            secure=is_https(request, self.settings),
+            httponly=True,
+            samesite="strict",
+        )
+
+    async def sign_in_page(
+        self, request: Request, next_url: str, *, error: str | None = None, status_code: int = 200
+    ) -> Response:
+        """The sign-in form (also shown in place of a page that needs the owner)."""
+        token = request.cookies.get(self._pre_csrf_cookie(request)) or secrets.token_urlsafe(32)
+        response = self.render(
+            request,
+            "sign_in.html",
+            {
+                "action": self.url(request, SIGN_IN_PATH),
+                "next_url": next_url,
+                "csrf": token,
+                "error": error,
+                "passphrase_set": await anyio.to_thread.run_sync(is_set, self.store),
+            },
+            status_code=status_code,
+        )
+        self.set_cookie(request, response, self._pre_csrf_cookie(request), token)
+        return response
+
+    def _safe_next(self, request: Request, next_url: str | None) -> str:
+        """Only a URL on this server is followed after sign-in (no open redirect)."""
+        base = public_base(request, self.settings)
+        if next_url and (next_url == base or next_url.startswith(base + "/")):
+            return next_url
+        return base + SIGN_IN_PATH
+
+    # --------------------------------------------------------------- routes
+    def routes(self) -> list[BaseRoute]:
+        paths: list[BaseRoute] = []
+        for prefix in ("", FUNCTION_PREFIX):
+            paths += [
+                Route(prefix + SIGN_IN_PATH, self._sign_in, methods=["GET", "POST"]),
+                Route(prefix + SIGN_OUT_PATH, self._sign_out, methods=["POST"]),
+                Route(prefix + STYLESHEET_PATH, self._stylesheet, methods=["GET"]),
+            ]
+        return paths
+
+    async def _stylesheet(self, request: Request) -> Response:
+        css = (HERE / "static" / "owner.css").read_text(encoding="utf-8")
+        return Response(
+            css,
+            media_type="text/css",
+            headers={"cache-control": "public, max-age=3600", "x-content-type-options": "nosniff"},
+        )
+
+    async def _sign_in(self, request: Request) -> Response:
+        if request.method == "GET":
+            session = await self.session(request)
+            if session is not None:
+                return self.render(request, "signed_in.html", {"csrf": session.csrf})
+            return await self.sign_in_page(request, request.query_params.get("next", ""))
+        form = await request.form()
+        next_url = self._safe_next(request, _text(form.get("next")))
+        cookie = request.cookies.get(self._pre_csrf_cookie(request))
+        presented = _text(form.get(_PRE_CSRF_FIELD))
+        if not cookie or not presented or not hmac.compare_digest(cookie, presented):
+            return await self.sign_in_page(
+                request,
+                next_url,
+                error="The form expired. Please sign in again.",
+                status_code=403,
+            )
+        client = request.client.host if request.client else "unknown"
+        wait = self._limiter.acquire(
+            f"address:{client}", SIGN_IN_PER_MINUTE_PER_ADDRESS
+        ) or self._limiter.acquire("overall", SIGN_IN_PER_MINUTE_OVERALL)
+        if wait is not None:
+            response = await self.sign_in_page(
+                request,
+                next_url,
+                error=f"Too many sign-in attempts. Wait {wait} seconds and try again.",
+                status_code=429,
+            )
+            response.headers["retry-after"] = str(wait)
+            return response
+        passphrase = _text(form.get("passphrase")) or ""
+        ok = await anyio.to_thread.run_sync(verify_passphrase, self.store, passphrase)
+        if not ok:
+            return await self.sign_in_page(
+                request, next_url, error="That passphrase is not correct.", status_code=401
+            )
+        value, _ = await anyio.to_thread.run_sync(self.sessions.create)
+        response = RedirectResponse(next_url, status_code=303, headers=security_headers())
+        self.set_cookie(request, response, self.cookie_name(request), value)
+        response.delete_cookie(self._pre_csrf_cookie(request), path="/")
+        return response
+
+    async def _sign_out(self, request: Request) -> Response:
+        form = await request.form()
+        session = await self.session(request)
+        if session is None or not session.csrf_matches(_text(form.get("csrf"))):
+            return await self.sign_in_page(
+                request, "", error="You are not signed in.", status_code=403
+            )
+        value = request.cookies.get(self.cookie_name(request))
+        await anyio.to_thread.run_sync(self.sessions.end, value)
+        response = RedirectResponse(
+            self.url(request, SIGN_IN_PATH), status_code=303, headers=security_headers()
+        )
+        response.delete_cookie(self.cookie_name(request), path="/")
+        return response
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None

@@ -1,0 +1,126 @@
+"""The embedded store's files on disk: private modes, a writable directory, a full disk.
+
+Every memory is in these files, so they are private whatever the umask: the
+data directory is created 0700 and the database 0600 before SQLite opens it
+(SQLite gives ``-wal`` and ``-shm`` the database file's mode). Existing ones
+that are looser are left as the operator set them, with a warning at start.
+A directory the server cannot write to is refused at start, because SQLite
+would open it and then fail on every write.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import sqlite3
+import stat
+import uuid
+from pathlib import Path
+from typing import Final
+
+from metacortex.errors import ConfigurationError, StorageFull
+
+DIRECTORY_MODE: Final = 0o700
+FILE_MODE: Final = 0o600
+# The files SQLite keeps beside the database in WAL mode.
+SIDE_FILES: Final = ("-wal", "-shm")
+_SQLITE_FULL: Final = 13
+_NOT_WRITABLE: Final = (errno.EACCES, errno.EPERM, errno.EROFS)
+
+logger = logging.getLogger("metacortex.storage")
+
+
+def prepare(database: Path) -> None:
+    """Create the directory and database file privately; refuse a read-only directory."""
+    directory = database.parent
+    make_private_directory(directory)
+    require_writable(directory, database)
+    try:
+        descriptor = os.open(database, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+    except FileExistsError:
+        pass
+    else:
+        os.fchmod(descriptor, FILE_MODE)  # umask-independent
+        os.close(descriptor)
+    warn_if_loose(directory, [database, *(Path(f"{database}{s}") for s in SIDE_FILES)])
+
+
+def warn_if_loose(directory: Path, files: list[Path]) -> None:
+    """Log a warning for the directory or any existing file other users may read."""
+    for path, wanted in [(directory, DIRECTORY_MODE), *((f, FILE_MODE) for f in files)]:
+        try:
+            mode = stat.S_IMODE(path.stat().st_mode)
+        except FileNotFoundError:
+            continue
+        if mode & 0o077:
+            logger.warning(
+                "%s has mode %s: other local users may read the memories in it; run chmod %s %s",
+                path,
+                oct(mode),
+                oct(wanted)[2:],
+                path,
+            )
+
+
+def make_private_directory(directory: Path) -> None:
+    """Create the data directory 0700 (umask-independent) unless it exists."""
+    if directory.exists():
+        return
+    try:
+        directory.mkdir(parents=True, mode=DIRECTORY_MODE, exist_ok=True)
+        directory.chmod(DIRECTORY_MODE)  # mkdir's mode is filtered by the umask
+    except OSError as error:
+        if error.errno not in (*_NOT_WRITABLE, errno.ENOSPC):
+            raise
+        raise ConfigurationError(
+            f"cannot create the data directory {directory}: {error.strerror}. Create it "
+            "yourself, writable by the user running the server, or choose another directory "
+            "with METACORTEX_DATA_DIR or --data-dir"
+        ) from None
+
+
+def require_writable(directory: Path, database: Path | None = None) -> None:
+    """Refuse, with what to do about it, a data directory (or database) the server cannot write."""
+    probe = directory / f".metacortex-write-probe-{uuid.uuid4().hex}"
+    try:
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE))
+        probe.unlink()
+        if database is not None and database.exists():
+            os.close(os.open(database, os.O_RDWR))
+    except OSError as error:
+        if error.errno not in (*_NOT_WRITABLE, errno.ENOSPC):
+            raise
+        what = {
+            errno.EROFS: "is on a read-only file system",
+            errno.ENOSPC: "is on a full disk",
+        }.get(error.errno, "is not writable")
+        if error.errno == errno.ENOSPC:
+            raise ConfigurationError(
+                f"the data directory {directory} {what}: free space on it, or choose another "
+                "directory with METACORTEX_DATA_DIR or --data-dir"
+            ) from None
+        target = directory if error.filename == str(probe) else database
+        raise ConfigurationError(
+            f"the data directory {directory} {what} ({target}: {error.strerror}). MetaCortex "
+            "writes its database, its WAL and its lock files there. Make it writable by the "
+            f"user running the server (e.g. chmod u+w {target}), or choose another directory "
+            "with METACORTEX_DATA_DIR or --data-dir"
+        ) from None
+
+
+def is_full(error: sqlite3.Error) -> bool:
+    """SQLITE_FULL: the disk (or the database's page limit) has no room left."""
+    code = getattr(error, "sqlite_errorcode", None)
+    return isinstance(code, int) and code & 0xFF == _SQLITE_FULL
+
+
+def full_error(database: Path) -> StorageFull:
+    logger.error(
+        "the memory store %s is full (no space left on its disk): writes fail until space is freed",
+        database,
+    )
+    return StorageFull(
+        "the server's memory store is full (no space left on its disk); nothing was "
+        "saved. Retrying will not help until the operator frees disk space."
+    )

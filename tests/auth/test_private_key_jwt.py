@@ -1,0 +1,123 @@
+"""``private_key_jwt`` for metadata-document clients (what ChatGPT's document declares):
+a signed assertion authenticates; a missing, foreign-key, wrong-audience or replayed one
+is ``invalid_client``."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import jwt
+import pytest
+from cryptography.hazmat.primitives.asymmetric import rsa
+from jwt.algorithms import RSAAlgorithm
+
+from tests.oauth_support import Browserless, OAuthLive, oauth_server, pkce_pair
+
+ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> Iterator[OAuthLive]:
+    with oauth_server(tmp_path) as running:
+        yield running
+
+
+@pytest.fixture
+def agent(live: OAuthLive) -> Iterator[Browserless]:
+    user = Browserless(live)
+    assert user.sign_in().status_code == 303
+    yield user
+    user.close()
+
+
+def _key() -> rsa.RSAPrivateKey:
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+def _client(live: OAuthLive, key: rsa.RSAPrivateKey) -> str:
+    jwk: dict[str, Any] = RSAAlgorithm.to_jwk(key.public_key(), as_dict=True)
+    jwks_uri = live.documents.add("keys", keys=[{**jwk, "kid": "k1", "alg": "RS256"}])
+    return live.documents.add(
+        "signed",
+        client_name="Signed Client",
+        redirect_uris=["http://127.0.0.1:9/callback"],
+        token_endpoint_auth_method="private_key_jwt",
+        jwks_uri=jwks_uri,
+    )
+
+
+def _assertion(
+    key: rsa.RSAPrivateKey, client_id: str, audience: str, jti: str | None = None
+) -> str:
+    now = int(time.time())
+    claims = {
+        "iss": client_id,
+        "sub": client_id,
+        "aud": audience,
+        "iat": now,
+        "exp": now + 60,
+        "jti": jti or str(uuid.uuid4()),
+    }
+    return jwt.encode(claims, key, algorithm="RS256", headers={"kid": "k1"})
+
+
+def _code(agent: Browserless, client_id: str) -> tuple[str, str]:
+    verifier, challenge = pkce_pair()
+    return agent.code_for(client_id, challenge), verifier
+
+
+def test_metadata_advertises_private_key_jwt_next_to_none(live: OAuthLive) -> None:
+    document = httpx2.get(f"{live.url}/.well-known/oauth-authorization-server").json()
+    assert document["token_endpoint_auth_methods_supported"][0] == "none"
+    assert "private_key_jwt" in document["token_endpoint_auth_methods_supported"]
+    assert "RS256" in document["token_endpoint_auth_signing_alg_values_supported"]
+
+
+def test_a_signed_assertion_authenticates_the_client(live: OAuthLive, agent: Browserless) -> None:
+    key = _key()
+    client_id = _client(live, key)
+    code, verifier = _code(agent, client_id)
+    assertion = _assertion(key, client_id, live.url + "/oauth/token")
+
+    answer = agent.exchange(
+        client_id, code, verifier, client_assertion_type=ASSERTION_TYPE, client_assertion=assertion
+    )
+    assert answer.status_code == 200, answer.text
+
+    replay = agent.http.post(
+        "/oauth/token",
+        data={
+            "grant_type": "refresh_token",
+            "refresh_token": answer.json()["refresh_token"],
+            "client_id": client_id,
+            "client_assertion_type": ASSERTION_TYPE,
+            "client_assertion": assertion,
+        },
+    )
+    assert replay.status_code == 401
+    assert "already used" in replay.json()["error_description"]
+
+
+@pytest.mark.parametrize("problem", ["missing", "foreign key", "wrong audience"])
+def test_a_bad_or_missing_assertion_is_invalid_client(
+    live: OAuthLive, agent: Browserless, problem: str
+) -> None:
+    key = _key()
+    client_id = _client(live, key)
+    code, verifier = _code(agent, client_id)
+    extra: dict[str, str] = {}
+    if problem == "foreign key":
+        extra = {"client_assertion": _assertion(_key(), client_id, live.url + "/oauth/token")}
+    elif problem == "wrong audience":
+        extra = {"client_assertion": _assertion(key, client_id, "https://elsewhere.example")}
+    if extra:
+        extra["client_assertion_type"] = ASSERTION_TYPE
+
+    answer = agent.exchange(client_id, code, verifier, **extra)
+    assert answer.status_code == 401
+    assert answer.json()["error"] == "invalid_client"

@@ -1,0 +1,303 @@
+"""Shared by tests/owner and tests/auth: a live OAuth-enabled server over loopback, a
+local fixture serving Client ID Metadata Documents, and a plain-HTTP OAuth client.
+
+Everything is the production code over real sockets; only the embedding model is a
+stand-in (``tests.fakes``).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import re
+import secrets
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+from urllib.parse import parse_qs, urlsplit
+
+import httpx2
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from metacortex.owner import set_passphrase
+from metacortex.providers.offline_merge import SentenceUnionMerger
+from metacortex.server import create_app
+from metacortex.service import MemoryService
+from metacortex.storage.sqlite import SQLiteStore
+from tests.fakes import FixedImageDescriber, HashingEmbedder
+from tests.server.conftest import make_settings
+
+PASSPHRASE: Final = "correct horse battery staple 42"
+CALLBACK: Final = "http://127.0.0.1:9/callback"  # never contacted: the code is read off the URL
+
+
+@contextmanager
+def serving(app: Any) -> Iterator[str]:
+    """Run an ASGI app under uvicorn on a free loopback port; yields its base URL."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(128)
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    server = uvicorn.Server(uvicorn.Config(app, log_config=None, access_log=False))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
+    thread.start()
+    try:
+        yield url
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        listener.close()
+
+
+@dataclass
+class MetadataFixture:
+    """Serves Client ID Metadata Documents at ``{url}/clients/<name>.json``."""
+
+    documents: dict[str, Any] = field(default_factory=dict)
+    url: str = ""
+    fetches: int = 0
+    failing: bool = False
+
+    def app(self) -> Starlette:
+        async def document(request: Request) -> Response:
+            self.fetches += 1
+            if self.failing:
+                return Response("<html>busy</html>", status_code=503, media_type="text/html")
+            name = request.path_params["name"]
+            if name not in self.documents:
+                return JSONResponse({"error": "not found"}, status_code=404)
+            return JSONResponse(self.documents[name])
+
+        async def launch(request: Request) -> Response:
+            # A page on another site linking to ``to``: the client's page in real life.
+            target = html.escape(request.query_params["to"], quote=True)
+            return HTMLResponse(f'<!doctype html><a id="go" href="{target}">connect</a>')
+
+        return Starlette(routes=[Route("/clients/{name}.json", document), Route("/launch", launch)])
+
+    def add(self, name: str, **fields: Any) -> str:
+        client_id = f"{self.url}/clients/{name}.json"
+        self.documents[name] = {"client_id": client_id, **fields}
+        return client_id
+
+
+@dataclass
+class OAuthLive:
+    url: str
+    store: SQLiteStore
+    app: Starlette
+    documents: MetadataFixture
+
+    @property
+    def mcp(self) -> str:
+        return self.url + "/mcp"
+
+
+@contextmanager
+def oauth_server(directory: Path, **overrides: Any) -> Iterator[OAuthLive]:
+    fixture = MetadataFixture()
+    with serving(fixture.app()) as fixture_url:
+        fixture.url = fixture_url
+        store = SQLiteStore(directory / "m.sqlite3")
+        set_passphrase(store, PASSPHRASE)
+        service = MemoryService(
+            store, HashingEmbedder(), merger=SentenceUnionMerger(), describer=FixedImageDescriber()
+        )
+        values: dict[str, Any] = {
+            "metacortex_oauth": True,
+            "metacortex_oauth_cimd_test_origin": fixture_url,
+            **overrides,
+        }
+        settings = make_settings(directory / "data", **values)
+        app = create_app(settings, service)
+        try:
+            with serving(app) as url:
+                assert httpx2.get(f"{url}/healthz", timeout=30).status_code == 200
+                yield OAuthLive(url, store, app, fixture)
+        finally:
+            store.close()
+
+
+def pkce_pair() -> tuple[str, str]:
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest())
+    return verifier, challenge.rstrip(b"=").decode()
+
+
+def hidden(html: str, name: str) -> str:
+    match = re.search(rf'name="{name}" value="([^"]*)"', html)
+    assert match is not None, f"no hidden field {name} in page"
+    return match.group(1)
+
+
+def query_of(location: str) -> dict[str, str]:
+    return {key: values[0] for key, values in parse_qs(urlsplit(location).query).items()}
+
+
+class Browserless:
+    """An OAuth user agent over plain HTTP: sign in, authorize, consent, exchange."""
+
+    def __init__(self, live: OAuthLive) -> None:
+        self.live = live
+        self.http = httpx2.Client(base_url=live.url, timeout=30, follow_redirects=False)
+
+    def close(self) -> None:
+        self.http.close()
+
+    def sign_in(self, passphrase: str = PASSPHRASE, next_url: str = "") -> httpx2.Response:
+        page = self.http.get("/owner/sign-in", params={"next": next_url} if next_url else None)
+        return self.http.post(
+            "/owner/sign-in",
+            data={
+                "csrf": hidden(page.text, "csrf"),
+                "next": next_url,
+                "passphrase": passphrase,
+            },
+        )
+
+    def register(self, **metadata: Any) -> dict[str, Any]:
+        body = {"redirect_uris": [CALLBACK], "token_endpoint_auth_method": "none", **metadata}
+        response = self.http.post("/oauth/register", json=body)
+        assert response.status_code == 201, response.text
+        registered: dict[str, Any] = response.json()
+        return registered
+
+    def authorize(self, client_id: str, challenge: str, **params: str) -> httpx2.Response:
+        query = {
+            "response_type": "code",
+            "client_id": client_id,
+            "redirect_uri": CALLBACK,
+            "code_challenge": challenge,
+            "code_challenge_method": "S256",
+            "state": "st-1",
+            "resource": self.live.mcp,
+            "scope": "memory:read memory:write offline_access",
+            **params,
+        }
+        return self.http.get("/oauth/authorize", params=query)
+
+    def consent(self, authorize: httpx2.Response, decision: str = "approve", **form: str) -> str:
+        """Follow an authorize answer to the consent page, decide; the redirect Location."""
+        assert authorize.status_code == 303, authorize.text
+        page = self.http.get(authorize.headers["location"])
+        assert page.status_code == 200, page.text
+        answer = self.http.post(
+            "/oauth/consent",
+            data={
+                "csrf": hidden(page.text, "csrf"),
+                "request": hidden(page.text, "request"),
+                "decision": decision,
+                "preset": form.pop("preset", "read-write"),
+                **form,
+            },
+        )
+        assert answer.status_code == 303, answer.text
+        return answer.headers["location"]
+
+    def code_for(self, client_id: str, challenge: str, **params: str) -> str:
+        location = self.consent(self.authorize(client_id, challenge, **params))
+        return query_of(location)["code"]
+
+    def exchange(self, client_id: str, code: str, verifier: str, **extra: str) -> httpx2.Response:
+        return self.http.post(
+            "/oauth/token",
+            data={
+                "grant_type": "authorization_code",
+                "client_id": client_id,
+                "code": code,
+                "code_verifier": verifier,
+                "redirect_uri": CALLBACK,
+                "resource": self.live.mcp,
+                **extra,
+            },
+        )
+
+    def tokens(self, client_id: str, secret: str | None = None, **params: str) -> dict[str, Any]:
+        """Authorize (approving), then exchange the code; the token response."""
+        verifier, challenge = pkce_pair()
+        code = self.code_for(client_id, challenge, **params)
+        extra = {"resource": params["resource"]} if "resource" in params else {}
+        if secret is not None:
+            extra["client_secret"] = secret
+        response = self.exchange(client_id, code, verifier, **extra)
+        assert response.status_code == 200, response.text
+        body: dict[str, Any] = response.json()
+        return body
+
+
+def mcp_post(url: str, token: str | None, body: dict[str, Any]) -> httpx2.Response:
+    headers = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": "2025-06-18",
+    }
+    if token is not None:
+        headers["authorization"] = f"Bearer {token}"
+    return httpx2.post(url, headers=headers, json=body, timeout=30)
+
+
+def tools_list(url: str, token: str) -> httpx2.Response:
+    return mcp_post(url, token, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+
+
+def tool_call(url: str, token: str, name: str, arguments: dict[str, Any]) -> httpx2.Response:
+    return mcp_post(
+        url,
+        token,
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": name, "arguments": arguments},
+        },
+    )
+
+
+def approve_over_http(
+    http: httpx2.Client,
+    authorization_url: str,
+    passphrase: str = PASSPHRASE,
+    preset: str = "read-write",
+) -> dict[str, str]:
+    """Follow an authorization URL like a browser would, signing in if asked and
+    approving; the parameters the client's redirect URI receives. Works under any
+    base path: every URL is taken from the pages themselves."""
+    answer = http.get(authorization_url)
+    assert answer.status_code == 303, answer.text
+    consent_url = answer.headers["location"]
+    page = http.get(consent_url)
+    if 'name="passphrase"' in page.text:
+        action = re.search(r'<form method="post" action="([^"]+)"', page.text)
+        assert action is not None
+        signed = http.post(
+            action.group(1),
+            data={
+                "csrf": hidden(page.text, "csrf"),
+                "next": hidden(page.text, "next"),
+                "passphrase": passphrase,
+            },
+        )
+        assert signed.status_code == 303, signed.text
+        page = http.get(signed.headers["location"])
+    action = re.search(r'<form method="post" action="([^"]+)"', page.text)
+    assert action is not None, page.text
+    decided = http.post(
+        action.group(1),
+        data={
+            "csrf": hidden(page.text, "csrf"),
+            "request": hidden(page.text, "request"),
+            "decision": "approve",
+            "preset": preset,
+        },
+    )
+    assert decided.status_code == 303, decided.text
+    return query_of(decided.headers["location"])

@@ -148,8 +148,13 @@ class LexicalIndex:
            so it is scored exactly;
         3. only when records holding just the *common* terms could still enter
            the top (each such record scores at most the common terms' upper
-           bound, idf * (k1 + 1) each): the shortest of them, which BM25 ranks
-           highest for a term found once, up to the places not already won.
+           bound, idf * (k1 + 1) each): for each common term, concurrently, the
+           shortest records holding it (BM25 ranks them highest for a term found
+           once), up to the places not already won.
+
+        Steps 1-2 are exact (FTS5's scores and order). Step 3 is a bound on reads,
+        not an exact top: a longer record repeating a common term can be missed.
+        Its effect on LoCoMo retrieval is measured in docs/benchmarks.md.
         """
         wanted = list(dict.fromkeys(term for term in query_terms if term))
         if not wanted or limit <= 0:
@@ -190,20 +195,19 @@ class LexicalIndex:
         if won >= limit:
             return _ranked(found, limit)
         base = filtered(self._memories, native_filters(where, created_range=False))
-        groups = [common[i : i + width] for i in range(0, len(common), width)]
+        # One query per common term, all in flight at once (one round trip): the
+        # shortest records holding it, which BM25 ranks highest for that term. A
+        # record holding several common terms shows up in each of their lists.
         queries = [
-            base.where(filter=FieldFilter(TERMS, "array_contains_any", terms))
+            base.where(filter=FieldFilter(TERMS, "array_contains", term))
             .order_by(TERM_COUNT, direction="ASCENDING")
             .limit(limit - won)
             .select(projection)
-            for terms in groups
+            for term in common
         ]
-        if len(queries) == 1:
-            self._score(queries[0], stats, wanted, where, found)
-        else:  # more than 30 common terms: concurrently, one round trip
-            streamed = list(self._executor.map(lambda q: list(q.stream()), queries))
-            for snapshots in streamed:
-                self._score_all(snapshots, stats, wanted, where, found)
+        streamed = list(self._executor.map(lambda q: list(q.stream()), queries))
+        for snapshots in streamed:
+            self._score_all(snapshots, stats, wanted, where, found)
         return _ranked(found, limit)
 
     def _score(

@@ -11,6 +11,14 @@ session manager, the event writer) start once per worker process, on the first
 request, in a task that lives as long as the process. Importing this module is
 cheap and touches no network and no secret: deploy tooling imports it to
 discover the function.
+
+``firebase deploy`` finds the function the way the Firebase CLI finds every
+Python function: it imports this module in ``functions/venv`` (the
+``firebase_functions`` SDK's serving module) and reads the
+``__firebase_endpoint__`` manifest of each module-level function.
+``https_fn.on_request`` builds that manifest (region, memory, timeout,
+instances, secrets) but wraps a Flask handler; so it decorates a twin whose
+manifest is copied onto the ASGI handler, which functions-framework serves.
 """
 
 from __future__ import annotations
@@ -21,6 +29,8 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 import functions_framework.aio
+from firebase_functions import https_fn, options
+from firebase_functions.params import SecretParam
 from starlette.requests import Request
 
 Scope = MutableMapping[str, Any]
@@ -30,6 +40,16 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 logger = logging.getLogger("metacortex.entry")
+
+# What `firebase deploy` provisions (docs/DEPLOYMENT.md). Secrets are read from
+# Secret Manager at deploy (the version is pinned then) and reach the function as
+# environment variables of the same name, which Settings reads.
+REGION = "us-central1"
+SECRETS = [
+    SecretParam("MCP_ADMIN_TOKEN"),
+    SecretParam("MCP_CLIENT_PROFILES_JSON"),
+    SecretParam("GEMINI_API_KEY"),
+]
 
 
 class _Process:
@@ -118,3 +138,27 @@ _FORWARD = _Forward()
 async def metaCortexMcp(request: Request) -> Any:  # the deployed name (camelCase)
     # Starlette runs a returned ASGI callable as the response: MetaCortex's app.
     return _FORWARD
+
+
+def _manifest(name: str) -> Any:
+    """The Firebase manifest of an HTTPS function called ``name`` (a Flask-shaped
+    twin carries it; only its ``__firebase_endpoint__`` is used)."""
+
+    def twin(request: Any) -> Any:
+        raise NotImplementedError  # never served: functions-framework calls the ASGI handler
+
+    twin.__name__ = twin.__qualname__ = name
+    declared = https_fn.on_request(
+        region=REGION,
+        memory=options.MemoryOption.GB_1,
+        cpu=1,
+        concurrency=80,
+        timeout_sec=60,
+        min_instances=0,
+        max_instances=10,
+        secrets=SECRETS,
+    )(twin)
+    return declared.__firebase_endpoint__  # type: ignore[attr-defined]
+
+
+metaCortexMcp.__firebase_endpoint__ = _manifest(metaCortexMcp.__name__)  # type: ignore[attr-defined]

@@ -150,7 +150,9 @@ class LexicalIndex:
            the top (each such record scores at most the common terms' upper
            bound, idf * (k1 + 1) each): for each common term, concurrently, the
            shortest records holding it (BM25 ranks them highest for a term found
-           once), up to the places not already won.
+           once), up to the places not already won and within what is left of
+           the budget (so a search reads at most ``max(limit, budget)`` records
+           here, plus as many as there are common terms for the rounding).
 
         Steps 1-2 are exact (FTS5's scores and order). Step 3 is a bound on reads,
         not an exact top: a longer record repeating a common term can be missed.
@@ -192,16 +194,19 @@ class LexicalIndex:
             return _ranked(found, limit)
         ceiling = sum(stats.idf(t) * (K1 + 1) for t in common)
         won = sum(1 for c in found.values() if c.score > ceiling)
-        if won >= limit:
+        left = max(limit, self._budget) - budget  # what the rare terms did not use
+        if won >= limit or left <= 0:
             return _ranked(found, limit)
         base = filtered(self._memories, native_filters(where, created_range=False))
         # One query per common term, all in flight at once (one round trip): the
         # shortest records holding it, which BM25 ranks highest for that term. A
         # record holding several common terms shows up in each of their lists.
+        # Together they read at most what the rare terms left of the budget.
+        each = min(limit - won, -(-left // len(common)))
         queries = [
             base.where(filter=FieldFilter(TERMS, "array_contains", term))
             .order_by(TERM_COUNT, direction="ASCENDING")
-            .limit(limit - won)
+            .limit(each)
             .select(projection)
             for term in common
         ]

@@ -344,7 +344,7 @@ def test_bm25_scores_and_order_match_sqlite_fts5(
         assert all(where.matches(hit.memory) for hit in ours)
 
 
-def test_rare_terms_are_read_first_and_common_ones_skipped_once_they_cannot_change_the_top(
+def test_rare_terms_are_read_in_full_and_common_ones_only_within_what_they_leave_of_the_budget(
     firestore_store_factory: FirestoreStoreFactory, tmp_path: Path
 ) -> None:
     recorder = RpcRecorder()
@@ -373,8 +373,8 @@ def test_rare_terms_are_read_first_and_common_ones_skipped_once_they_cannot_chan
     assert {h.memory.id for h in ours} == {h.memory.id for h in theirs}
     assert [h.score for h in ours] == pytest.approx([h.score for h in theirs])
     # Statistics, then the 7 records of the rare terms (their frequencies add up to 7,
-    # within a budget of 7 records). `common` (37 records, worth at most idf * (k1 + 1)
-    # ~ 2e-6 each) cannot change this top 7, so it is never queried.
+    # within a budget of 7 records). Nothing is left for `common` (37 records, worth at
+    # most idf * (k1 + 1) ~ 2e-6 each), so it is never queried.
     assert tally.kinds.get("RunQuery") == 1
     assert tally.documents == 7
 

@@ -138,24 +138,21 @@ class LexicalIndex:
     def search(self, query_terms: Sequence[str], where: MemoryFilter, limit: int) -> list[Scored]:
         """The ``limit`` best records (with their BM25 score) among those matching ``where``.
 
-        Reads are bounded by design, in at most three round trips:
+        Reads are bounded by design, in two round trips:
 
         1. the corpus statistics (one aggregation per term, concurrently);
-        2. every record holding one of the *rare* terms: the rarest terms whose
-           document frequencies add up to at most ``max(limit, budget)`` (so
-           this reads that many records at most, whatever the corpus size). Each record is
-           read whole (no second read) with its frequencies for every query term,
-           so it is scored exactly;
-        3. only when records holding just the *common* terms could still enter
-           the top (each such record scores at most the common terms' upper
-           bound, idf * (k1 + 1) each): for each common term, concurrently, the
-           shortest records holding it (BM25 ranks them highest for a term found
-           once), up to the places not already won and within what is left of
-           the budget (so a search reads at most ``max(limit, budget)`` records
-           here, plus as many as there are common terms for the rounding).
+        2. concurrently, one query for every record holding one of the *rare*
+           terms: the rarest terms whose document frequencies add up to at most
+           ``max(limit, budget)`` (so it reads that many records at most, whatever
+           the corpus size); and, per *common* term, the shortest records holding
+           it (BM25 ranks them highest for a term found once), together within
+           what the rare terms leave of that budget (plus one each for rounding).
+           Each record is read whole (no second read) with its frequencies for
+           every query term, so every record read is scored exactly.
 
-        Steps 1-2 are exact (FTS5's scores and order). Step 3 is a bound on reads,
-        not an exact top: a longer record repeating a common term can be missed.
+        Records holding a rare term are ranked exactly as FTS5 ranks them. The
+        common terms' part bounds reads, not an exact top: a longer record
+        repeating a common term can be missed.
         Its effect on LoCoMo retrieval is measured in docs/benchmarks.md.
         """
         wanted = list(dict.fromkeys(term for term in query_terms if term))
@@ -180,50 +177,34 @@ class LexicalIndex:
             TERM_COUNT,
             *(FieldPath(TERM_FREQS, term).to_api_repr() for term in present),
         ]
-        found: dict[str, _Candidate] = {}
+        queries = []
         if rare:
-            query = (
+            queries.append(
                 filtered(self._memories, native_filters(where, created_range=True))
                 .where(filter=FieldFilter(TERMS, "array_contains_any", rare))
                 .order_by("created_at", direction="DESCENDING")
                 .limit(budget)  # the statistics already bound it; a concurrent write may not
                 .select(projection)
             )
-            self._score(query, stats, wanted, where, found)
-        if not common:
-            return _ranked(found, limit)
-        ceiling = sum(stats.idf(t) * (K1 + 1) for t in common)
-        won = sum(1 for c in found.values() if c.score > ceiling)
-        left = max(limit, self._budget) - budget  # what the rare terms did not use
-        if won >= limit or left <= 0:
-            return _ranked(found, limit)
-        base = filtered(self._memories, native_filters(where, created_range=False))
-        # One query per common term, all in flight at once (one round trip): the
-        # shortest records holding it, which BM25 ranks highest for that term. A
-        # record holding several common terms shows up in each of their lists.
-        # Together they read at most what the rare terms left of the budget.
-        each = min(limit - won, -(-left // len(common)))
-        queries = [
-            base.where(filter=FieldFilter(TERMS, "array_contains", term))
-            .order_by(TERM_COUNT, direction="ASCENDING")
-            .limit(each)
-            .select(projection)
-            for term in common
-        ]
-        streamed = list(self._executor.map(lambda q: list(q.stream()), queries))
-        for snapshots in streamed:
+        left = max(limit, self._budget) - budget  # what the rare terms do not use
+        if common and left > 0:
+            # Per common term, the shortest records holding it, which BM25 ranks
+            # highest for that term; a record holding several common terms shows up
+            # in each of their lists. Together at most what the rare terms left.
+            base = filtered(self._memories, native_filters(where, created_range=False))
+            each = min(limit, -(-left // len(common)))
+            queries.extend(
+                base.where(filter=FieldFilter(TERMS, "array_contains", term))
+                .order_by(TERM_COUNT, direction="ASCENDING")
+                .limit(each)
+                .select(projection)
+                for term in common
+            )
+        # All in flight at once: one round trip after the statistics.
+        found: dict[str, _Candidate] = {}
+        for snapshots in self._executor.map(lambda q: list(q.stream()), queries):
             self._score_all(snapshots, stats, wanted, where, found)
         return _ranked(found, limit)
-
-    def _score(
-        self,
-        query: Any,
-        stats: CorpusStats,
-        wanted: Sequence[str],
-        where: MemoryFilter,
-        found: dict[str, _Candidate],
-    ) -> None:
-        self._score_all(query.stream(), stats, wanted, where, found)
 
     @staticmethod
     def _score_all(

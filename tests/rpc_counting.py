@@ -9,10 +9,13 @@ serialized bytes of its responses.
 
 Sequential depth is the longest chain of RPCs in which each starts after the
 previous one ended: RPCs that overlap in time count as one level. To make
-overlap independent of how fast the emulator answers, the recorder can hold
-every response for ``hold_s`` seconds (a simulated network round trip, like a
-delay proxy): RPCs issued together then always overlap, RPCs issued one after
-another never do. Tests assert counts and depths only, never durations.
+overlap independent of how fast the emulator answers and how fast a busy
+machine issues a fan-out, the recorder can hold every response (a simulated
+network round trip, like a delay proxy) until ``hold_s`` seconds have passed
+since the latest RPC started, whichever it was: RPCs issued together (each
+within ``hold_s`` of the previous) then always overlap, and an RPC issued after
+another's answer still starts after it ended, so holding never hides a chain.
+Tests assert counts and depths only, never durations.
 """
 
 from __future__ import annotations
@@ -161,14 +164,18 @@ class RpcRecorder(
         self.hold_s = hold_s
         self._lock = threading.Lock()
         self._rpcs: list[_LiveRpc] = []
+        self._last_start = 0.0
 
     def hold(self) -> None:
-        if self.hold_s > 0:
-            # The simulated round trip of the delay proxy (see the module docstring).
-            time.sleep(self.hold_s)
-
-    def add(self, rpc: Rpc) -> None:
-        self.open(rpc.kind, rpc.start, rpc.end, rpc.documents, rpc.bytes)
+        """The simulated round trip (see the module docstring): until ``hold_s`` after
+        the latest start of any RPC."""
+        while self.hold_s > 0:
+            with self._lock:
+                due = self._last_start + self.hold_s
+            wait = due - time.monotonic()
+            if wait <= 0:
+                return
+            time.sleep(wait)
 
     def open(
         self, kind: str, start: float, end: float | None = None, documents: int = 0, size: int = 0
@@ -176,6 +183,7 @@ class RpcRecorder(
         live = _LiveRpc(kind, start, start if end is None else end, documents, size)
         with self._lock:
             self._rpcs.append(live)
+            self._last_start = max(self._last_start, start)
         return live
 
     def reset(self) -> None:
@@ -215,7 +223,7 @@ class RpcRecorder(
     def intercept_unary_unary(
         self, continuation: Callable[..., Any], details: Any, request: Any
     ) -> Any:
-        start = time.monotonic()
+        live = self.open(_kind(details.method, request), time.monotonic())
         outcome = continuation(details, request)
         response: Any = None
         try:
@@ -223,18 +231,10 @@ class RpcRecorder(
         except grpc.RpcError:
             response = None
         self.hold()
-        documents = 0
+        live.end = time.monotonic()
         if response is not None:
-            documents = len(getattr(response, "documents", []) or [])
-        self.add(
-            Rpc(
-                _kind(details.method, request),
-                start,
-                time.monotonic(),
-                documents,
-                _size(response) if response is not None else 0,
-            )
-        )
+            live.documents = len(getattr(response, "documents", []) or [])
+            live.bytes = _size(response)
         return outcome
 
     def intercept_unary_stream(

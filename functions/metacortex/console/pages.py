@@ -58,6 +58,7 @@ async def browse(console: Console, request: Request, session: Session) -> Respon
         "origins": ORIGINS,
         "items": [],
         "next_url": None,
+        "first_url": None,
     }
     try:
         page = await console.call(

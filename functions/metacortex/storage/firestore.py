@@ -409,8 +409,15 @@ class FirestoreStore:
             batch.commit()
 
     @_translated
-    def read_events(self, collection: str, limit: int = 1000) -> list[dict[str, Any]]:
-        query = self._client.collection(collection).order_by(FieldPath.document_id()).limit(limit)
+    def read_events(
+        self, collection: str, limit: int = 1000, *, since: datetime | None = None
+    ) -> list[dict[str, Any]]:
+        events = self._client.collection(collection)
+        if since is None:
+            query = events.order_by(FieldPath.document_id()).limit(limit)
+        else:  # ids sort by recording time too; the range needs its own order first
+            recent = events.where(filter=FieldFilter("timestamp", ">=", to_stored_time(since)))
+            query = recent.order_by("timestamp").order_by(FieldPath.document_id()).limit(limit)
         return [decode_event(snapshot.to_dict() or {}) for snapshot in query.stream()]
 
     # ----------------------------------------------------------- OAuth state

@@ -504,10 +504,13 @@ class SQLiteStore:
                 "DELETE FROM events WHERE expires_at IS NOT NULL AND expires_at < ?", (newest,)
             )
 
-    def read_events(self, collection: str, limit: int = 1000) -> list[dict[str, Any]]:
+    def read_events(
+        self, collection: str, limit: int = 1000, *, since: datetime | None = None
+    ) -> list[dict[str, Any]]:
         rows = self._conn().execute(
-            "SELECT fields FROM events WHERE collection = ? ORDER BY seq LIMIT ?",
-            (collection, limit),
+            "SELECT fields FROM events WHERE collection = ? AND timestamp >= ?"
+            " ORDER BY seq LIMIT ?",
+            (collection, _ms(since) if since is not None else -(2**62), limit),
         )
         return [json.loads(row["fields"]) for row in rows]
 

@@ -163,7 +163,11 @@ class MemoryStore(Protocol):
         self, collection: str, limit: int = 1000, *, since: datetime | None = None
     ) -> list[dict[str, Any]]:
         """The ``fields`` of stored events of one collection, oldest first (at most ``limit``),
-        only those recorded at or after ``since`` when it is given."""
+        only those recorded at or after ``since`` when given."""
+        ...
+
+    def topic_counts(self) -> dict[str, dict[BranchState, int]]:
+        """How many records each topic holds, per state (topics with none are absent)."""
         ...
 
     # ----------------------------------------------------------- OAuth state

@@ -37,7 +37,7 @@ from google.cloud.firestore_v1.base_query import FieldFilter
 from google.cloud.firestore_v1.field_path import FieldPath
 from google.cloud.firestore_v1.transaction import Transaction
 
-from metacortex.domain.records import Memory, new_memory_id, utc_now
+from metacortex.domain.records import BranchState, Memory, new_memory_id, utc_now
 from metacortex.errors import ConfigurationError, FailedPrecondition, Unavailable
 from metacortex.storage.base import (
     EmbeddingIdentity,
@@ -415,10 +415,25 @@ class FirestoreStore:
         events = self._client.collection(collection)
         if since is None:
             query = events.order_by(FieldPath.document_id()).limit(limit)
-        else:  # ids sort by recording time too; the range needs its own order first
-            recent = events.where(filter=FieldFilter("timestamp", ">=", to_stored_time(since)))
-            query = recent.order_by("timestamp").order_by(FieldPath.document_id()).limit(limit)
+        else:
+            # Single-field range and order on one field: Firestore's automatic index.
+            query = (
+                events.where(filter=FieldFilter("timestamp", ">=", to_stored_time(since)))
+                .order_by("timestamp")
+                .limit(limit)
+            )
         return [decode_event(snapshot.to_dict() or {}) for snapshot in query.stream()]
+
+    @_translated
+    def topic_counts(self) -> dict[str, dict[BranchState, int]]:
+        # A projection of two small fields: the owner's console reads it, not the tools.
+        counts: dict[str, dict[BranchState, int]] = {}
+        for snapshot in self._memories.select(["module_name", "branch_state"]).stream():
+            data = snapshot.to_dict() or {}
+            state = BranchState(data.get("branch_state") or BranchState.ACTIVE.value)
+            by_state = counts.setdefault(str(data.get("module_name") or ""), {})
+            by_state[state] = by_state.get(state, 0) + 1
+        return dict(sorted(counts.items()))
 
     # ----------------------------------------------------------- OAuth state
     def _auth_ref(self, kind: str, key: str) -> Any:

@@ -514,6 +514,16 @@ class SQLiteStore:
         )
         return [json.loads(row["fields"]) for row in rows]
 
+    def topic_counts(self) -> dict[str, dict[BranchState, int]]:
+        rows = self._conn().execute(
+            "SELECT module_name, branch_state, COUNT(*) AS n FROM memories"
+            " GROUP BY module_name, branch_state ORDER BY module_name"
+        )
+        counts: dict[str, dict[BranchState, int]] = {}
+        for row in rows:
+            counts.setdefault(row["module_name"], {})[BranchState(row["branch_state"])] = row["n"]
+        return counts
+
     # ----------------------------------------------------------- OAuth state
     def auth_put(
         self, kind: str, key: str, data: Mapping[str, Any], expires_at: datetime | None

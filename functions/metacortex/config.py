@@ -80,6 +80,13 @@ class Settings(BaseSettings):
     mcp_client_profiles_json: SecretStr | None = None
     metacortex_max_body_bytes: int = Field(default=limits.DEFAULT_MAX_BODY_BYTES, ge=1024)
     metacortex_rate_limit_per_minute: int = Field(default=300, ge=1)
+    # `metacortex serve` connection hygiene (server/connections.py): a request head must
+    # arrive within the head timeout; a body may pause at most the body timeout between
+    # chunks; past the connection cap (also fitted below RLIMIT_NOFILE) the longest-idle
+    # connection is closed.
+    metacortex_head_timeout_seconds: float = Field(default=10.0, gt=0, le=600)
+    metacortex_body_timeout_seconds: float = Field(default=30.0, gt=0, le=600)
+    metacortex_max_connections: int = Field(default=1000, ge=8)
     # Extra Host header values accepted besides loopback (DNS-rebinding defence).
     metacortex_allowed_hosts: CommaList = ()
     metacortex_log_level: str = "INFO"

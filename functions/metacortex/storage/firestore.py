@@ -147,6 +147,20 @@ class _Transaction:
                 self._transaction.set(reference, encode_memory(memory, embedding))
 
 
+def open_client(settings: Settings) -> firestore.Client:
+    """The configured project's client, or a ConfigurationError saying what to set."""
+    try:
+        return firestore.Client(
+            project=settings.google_cloud_project, database=settings.firestore_database
+        )
+    except (GoogleAuthError, OSError, ValueError) as error:  # no credentials or project
+        raise ConfigurationError(
+            f"cannot open Firestore: {str(error).rstrip('.')}. Set GOOGLE_CLOUD_PROJECT "
+            "and application default credentials (or FIRESTORE_EMULATOR_HOST for the "
+            "emulator)."
+        ) from error
+
+
 class FirestoreStore:
     """``MemoryStore`` on Firestore. Thread-safe: the client is, and nothing else is shared."""
 
@@ -170,16 +184,7 @@ class FirestoreStore:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> FirestoreStore:
-        try:
-            client = firestore.Client(
-                project=settings.google_cloud_project, database=settings.firestore_database
-            )
-        except (GoogleAuthError, OSError, ValueError) as error:  # no credentials or project
-            raise ConfigurationError(
-                f"cannot open Firestore: {str(error).rstrip('.')}. Set GOOGLE_CLOUD_PROJECT "
-                "and application default credentials (or FIRESTORE_EMULATOR_HOST for the "
-                "emulator)."
-            ) from error
+        client = open_client(settings)
         return cls(client, settings.memory_collection)
 
     @property

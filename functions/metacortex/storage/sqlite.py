@@ -507,17 +507,11 @@ class SQLiteStore:
     def read_events(
         self, collection: str, limit: int = 1000, *, since: datetime | None = None
     ) -> list[dict[str, Any]]:
-        if since is None:
-            rows = self._conn().execute(
-                "SELECT fields FROM events WHERE collection = ? ORDER BY seq LIMIT ?",
-                (collection, limit),
-            )
-        else:
-            rows = self._conn().execute(
-                "SELECT fields FROM events WHERE collection = ? AND timestamp >= ?"
-                " ORDER BY seq LIMIT ?",
-                (collection, _ms(since), limit),
-            )
+        rows = self._conn().execute(
+            "SELECT fields FROM events WHERE collection = ? AND timestamp >= ?"
+            " ORDER BY seq LIMIT ?",
+            (collection, _ms(since) if since is not None else -(2**62), limit),
+        )
         return [json.loads(row["fields"]) for row in rows]
 
     def topic_counts(self) -> dict[str, dict[BranchState, int]]:

@@ -148,7 +148,12 @@ async def activity_page(console: Console, request: Request, session: Session) ->
         {
             "title": "Activity",
             "activity": activity,
-            "charts": [chart_calls, chart_zero, chart_latency, chart_refusals],
+            "charts": [
+                ("Tool calls per day by client", chart_calls),
+                ("Searches that found nothing (% per day)", chart_zero),
+                ("Tool call latency per day: p50 and p95", chart_latency),
+                ("Refused requests by reason", chart_refusals),
+            ],
         },
     )
 

@@ -9,13 +9,15 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from metacortex.auth.tokens import GRANT
-from metacortex.console.activity import read_activity
+from metacortex.console.activity import DAYS, read_activity
 from metacortex.console.web import Console
 from metacortex.errors import NotFound
 from metacortex.owner import Session
 
-# Last use is looked up over this many days of events (their retention is 90 by default).
-LAST_USE_DAYS = 90
+# Last use is looked up over the activity page's window of events (they are kept 90 days
+# by default): reading them all would make the page's time grow with the retention
+# (docs/benchmarks.md).
+LAST_USE_DAYS = DAYS
 
 
 async def clients_page(console: Console, request: Request, session: Session) -> Response:
@@ -55,6 +57,7 @@ async def clients_page(console: Console, request: Request, session: Session) -> 
             "profiles": profiles,
             "grants": grants,
             "oauth": console.authorization is not None,
+            "last_use_days": LAST_USE_DAYS,
             "notice": "The grant was revoked; its tokens no longer work."
             if request.query_params.get("done") == "revoked"
             else None,

@@ -21,7 +21,7 @@ from starlette.routing import BaseRoute, Route
 from metacortex.config import Settings
 from metacortex.errors import MetaCortexError
 from metacortex.owner import OwnerWeb, Session, security_headers, templates
-from metacortex.owner.web import STYLESHEET_PATH
+from metacortex.owner.web import ICON_PATH, STYLESHEET_PATH
 from metacortex.server.routes import FUNCTION_PREFIX
 from metacortex.server.runtime import Runtime
 from metacortex.service import Access, MemoryService
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 HERE: Final = Path(__file__).parent
 HOME: Final = "/console"
 STYLESHEET: Final = "/console/static/console.css"
-FAVICON: Final = "/console/static/icon.svg"
 ADMIN: Final = Access.admin()
 # HTTP status of a refused console action, by domain error code.
 STATUS: Final = {
@@ -96,7 +95,7 @@ class Console:
         full = {
             "stylesheet": link(STYLESHEET_PATH),
             "console_stylesheet": link(STYLESHEET),
-            "favicon": link(FAVICON),
+            "icon": link(ICON_PATH),
             "sign_out_url": link("/owner/sign-out"),
             "csrf": session.csrf,
             "link": link,
@@ -211,7 +210,6 @@ class Console:
             ]
             routes += [
                 Route(prefix + STYLESHEET, _static("console.css", "text/css"), methods=["GET"]),
-                Route(prefix + FAVICON, _static("icon.svg", "image/svg+xml"), methods=["GET"]),
             ]
         if self._own_owner:
             routes += self.owner.routes()

@@ -57,6 +57,10 @@ class Settings(BaseSettings):
     # Offline deployments have no generation model; set to true to use Gemini for
     # image description and merges while keeping local embeddings.
     metacortex_use_gemini_generation: bool = False
+    # Embedding requests in flight at once for bulk work (reembed, restore, eval
+    # generate, migrate). On Vertex AI gemini-embedding-001 takes one text per request,
+    # so this is what makes a re-embed fast; 429s are backed off per request.
+    metacortex_embed_concurrency: int = Field(default=8, ge=1, le=64)
 
     # --- behaviour ------------------------------------------------------------------
     search_result_limit: int = Field(default=5, ge=1, le=20)

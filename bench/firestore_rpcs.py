@@ -6,11 +6,13 @@ RPCs that overlap in time as one level. ``--hold-ms`` holds every response
 that long (a delay proxy: the simulated round trip), so that overlap does not
 depend on the emulator's speed; it must exceed the time the client takes to
 issue its largest fan-out (~40 neighbour queries), hence 200 ms by default.
-What a run took besides its held round trips is the client's own work; with
-the depth it gives an estimated production p50 at 5 and 15 ms round trips
-(``estimate_ms``: depth x RTT + client work + ~30 ms of find_nearest server
-time; the emulator answers while the hold runs, so its query time is hidden
-unless it exceeds the hold; on a loaded machine the client work is inflated).
+The client's own work is the CPU time this process used during the operation
+(all its threads: building queries, gRPC, decoding, scoring, and for a search
+the local MiniLM query embedding, ~5-10 ms, where production calls Gemini),
+which a busy machine does not inflate the way it inflates wall time. With the
+depth it gives an estimated production p50 at 5 and 15 ms round trips
+(``estimate_ms``: depth x RTT + client CPU + ~30 ms of find_nearest server
+time on the first level; other server time is taken as within the RTT).
 
 The corpus is LoCoMo's dev split, one memory per turn, saved through the
 service: conversation 30 (369 memories), then 41 (1,032), then 26, 42 and 43
@@ -64,8 +66,8 @@ def estimate_ms(depth: float, client_ms: float, rtt_ms: float, nearest: bool) ->
     return depth * rtt_ms + client_ms + (FIND_NEAREST_MS if nearest else 0.0)
 
 
-def _summary(tallies: list[Tally], seconds: list[float], hold_s: float) -> dict[str, Any]:
-    client = [max(0.0, s - t.depth * hold_s) * 1000 for t, s in zip(tallies, seconds, strict=True)]
+def _summary(tallies: list[Tally], seconds: list[float], cpu: list[float]) -> dict[str, Any]:
+    client = [c * 1000 for c in cpu]
     nearest = any("RunQuery(find_nearest)" in t.kinds for t in tallies)
     depth = statistics.median(t.depth for t in tallies)
     return {
@@ -88,12 +90,14 @@ def _summary(tallies: list[Tally], seconds: list[float], hold_s: float) -> dict[
 def measure(recorder: RpcRecorder, operations: list[Callable[[], Any]]) -> dict[str, Any]:
     tallies: list[Tally] = []
     seconds: list[float] = []
+    cpu: list[float] = []
     for operation in operations:
-        started = time.perf_counter()
+        started, used = time.perf_counter(), time.process_time()
         _, tally = recorder.measure(operation)
         seconds.append(time.perf_counter() - started)
+        cpu.append(time.process_time() - used)
         tallies.append(tally)
-    return _summary(tallies, seconds, recorder.hold_s)
+    return _summary(tallies, seconds, cpu)
 
 
 def run(stages: int, questions: int, hold_ms: float) -> list[dict[str, Any]]:

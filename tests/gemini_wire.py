@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -44,23 +45,63 @@ def text_candidate(text: str, finish: str = "STOP") -> Json:
     }
 
 
+# Documented request limits per route (docs/gemini.md has the sources):
+# Vertex AI: gemini-embedding-001 takes one instance per request; other models at most
+# 250 texts per request. The Gemini API: batchEmbedContents takes at most 100 requests.
+VERTEX_ONE_TEXT_MODELS = ("gemini-embedding-001",)
+VERTEX_MAX_TEXTS = 250
+GEMINI_API_MAX_BATCH = 100
+
+
+def limit_error(request: httpx2.Request, body: Json) -> httpx2.Response | None:
+    """The 400 the real service answers for a request over its route's limits, or None."""
+    path = request.url.path
+    model = path.rsplit("/", 1)[-1].split(":", 1)[0]
+    count = len(body.get("requests") or body.get("instances") or [body.get("content")])
+    if request.url.host.endswith("aiplatform.googleapis.com"):
+        if model.startswith(VERTEX_ONE_TEXT_MODELS) and count > 1:
+            message = f"Only one instance is allowed per request for {model}; got {count}."
+        elif count > VERTEX_MAX_TEXTS:
+            message = f"At most {VERTEX_MAX_TEXTS} instances are allowed per request."
+        else:
+            return None
+    elif path.endswith(":batchEmbedContents") and count > GEMINI_API_MAX_BATCH:
+        message = f"at most {GEMINI_API_MAX_BATCH} requests can be in one batch"
+    else:
+        return None
+    error = {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}
+    return httpx2.Response(400, json={"error": error})
+
+
 @dataclass
 class FakeGemini:
     """Gemini's REST surface as the SDK speaks it: records requests, answers by endpoint.
 
-    ``script`` holds one-off replies used (in order) before the default answers.
+    It refuses, as the real routes do, requests over their documented limits
+    (``limit_error``). ``script`` holds one-off replies used (in order) before the
+    default answers. ``latency`` (seconds) delays every answer, for benchmarks.
+    Safe to call from several threads at once.
     """
 
     description: str = "A whiteboard photo listing the Q3 launch plan for Project Falcon."
     merged: str = "Project Falcon launches in Q3. The launch owner is Dana."
     requests: list[httpx2.Request] = field(default_factory=list)
     script: list[Reply] = field(default_factory=list)
+    latency: float = 0.0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def handle(self, request: httpx2.Request) -> httpx2.Response:
-        self.requests.append(request)
-        if self.script:
-            return self.script.pop(0)(request)
+        if self.latency:
+            time.sleep(self.latency)  # the simulated round trip (benchmarks only)
+        with self._lock:
+            self.requests.append(request)
+            scripted = self.script.pop(0) if self.script else None
+        if scripted is not None:
+            return scripted(request)
         body = self.body(request)
+        refused = limit_error(request, body)
+        if refused is not None:
+            return refused
         path = request.url.path
         if path.endswith(":batchEmbedContents"):
             return httpx2.Response(

@@ -38,7 +38,11 @@ _MAX_REASON_CHARS: Final = 300
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
-    """At most ``attempts`` calls, waiting with exponential backoff and jitter between them."""
+    """At most ``attempts`` calls, waiting with exponential backoff and jitter between them.
+
+    A ``Retry-After`` the provider sends (in seconds) is honoured when it asks for longer,
+    up to ``max_delay``.
+    """
 
     attempts: int = 3
     initial_delay: float = 1.0
@@ -50,6 +54,17 @@ class RetryPolicy:
         """Half the exponential step fixed, half random, so clients that failed together part."""
         step = min(self.max_delay, self.initial_delay * 2.0 ** (failed_attempts - 1))
         return step / 2 + step / 2 * self.jitter()
+
+    def patient(self) -> RetryPolicy:
+        """For bulk work (re-embedding, restores): rides out a quota window instead of
+        failing the run; the same sleep and jitter, so tests stay exact."""
+        return RetryPolicy(
+            attempts=max(self.attempts, 8),
+            initial_delay=self.initial_delay,
+            max_delay=max(self.max_delay, 32.0),
+            sleep=self.sleep,
+            jitter=self.jitter,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,11 +167,23 @@ class GeminiClient:
         except ValueError as exc:
             raise Unavailable(conn.scrub(f"Gemini client could not be created: {exc}")) from exc
 
-    def call(self, operation: str, request: Callable[[genai.Client], T]) -> T:
+    @property
+    def retry(self) -> RetryPolicy:
+        return self._retry
+
+    def call(
+        self,
+        operation: str,
+        request: Callable[[genai.Client], T],
+        *,
+        retry: RetryPolicy | None = None,
+    ) -> T:
         """``request(client)``, retried on transient failures; ``Unavailable`` when it gives up.
 
-        ``operation`` names the call in error messages ("embedding", "image description").
+        ``operation`` names the call in error messages ("embedding", "image description");
+        ``retry`` replaces the client's policy for this call.
         """
+        policy = retry or self._retry
         import httpx2
         from google.auth import exceptions as auth_errors
         from google.genai import errors as genai_errors
@@ -165,11 +192,13 @@ class GeminiClient:
         attempt = 0
         while True:
             attempt += 1
+            asked: float | None = None
             try:
                 return request(client)
             except genai_errors.APIError as exc:
                 reason = _api_reason(exc)
                 transient = exc.code in TRANSIENT_STATUS
+                asked = _retry_after(exc)
             except (httpx2.TransportError, auth_errors.TransportError) as exc:
                 reason = f"network error ({type(exc).__name__}: {exc})"
                 transient = True
@@ -178,13 +207,27 @@ class GeminiClient:
                 # retrying cannot help.
                 reason = f"Google credentials failed ({type(exc).__name__}: {exc})"
                 transient = False
-            if not transient or attempt >= self._retry.attempts:
+            if not transient or attempt >= policy.attempts:
                 tries = f" after {attempt} attempts" if attempt > 1 else ""
                 message = f"Gemini {operation} failed{tries}: {_clip(reason)}"
                 # Raised outside the except blocks on purpose: no chained exception whose
                 # text could carry what a library echoed (the reason is in the message).
                 raise Unavailable(self._connection.scrub(message))
-            self._retry.sleep(self._retry.delay(attempt))
+            wait = policy.delay(attempt)
+            if asked is not None:
+                wait = max(wait, min(asked, policy.max_delay))
+            policy.sleep(wait)
+
+
+def _retry_after(exc: Exception) -> float | None:
+    """The provider's Retry-After, in seconds, when it sent one (HTTP dates are ignored)."""
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    value = headers.get("retry-after") if headers is not None else None
+    try:
+        seconds = float(value) if value is not None else None
+    except ValueError:
+        return None
+    return seconds if seconds is not None and seconds >= 0 else None
 
 
 def _api_reason(exc: Exception) -> str:

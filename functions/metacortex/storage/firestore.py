@@ -58,6 +58,7 @@ from metacortex.storage.firestore_codec import (
     encode_event,
     encode_fingerprint,
     encode_memory,
+    fields_of,
     storable_id,
     to_stored_time,
 )
@@ -313,7 +314,7 @@ class FirestoreStore:
         )
         for snapshot in snapshots:
             if snapshot.exists:
-                found[snapshot.id] = decode_memory(snapshot.id, snapshot.to_dict() or {})
+                found[snapshot.id] = decode_memory(snapshot.id, fields_of(snapshot))
         return found
 
     @_translated
@@ -446,7 +447,7 @@ class FirestoreStore:
                 )
             snapshots = list(current.limit(batch).stream())
             for snapshot in snapshots:
-                memory = decode_memory(snapshot.id, snapshot.to_dict() or {})
+                memory = decode_memory(snapshot.id, fields_of(snapshot))
                 if not post_filter or where.matches(memory):
                     page.append(memory)
                     if len(page) == limit:

@@ -40,6 +40,7 @@ from metacortex.storage.firestore_codec import (
     TERM_FREQS,
     TERMS,
     decode_memory,
+    fields_of,
 )
 from metacortex.storage.firestore_queries import (
     MAX_ARRAY_CONTAINS_ANY,
@@ -217,7 +218,7 @@ class LexicalIndex:
         for snapshot in snapshots:
             if snapshot.id in found:
                 continue
-            data: dict[str, Any] = snapshot.to_dict() or {}
+            data = fields_of(snapshot)
             memory = decode_memory(snapshot.id, data)
             if not where.matches(memory):
                 continue

@@ -316,3 +316,6 @@ def test_the_console_is_served_under_the_cloud_function_name_too(
     assert f'href="{live.url}/metaCortexMcp/console/search"' in page.text
     assert f'action="{live.url}/metaCortexMcp/console/memories/' in record.text
     assert owner.http.get("/console/no/such/page").status_code == 404
+    slash = owner.http.get("/console/", follow_redirects=True)
+    assert slash.status_code == 200
+    assert "Newest first" in slash.text

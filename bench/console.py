@@ -61,6 +61,7 @@ from metacortex.domain.records import (
 )
 from metacortex.owner import set_passphrase
 from metacortex.server import create_app
+from metacortex.server.heap import freeze_startup_heap
 from metacortex.service import MemoryService
 from metacortex.storage.base import Event
 from tests.oauth_support import hidden, serving
@@ -267,6 +268,9 @@ def main() -> int:
     parser.add_argument("--budget-ms", type=float, default=150.0)
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--no-freeze", action="store_true", help="leave the start-up heap to the collector"
+    )
     args = parser.parse_args()
     rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory(prefix="metacortex-console-bench-") as folder:
@@ -279,6 +283,8 @@ def main() -> int:
             set_passphrase(service.store, PASSPHRASE)
             seeded_s = time.perf_counter() - started
             timer = ServerTimer(create_app(settings, service))
+            if not args.no_freeze:
+                freeze_startup_heap()  # as `metacortex serve` does once it is warm
             with serving(timer) as url:
                 report = measure(url, timer, args.requests, rng)
         finally:

@@ -23,6 +23,7 @@ from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.server import create_app
 from metacortex.server.runtime import Runtime
 from metacortex.service import Access, MemoryService
+from metacortex.storage.base import MemoryStore
 from metacortex.storage.sqlite import SQLiteStore
 from tests.conftest import PNG_1X1
 from tests.fakes import FixedImageDescriber, HashingEmbedder
@@ -35,7 +36,7 @@ ADMIN: Final = Access.admin()
 @dataclass
 class ConsoleLive:
     url: str
-    store: SQLiteStore
+    store: MemoryStore
     app: Starlette
 
     @property
@@ -60,17 +61,24 @@ def console_server(directory: Path, *, oauth: bool = True) -> Iterator[ConsoleLi
             yield ConsoleLive(live.url, live.store, live.app)
         return
     store = SQLiteStore(directory / "m.sqlite3")
+    try:
+        with console_on(store, directory) as live:
+            yield live
+    finally:
+        store.close()
+
+
+@contextmanager
+def console_on(store: MemoryStore, directory: Path) -> Iterator[ConsoleLive]:
+    """The app (OAuth off) serving a given store, with the owner's passphrase set."""
     set_passphrase(store, PASSPHRASE)
     service = MemoryService(
         store, HashingEmbedder(), merger=SentenceUnionMerger(), describer=FixedImageDescriber()
     )
     app = create_app(make_settings(directory / "data"), service)
-    try:
-        with serving(app) as url:
-            assert httpx2.get(f"{url}/healthz", timeout=30).status_code == 200
-            yield ConsoleLive(url, store, app)
-    finally:
-        store.close()
+    with serving(app) as url:
+        assert httpx2.get(f"{url}/healthz", timeout=30).status_code == 200
+        yield ConsoleLive(url, store, app)
 
 
 @dataclass(frozen=True)

@@ -376,4 +376,40 @@ async def test_no_page_logs_a_console_error(browser: Browser) -> None:
     ):
         await browser.open(path)
         await browser.page.get_by_role("navigation", name="Console").wait_for()
+        unlabelled = await browser.page.evaluate(UNLABELLED_CONTROLS)
+        assert unlabelled == [], (path, unlabelled)
+        assert await browser.page.locator("h1").count() == 1
     assert browser.problems == []
+
+
+@pytest.mark.anyio
+async def test_the_console_is_usable_from_the_keyboard(browser: Browser) -> None:
+    seeded = seed(browser.live.service)
+    page = browser.page
+    await browser.sign_in()
+
+    await page.keyboard.press("Tab")
+    assert await page.evaluate("document.activeElement.textContent") == "Skip to content"
+    await page.keyboard.press("Tab")
+    assert await page.evaluate("document.activeElement.textContent") == "Memories"
+    await page.keyboard.press("Tab")
+    await page.keyboard.press("Enter")
+    await page.get_by_role("heading", name="Search", exact=True).wait_for()
+    await page.keyboard.type("standup")
+    await page.keyboard.press("Enter")
+    await page.locator("#results > li").first.wait_for()
+    await browser.open(f"/console/memories/{seeded.drafts[0]}")
+    await page.get_by_role("button", name="Promote draft").focus()
+    await page.keyboard.press("Enter")
+    await page.get_by_role("status").wait_for()
+    assert await page.locator("#record-state").inner_text() == "active"
+
+
+# Every visible form control with no accessible name (a <label>, aria-label or aria-labelledby).
+UNLABELLED_CONTROLS: Final = """
+() => [...document.querySelectorAll('input, select, textarea, button')]
+  .filter(e => e.type !== 'hidden')
+  .filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label')
+               && !e.getAttribute('aria-labelledby') && !(e.textContent || '').trim())
+  .map(e => e.outerHTML)
+"""

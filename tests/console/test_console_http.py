@@ -301,3 +301,21 @@ def test_revoking_a_grant_ends_its_tokens(oauth_live: OAuthLive) -> None:
     assert "Test Agent" not in owner.http.get("/console/clients").text
     agent.close()
     owner.close()
+
+
+def test_the_console_is_served_under_the_cloud_function_name_too(
+    owner: Owner, live: ConsoleLive
+) -> None:
+    seeded = seed(live.service)
+    owner.sign_in()
+
+    page = owner.http.get("/metaCortexMcp/console")
+    record = owner.http.get(f"/metaCortexMcp/console/memories/{seeded.garden[0]}")
+
+    assert page.status_code == record.status_code == 200
+    assert f'href="{live.url}/metaCortexMcp/console/search"' in page.text
+    assert f'action="{live.url}/metaCortexMcp/console/memories/' in record.text
+    assert owner.http.get("/console/no/such/page").status_code == 404
+    slash = owner.http.get("/console/", follow_redirects=True)
+    assert slash.status_code == 200
+    assert "Newest first" in slash.text

@@ -30,6 +30,7 @@ from metacortex.server.connections import (
     guarded_protocol,
     install_accept_error_filter,
 )
+from metacortex.server.heap import freeze_startup_heap
 from metacortex.server.logs import configure_logging
 from metacortex.server.profiles import load_profiles
 from metacortex.service import Access, MemoryService
@@ -108,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             _warm_up(service)
             app = create_app(settings, service)
+            freeze_startup_heap()
             listener.listen(2048)
             port = listener.getsockname()[1]
             print(

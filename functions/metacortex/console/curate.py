@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from metacortex.console.web import ADMIN, Console, form_text
-from metacortex.domain.records import Initiator
+from metacortex.domain.records import BranchState, Initiator
 from metacortex.errors import InvalidArgument, MetaCortexError
 from metacortex.owner import Session
 
@@ -85,10 +85,9 @@ async def promote(console: Console, request: Request, session: Session) -> Respo
 async def consolidate_page(console: Console, request: Request, session: Session) -> Response:
     counts = await console.call(console.service.store.topic_counts)
     drafts = [
-        (name, by_state.get(state, 0))
+        (name, by_state[BranchState.WIP])
         for name, by_state in counts.items()
-        for state in by_state
-        if state.value == "wip" and by_state.get(state, 0) > 0
+        if by_state.get(BranchState.WIP)
     ]
     return console.render(
         request,

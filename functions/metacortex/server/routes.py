@@ -35,7 +35,7 @@ _AUTH_PATTERN: Final = re.compile(
 )
 # The owner's sign-in and the memory console (metacortex.owner, metacortex.console).
 _OWNER_PATTERN: Final = re.compile(
-    r"^(?:/metaCortexMcp)?(?:/owner/[a-z./-]+|/console(?:/[A-Za-z0-9._-]+)*)$"
+    r"^(?:/metaCortexMcp)?(?:/owner/[a-z./-]+|/console(?:/[A-Za-z0-9._-]+)*/?)$"
 )
 # A claimed client id is attacker-controlled; only a short URL-safe one is echoed into
 # logs and events.

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -17,6 +18,31 @@ import httpx2
 
 DIMS = 8
 
+# Documented limits the fake enforces, per route (docs/gemini.md, "Request limits").
+GEMINI_API_MAX_BATCH = 100  # batchEmbedContents: requests per call
+VERTEX_MAX_TEXTS = 250  # :predict instances per request
+VERTEX_MAX_REQUEST_TOKENS = 20_000  # :predict tokens per request
+VERTEX_ONE_INSTANCE_MODELS = ("gemini-embedding-001",)  # one instance per request
+MAX_TEXT_TOKENS = 2_048  # per text; longer text is truncated unless autoTruncate is false
+
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+def wire_tokens(text: str) -> list[str]:
+    """The fake's tokenizer: words and punctuation marks (Gemini's own is finer-grained)."""
+    return _TOKEN.findall(text)
+
+
+def _embedded(text: str, auto_truncate: bool | None) -> str | None:
+    """The text the service embeds: its first 2,048 tokens, or None when it would refuse."""
+    tokens = wire_tokens(text)
+    if len(tokens) <= MAX_TEXT_TOKENS:
+        return text
+    if auto_truncate is False:
+        return None
+    return " ".join(tokens[:MAX_TEXT_TOKENS])
+
+
 Json = dict[str, Any]
 Reply = Callable[[httpx2.Request], httpx2.Response]
 
@@ -27,9 +53,17 @@ def wire_vector(text: str) -> list[float]:
     return [float(byte) - 100.0 for byte in digest[:DIMS]]
 
 
-def error_reply(status: int, grpc_status: str, message: str) -> Reply:
+def error_reply(
+    status: int, grpc_status: str, message: str, headers: dict[str, str] | None = None
+) -> Reply:
     body = {"error": {"code": status, "message": message, "status": grpc_status}}
-    return lambda request: httpx2.Response(status, json=body)
+    return lambda request: httpx2.Response(status, json=body, headers=headers)
+
+
+def invalid(message: str) -> httpx2.Response:
+    return httpx2.Response(
+        400, json={"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}}
+    )
 
 
 def generate_reply(body: Json) -> Reply:
@@ -55,38 +89,83 @@ class FakeGemini:
     merged: str = "Project Falcon launches in Q3. The launch owner is Dana."
     requests: list[httpx2.Request] = field(default_factory=list)
     script: list[Reply] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def handle(self, request: httpx2.Request) -> httpx2.Response:
-        self.requests.append(request)
-        if self.script:
-            return self.script.pop(0)(request)
+        with self.lock:
+            self.requests.append(request)
+            scripted = self.script.pop(0) if self.script else None
+        if scripted is not None:
+            return scripted(request)
         body = self.body(request)
         path = request.url.path
-        if path.endswith(":batchEmbedContents"):
-            return httpx2.Response(
-                200,
-                json={
-                    "embeddings": [
-                        {"values": wire_vector(item["content"]["parts"][0]["text"])}
-                        for item in body["requests"]
-                    ]
-                },
-            )
-        if path.endswith(":embedContent"):
-            text = body["content"]["parts"][0]["text"]
-            return httpx2.Response(200, json={"embedding": {"values": wire_vector(text)}})
         if path.endswith(":generateContent"):
             parts = body["contents"][0]["parts"]
             has_image = any("inlineData" in part for part in parts)
             return httpx2.Response(
                 200, json=text_candidate(self.description if has_image else self.merged)
             )
-        return httpx2.Response(404, json={"error": {"code": 404, "status": "NOT_FOUND"}})
+        model = path.rsplit("/", 1)[-1].split(":", 1)[0]
+        if "/projects/" in path:
+            return self._vertex_embedding(path, model, body)
+        return self._gemini_api_embedding(path, body)
+
+    def _gemini_api_embedding(self, path: str, body: Json) -> httpx2.Response:
+        if not path.endswith(":batchEmbedContents"):
+            return _not_found()
+        items = body["requests"]
+        if len(items) > GEMINI_API_MAX_BATCH:
+            return invalid(
+                f"* BatchEmbedContentsRequest.requests: at most {GEMINI_API_MAX_BATCH} "
+                f"requests can be in one batch, got {len(items)}"
+            )
+        texts = [_embedded(item["content"]["parts"][0]["text"], None) for item in items]
+        return httpx2.Response(
+            200, json={"embeddings": [{"values": wire_vector(str(text))} for text in texts]}
+        )
+
+    def _vertex_embedding(self, path: str, model: str, body: Json) -> httpx2.Response:
+        if path.endswith(":predict"):
+            instances = body["instances"]
+            auto = body.get("parameters", {}).get("autoTruncate")
+            texts = [instance["content"] for instance in instances]
+        elif path.endswith(":batchEmbedContents"):
+            items = body["requests"]
+            auto = items[0].get("embedContentConfig", {}).get("autoTruncate") if items else None
+            texts = [item["content"]["parts"][0]["text"] for item in items]
+        elif path.endswith(":embedContent"):
+            auto = body.get("embedContentConfig", {}).get("autoTruncate")
+            texts = [body["content"]["parts"][0]["text"]]
+        else:
+            return _not_found()
+        if model in VERTEX_ONE_INSTANCE_MODELS and len(texts) > 1:
+            return invalid(f"{model} supports only one instance per request, got {len(texts)}")
+        if len(texts) > VERTEX_MAX_TEXTS:
+            return invalid(f"at most {VERTEX_MAX_TEXTS} input texts per request")
+        if sum(len(wire_tokens(text)) for text in texts) > VERTEX_MAX_REQUEST_TOKENS:
+            return invalid(f"at most {VERTEX_MAX_REQUEST_TOKENS} input tokens per request")
+        embedded = [_embedded(text, auto) for text in texts]
+        if any(text is None for text in embedded):
+            return invalid(
+                f"input text longer than {MAX_TEXT_TOKENS} tokens with autoTruncate false"
+            )
+        vectors = [wire_vector(str(text)) for text in embedded]
+        if path.endswith(":embedContent"):
+            return httpx2.Response(200, json={"embedding": {"values": vectors[0]}})
+        if path.endswith(":batchEmbedContents"):
+            return httpx2.Response(200, json={"embeddings": [{"values": v} for v in vectors]})
+        return httpx2.Response(
+            200, json={"predictions": [{"embeddings": {"values": v}} for v in vectors]}
+        )
 
     @staticmethod
     def body(request: httpx2.Request) -> Json:
         decoded: Json = json.loads(request.content)
         return decoded
+
+
+def _not_found() -> httpx2.Response:
+    return httpx2.Response(404, json={"error": {"code": 404, "status": "NOT_FOUND"}})
 
 
 @contextmanager

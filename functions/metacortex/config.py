@@ -54,6 +54,9 @@ class Settings(BaseSettings):
     gemini_embedding_dimensions: int = Field(default=768, ge=1, le=2048)
     gemini_multimodal_model: str = "gemini-2.5-flash"
     gemini_merge_model: str = "gemini-2.5-flash"
+    # Embedding requests in flight at once during bulk work (reembed, restore); on
+    # Vertex AI each request carries one text (docs/gemini.md).
+    metacortex_embed_concurrency: int = Field(default=8, ge=1, le=64)
     # Offline deployments have no generation model; set to true to use Gemini for
     # image description and merges while keeping local embeddings.
     metacortex_use_gemini_generation: bool = False

@@ -8,6 +8,7 @@ Every failure leaves as ``metacortex.errors.Unavailable`` with the provider's re
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Final, Literal
 
 import numpy as np
@@ -20,6 +21,7 @@ from metacortex.providers.gemini_client import (
     RetryPolicy,
     generated_text,
 )
+from metacortex.providers.gemini_limits import EmbedRoute, leading_window
 from metacortex.storage.base import EmbeddingIdentity, Vector
 
 if TYPE_CHECKING:
@@ -27,10 +29,17 @@ if TYPE_CHECKING:
     from google.auth.credentials import Credentials
     from google.genai import types
 
-# The Gemini API's documented maximum for batchEmbedContents.
-MAX_EMBED_BATCH: Final = 100
+DEFAULT_EMBED_CONCURRENCY: Final = 8
 EMBED_TIMEOUT_SECONDS: Final = 30.0
 GENERATE_TIMEOUT_SECONDS: Final = 60.0
+
+# Bulk embedding (reembed, restore) meets per-minute quotas: more patience than the
+# default policy, about 30 s of backoff in all before giving up.
+EMBED_RETRY: Final = RetryPolicy(attempts=6, initial_delay=1.0, max_delay=16.0)
+EMBED_QUOTA_HINT: Final = (
+    "the project's embedding quota is exhausted; lower METACORTEX_EMBED_CONCURRENCY "
+    "or ask for more quota, then run the command again"
+)
 
 TaskType = Literal["RETRIEVAL_DOCUMENT", "RETRIEVAL_QUERY"]
 
@@ -76,6 +85,11 @@ class GeminiEmbedder:
 
     Requested dimensions below the model's native 3072 are truncations (Matryoshka)
     and no longer unit length, so every vector is re-normalized here.
+
+    The route decides the request shape (``EmbedRoute``): one text per request on
+    Vertex AI with a ``gemini-*`` model, batches of 100 on the Gemini API. Requests
+    run ``concurrency`` at a time; vectors come back in the order of the texts, and
+    either every text gets its vector or the call raises ``Unavailable``.
     """
 
     def __init__(
@@ -84,13 +98,13 @@ class GeminiEmbedder:
         *,
         model: str,
         dimension: int,
-        batch_size: int = MAX_EMBED_BATCH,
+        concurrency: int = DEFAULT_EMBED_CONCURRENCY,
     ) -> None:
-        if not 1 <= batch_size <= MAX_EMBED_BATCH:
-            raise ValueError(f"batch_size must be between 1 and {MAX_EMBED_BATCH}")
         self._client = client
         self._identity = EmbeddingIdentity(model=model, dimension=dimension)
-        self._batch_size = batch_size
+        self._route = EmbedRoute.for_model(
+            vertexai=client.connection.vertexai, model=model, concurrency=concurrency
+        )
 
     @classmethod
     def from_settings(
@@ -100,32 +114,44 @@ class GeminiEmbedder:
         http_options: types.HttpOptions | None = None,
         credentials: Credentials | None = None,
         retry: RetryPolicy | None = None,
-        batch_size: int = MAX_EMBED_BATCH,
     ) -> GeminiEmbedder:
         client = _client_for(
             settings,
             timeout_seconds=EMBED_TIMEOUT_SECONDS,
             http_options=http_options,
             credentials=credentials,
-            retry=retry,
+            retry=retry or EMBED_RETRY,
         )
         return cls(
             client,
             model=settings.gemini_embedding_model,
             dimension=settings.gemini_embedding_dimensions,
-            batch_size=batch_size,
+            concurrency=settings.metacortex_embed_concurrency,
         )
 
     @property
     def identity(self) -> EmbeddingIdentity:
         return self._identity
 
+    @property
+    def route(self) -> EmbedRoute:
+        return self._route
+
     def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
-        vectors: list[Vector] = []
-        for start in range(0, len(texts), self._batch_size):
-            batch = list(texts[start : start + self._batch_size])
-            vectors.extend(self._embed(batch, "RETRIEVAL_DOCUMENT"))
-        return vectors
+        size = self._route.texts_per_request
+        batches = [list(texts[start : start + size]) for start in range(0, len(texts), size)]
+        if len(batches) <= 1 or self._route.concurrency == 1:
+            return [v for batch in batches for v in self._embed(batch, "RETRIEVAL_DOCUMENT")]
+        workers = min(self._route.concurrency, len(batches))
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="embed") as pool:
+            futures = [pool.submit(self._embed, batch, "RETRIEVAL_DOCUMENT") for batch in batches]
+            try:
+                # In submission order: vector i belongs to text i.
+                return [vector for future in futures for vector in future.result()]
+            except BaseException:
+                # The first failure ends the call: requests not yet started never start.
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
 
     def embed_query(self, text: str) -> Vector:
         [vector] = self._embed([text], "RETRIEVAL_QUERY")
@@ -135,12 +161,19 @@ class GeminiEmbedder:
         from google.genai import types
 
         model, dimension = self._identity.model, self._identity.dimension
-        config = types.EmbedContentConfig(task_type=task_type, output_dimensionality=dimension)
+        config = types.EmbedContentConfig(
+            task_type=task_type,
+            output_dimensionality=dimension,
+            # Stated, not left to a default: a window still too long in tokens is cut
+            # by the service instead of refused (the Gemini API has no such switch).
+            auto_truncate=True if self._client.connection.vertexai else None,
+        )
+        contents = [leading_window(text) for text in texts]
 
         def request(client: genai.Client) -> types.EmbedContentResponse:
-            return client.models.embed_content(model=model, contents=texts, config=config)
+            return client.models.embed_content(model=model, contents=contents, config=config)
 
-        response = self._client.call("embedding", request)
+        response = self._client.call("embedding", request, quota_hint=EMBED_QUOTA_HINT)
         embeddings = response.embeddings or []
         if len(embeddings) != len(texts):
             raise Unavailable(

@@ -17,6 +17,8 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Final, TypeVar
 
 from pydantic import SecretStr
@@ -34,6 +36,7 @@ T = TypeVar("T")
 # 408 and 429 are load shedding; 5xx are the server's own transient failures.
 TRANSIENT_STATUS: Final = frozenset({408, 429, 500, 502, 503, 504})
 _MAX_REASON_CHARS: Final = 300
+MAX_SERVER_DELAY: Final = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,10 +49,17 @@ class RetryPolicy:
     sleep: Callable[[float], None] = time.sleep
     jitter: Callable[[], float] = field(default=random.random)
 
-    def delay(self, failed_attempts: int) -> float:
-        """Half the exponential step fixed, half random, so clients that failed together part."""
+    def delay(self, failed_attempts: int, server_asks: float | None = None) -> float:
+        """Half the exponential step fixed, half random, so clients that failed together part.
+
+        ``server_asks`` (a 429's Retry-After or RetryInfo) is honoured: never wait less
+        than it, up to ``MAX_SERVER_DELAY`` so one odd answer cannot hang a command.
+        """
         step = min(self.max_delay, self.initial_delay * 2.0 ** (failed_attempts - 1))
-        return step / 2 + step / 2 * self.jitter()
+        own = step / 2 + step / 2 * self.jitter()
+        if server_asks is None:
+            return own
+        return max(own, min(server_asks, MAX_SERVER_DELAY))
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,10 +162,13 @@ class GeminiClient:
         except ValueError as exc:
             raise Unavailable(conn.scrub(f"Gemini client could not be created: {exc}")) from exc
 
-    def call(self, operation: str, request: Callable[[genai.Client], T]) -> T:
+    def call(
+        self, operation: str, request: Callable[[genai.Client], T], *, quota_hint: str = ""
+    ) -> T:
         """``request(client)``, retried on transient failures; ``Unavailable`` when it gives up.
 
-        ``operation`` names the call in error messages ("embedding", "image description").
+        ``operation`` names the call in error messages ("embedding", "image description");
+        ``quota_hint`` is added when the last failure was 429 (what the operator can do).
         """
         import httpx2
         from google.auth import exceptions as auth_errors
@@ -165,11 +178,15 @@ class GeminiClient:
         attempt = 0
         while True:
             attempt += 1
+            server_asks: float | None = None
+            status: int | None = None
             try:
                 return request(client)
             except genai_errors.APIError as exc:
                 reason = _api_reason(exc)
+                status = exc.code
                 transient = exc.code in TRANSIENT_STATUS
+                server_asks = retry_after(exc)
             except (httpx2.TransportError, auth_errors.TransportError) as exc:
                 reason = f"network error ({type(exc).__name__}: {exc})"
                 transient = True
@@ -181,10 +198,40 @@ class GeminiClient:
             if not transient or attempt >= self._retry.attempts:
                 tries = f" after {attempt} attempts" if attempt > 1 else ""
                 message = f"Gemini {operation} failed{tries}: {_clip(reason)}"
+                if status == 429 and quota_hint:
+                    message = f"{message} ({quota_hint})"
                 # Raised outside the except blocks on purpose: no chained exception whose
                 # text could carry what a library echoed (the reason is in the message).
                 raise Unavailable(self._connection.scrub(message))
-            self._retry.sleep(self._retry.delay(attempt))
+            self._retry.sleep(self._retry.delay(attempt, server_asks))
+
+
+def retry_after(exc: Exception) -> float | None:
+    """Seconds the server asked to wait: the Retry-After header (seconds or HTTP date),
+    else a ``google.rpc.RetryInfo`` ``retryDelay`` ("30s") in the error details."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    value = headers.get("retry-after") if headers is not None else None
+    if value:
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            try:
+                when = parsedate_to_datetime(value)
+            except (TypeError, ValueError):
+                when = None
+            if when is not None:
+                return max(0.0, (when - datetime.now(UTC)).total_seconds())
+    details = getattr(exc, "details", None)
+    error = details.get("error") if isinstance(details, dict) else None
+    for item in error.get("details", []) if isinstance(error, dict) else []:
+        delay = item.get("retryDelay") if isinstance(item, dict) else None
+        if isinstance(delay, str) and delay.endswith("s"):
+            try:
+                return max(0.0, float(delay[:-1]))
+            except ValueError:
+                return None
+    return None
 
 
 def _api_reason(exc: Exception) -> str:

@@ -16,17 +16,21 @@ import pytest
 from google.genai import types
 from google.oauth2.credentials import Credentials
 
+from metacortex.domain.records import BranchState
 from metacortex.errors import Unavailable
 from metacortex.operations.backup import export_portable, restore_portable
 from metacortex.operations.evaluation import synthetic_corpus
 from metacortex.operations.reembed import reembed
 from metacortex.providers.gemini import GeminiEmbedder
 from metacortex.providers.gemini_client import RetryPolicy
+from metacortex.providers.gemini_limits import EMBED_WINDOW_CHARS, leading_window
 from metacortex.providers.offline_merge import SentenceUnionMerger
+from metacortex.retrieval.text import terms
 from metacortex.service import Access, MemoryService
+from metacortex.storage.base import MemoryFilter
 from metacortex.storage.sqlite import SQLiteStore
 from tests.fakes import HashingEmbedder
-from tests.gemini_wire import DIMS, FakeGemini, error_reply, wire_vector
+from tests.gemini_wire import DIMS, MAX_TEXT_TOKENS, FakeGemini, error_reply, wire_vector
 from tests.test_gemini_providers import Sleeps, settings, unit
 
 ADMIN = Access.admin()
@@ -223,3 +227,92 @@ def test_concurrency_comes_from_settings_and_must_be_positive() -> None:
     assert embedder.route.concurrency == 3
     with pytest.raises(ValueError, match="metacortex_embed_concurrency"):
         settings(metacortex_embed_concurrency=0)
+
+
+def test_other_vertex_models_are_batched_within_the_predict_limits(
+    fake: FakeGemini, wire: types.HttpOptions
+) -> None:
+    texts = [f"memory number {i}" for i in range(23)]
+    embedder = embedder_for("vertex", wire, gemini_embedding_model="text-embedding-005")
+
+    vectors = embedder.embed_documents(texts)
+
+    assert all(r.url.path.endswith("text-embedding-005:predict") for r in fake.requests)
+    sizes = sorted(len(fake.body(r)["instances"]) for r in fake.requests)
+    assert sizes == [3, 5, 5, 5, 5]
+    for text, vector in zip(texts, vectors, strict=True):
+        np.testing.assert_allclose(vector, unit(wire_vector(text)), rtol=1e-6)
+
+
+# ------------------------------------------------------------------ long texts
+def test_the_fake_refuses_more_than_one_instance_for_gemini_embedding_on_vertex(
+    fake: FakeGemini, wire: types.HttpOptions
+) -> None:
+    client = httpx2.Client(transport=httpx2.MockTransport(fake.handle))
+    url = (
+        "https://us-central1-aiplatform.googleapis.com/v1beta1/projects/p/locations/"
+        "us-central1/publishers/google/models/gemini-embedding-001:batchEmbedContents"
+    )
+    item = {"content": {"parts": [{"text": "a"}]}}
+
+    answer = client.post(url, json={"requests": [item, item]})
+
+    assert answer.status_code == 400
+    assert "one instance per request" in answer.text
+
+
+def test_the_fake_refuses_a_text_over_2048_tokens_when_auto_truncate_is_off(
+    fake: FakeGemini,
+) -> None:
+    client = httpx2.Client(transport=httpx2.MockTransport(fake.handle))
+    url = (
+        "https://us-central1-aiplatform.googleapis.com/v1beta1/projects/p/locations/"
+        "us-central1/publishers/google/models/gemini-embedding-001:embedContent"
+    )
+    long = " ".join(f"w{i}" for i in range(MAX_TEXT_TOKENS + 1))
+    body = {"content": {"parts": [{"text": long}]}, "embedContentConfig": {}}
+
+    assert client.post(url, json=body).status_code == 200
+    body["embedContentConfig"] = {"autoTruncate": False}
+    assert client.post(url, json=body).status_code == 400
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_a_long_memory_embeds_a_leading_window_and_stays_findable_by_its_last_words(
+    route: str, fake: FakeGemini, wire: types.HttpOptions, tmp_path: Path
+) -> None:
+    words = [f"word{i}" for i in range(2000)]
+    content = " ".join([*words, "zanzibarquokka"])
+    store = SQLiteStore(tmp_path / "m.sqlite3")
+    service = MemoryService(store, embedder_for(route, wire), merger=SentenceUnionMerger())
+
+    saved = service.save(ADMIN, content=content)["item"]["id"]
+    [request] = fake.requests
+    service.save(ADMIN, content="An unrelated note about the garden shed.")
+
+    body = fake.body(request)
+    sent = (body["requests"][0] if "requests" in body else body)["content"]["parts"][0]["text"]
+    assert len(sent) <= EMBED_WINDOW_CHARS
+    assert content.startswith(sent)
+    assert content[len(sent)] == " "
+    # Keyword search indexes the whole text, past the embedded window.
+    everywhere = MemoryFilter(states=tuple(BranchState))
+    found = store.lexical_search(terms("zanzibarquokka"), everywhere, 5)
+    assert [hit.memory.id for hit in found] == [saved]
+    assert service.fetch(ADMIN, id=saved)["item"]["content"] == content
+
+
+def test_the_gemini_api_route_sends_no_auto_truncate_switch(
+    fake: FakeGemini, wire: types.HttpOptions
+) -> None:
+    embedder_for("gemini-api", wire).embed_documents(["a", "b"])
+
+    [request] = fake.requests
+    for item in fake.body(request)["requests"]:
+        assert "autoTruncate" not in item
+
+
+def test_a_leading_window_cuts_at_whitespace_or_hard_when_there_is_none() -> None:
+    assert leading_window("short text", 20) == "short text"
+    assert leading_window("alpha beta gamma delta", 13) == "alpha beta"
+    assert leading_window("x" * 30, 10) == "x" * 10

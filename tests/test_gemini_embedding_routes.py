@@ -270,11 +270,15 @@ def test_the_fake_refuses_a_text_over_2048_tokens_when_auto_truncate_is_off(
         "us-central1/publishers/google/models/gemini-embedding-001:embedContent"
     )
     long = " ".join(f"w{i}" for i in range(MAX_TEXT_TOKENS + 1))
-    body = {"content": {"parts": [{"text": long}]}, "embedContentConfig": {}}
+    content = {"parts": [{"text": long}]}
 
-    assert client.post(url, json=body).status_code == 200
-    body["embedContentConfig"] = {"autoTruncate": False}
-    assert client.post(url, json=body).status_code == 400
+    truncated = client.post(url, json={"content": content, "embedContentConfig": {}})
+    refused = client.post(
+        url, json={"content": content, "embedContentConfig": {"autoTruncate": False}}
+    )
+
+    assert truncated.status_code == 200
+    assert refused.status_code == 400
 
 
 @pytest.mark.parametrize("route", ROUTES)

@@ -8,6 +8,7 @@ import hashlib
 import json
 import re
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -169,9 +170,12 @@ def _not_found() -> httpx2.Response:
 
 
 @contextmanager
-def serve_over_http(fake: FakeGemini) -> Iterator[str]:
+def serve_over_http(fake: FakeGemini, latency: float = 0.0) -> Iterator[str]:
     """Serve ``fake`` on a loopback port; yields its base URL. Every request is
-    answered by ``FakeGemini.handle``, exactly as through the mock transport."""
+    answered by ``FakeGemini.handle``, exactly as through the mock transport.
+
+    ``latency`` (seconds) delays every answer, as a remote service would; requests
+    in flight wait concurrently (bench/reembed.py simulates 50 ms)."""
 
     class Handler(BaseHTTPRequestHandler):
         def _answer(self) -> None:
@@ -182,6 +186,8 @@ def serve_over_http(fake: FakeGemini) -> Iterator[str]:
                 headers=dict(self.headers.items()),
                 content=self.rfile.read(length),
             )
+            if latency:
+                time.sleep(latency)
             with lock:
                 response = fake.handle(request)
             body = response.content

@@ -204,7 +204,13 @@ def serve_over_http(fake: FakeGemini, latency: float = 0.0) -> Iterator[str]:
             return
 
     lock = threading.Lock()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+
+    class Server(ThreadingHTTPServer):
+        # The default listen backlog (5) makes concurrent clients wait on SYN retries.
+        request_queue_size = 128
+        daemon_threads = True
+
+    server = Server(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

@@ -246,7 +246,7 @@ def test_other_vertex_models_are_batched_within_the_predict_limits(
 
 # ------------------------------------------------------------------ long texts
 def test_the_fake_refuses_more_than_one_instance_for_gemini_embedding_on_vertex(
-    fake: FakeGemini, wire: types.HttpOptions
+    fake: FakeGemini,
 ) -> None:
     client = httpx2.Client(transport=httpx2.MockTransport(fake.handle))
     url = (

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,31 +18,6 @@ import httpx2
 
 DIMS = 8
 
-# Documented limits the fake enforces, per route (docs/gemini.md, "Request limits").
-GEMINI_API_MAX_BATCH = 100  # batchEmbedContents: requests per call
-VERTEX_MAX_TEXTS = 250  # :predict instances per request
-VERTEX_MAX_REQUEST_TOKENS = 20_000  # :predict tokens per request
-VERTEX_ONE_INSTANCE_MODELS = ("gemini-embedding-001",)  # one instance per request
-MAX_TEXT_TOKENS = 2_048  # per text; longer text is truncated unless autoTruncate is false
-
-_TOKEN = re.compile(r"\w+|[^\w\s]")
-
-
-def wire_tokens(text: str) -> list[str]:
-    """The fake's tokenizer: words and punctuation marks (Gemini's own is finer-grained)."""
-    return _TOKEN.findall(text)
-
-
-def _embedded(text: str, auto_truncate: bool | None) -> str | None:
-    """The text the service embeds: its first 2,048 tokens, or None when it would refuse."""
-    tokens = wire_tokens(text)
-    if len(tokens) <= MAX_TEXT_TOKENS:
-        return text
-    if auto_truncate is False:
-        return None
-    return " ".join(tokens[:MAX_TEXT_TOKENS])
-
-
 Json = dict[str, Any]
 Reply = Callable[[httpx2.Request], httpx2.Response]
 
@@ -54,17 +28,9 @@ def wire_vector(text: str) -> list[float]:
     return [float(byte) - 100.0 for byte in digest[:DIMS]]
 
 
-def error_reply(
-    status: int, grpc_status: str, message: str, headers: dict[str, str] | None = None
-) -> Reply:
+def error_reply(status: int, grpc_status: str, message: str) -> Reply:
     body = {"error": {"code": status, "message": message, "status": grpc_status}}
-    return lambda request: httpx2.Response(status, json=body, headers=headers)
-
-
-def invalid(message: str) -> httpx2.Response:
-    return httpx2.Response(
-        400, json={"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}}
-    )
+    return lambda request: httpx2.Response(status, json=body)
 
 
 def generate_reply(body: Json) -> Reply:
@@ -79,85 +45,84 @@ def text_candidate(text: str, finish: str = "STOP") -> Json:
     }
 
 
+# Documented request limits per route (docs/gemini.md has the sources):
+# Vertex AI: gemini-embedding-001 takes one instance per request; other models at most
+# 250 texts per request. The Gemini API: batchEmbedContents takes at most 100 requests.
+VERTEX_ONE_TEXT_MODELS = ("gemini-embedding-001",)
+VERTEX_MAX_TEXTS = 250
+GEMINI_API_MAX_BATCH = 100
+
+
+def limit_error(request: httpx2.Request, body: Json) -> httpx2.Response | None:
+    """The 400 the real service answers for a request over its route's limits, or None."""
+    path = request.url.path
+    model = path.rsplit("/", 1)[-1].split(":", 1)[0]
+    count = len(body.get("requests") or body.get("instances") or [body.get("content")])
+    if request.url.host.endswith("aiplatform.googleapis.com"):
+        if model.startswith(VERTEX_ONE_TEXT_MODELS) and count > 1:
+            message = f"Only one instance is allowed per request for {model}; got {count}."
+        elif count > VERTEX_MAX_TEXTS:
+            message = f"At most {VERTEX_MAX_TEXTS} instances are allowed per request."
+        else:
+            return None
+    elif path.endswith(":batchEmbedContents") and count > GEMINI_API_MAX_BATCH:
+        message = f"at most {GEMINI_API_MAX_BATCH} requests can be in one batch"
+    else:
+        return None
+    error = {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}
+    return httpx2.Response(400, json={"error": error})
+
+
 @dataclass
 class FakeGemini:
     """Gemini's REST surface as the SDK speaks it: records requests, answers by endpoint.
 
-    ``script`` holds one-off replies used (in order) before the default answers.
+    It refuses, as the real routes do, requests over their documented limits
+    (``limit_error``). ``script`` holds one-off replies used (in order) before the
+    default answers. ``latency`` (seconds) delays every answer, for benchmarks.
+    Safe to call from several threads at once.
     """
 
     description: str = "A whiteboard photo listing the Q3 launch plan for Project Falcon."
     merged: str = "Project Falcon launches in Q3. The launch owner is Dana."
     requests: list[httpx2.Request] = field(default_factory=list)
     script: list[Reply] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    latency: float = 0.0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def handle(self, request: httpx2.Request) -> httpx2.Response:
-        with self.lock:
+        if self.latency:
+            time.sleep(self.latency)  # the simulated round trip (benchmarks only)
+        with self._lock:
             self.requests.append(request)
             scripted = self.script.pop(0) if self.script else None
         if scripted is not None:
             return scripted(request)
         body = self.body(request)
+        refused = limit_error(request, body)
+        if refused is not None:
+            return refused
         path = request.url.path
+        if path.endswith(":batchEmbedContents"):
+            return httpx2.Response(
+                200,
+                json={
+                    "embeddings": [
+                        {"values": wire_vector(item["content"]["parts"][0]["text"])}
+                        for item in body["requests"]
+                    ]
+                },
+            )
+        if path.endswith(":embedContent"):
+            text = body["content"]["parts"][0]["text"]
+            return httpx2.Response(200, json={"embedding": {"values": wire_vector(text)}})
         if path.endswith(":generateContent"):
             parts = body["contents"][0]["parts"]
             has_image = any("inlineData" in part for part in parts)
             return httpx2.Response(
                 200, json=text_candidate(self.description if has_image else self.merged)
             )
-        model = path.rsplit("/", 1)[-1].split(":", 1)[0]
-        if "/projects/" in path:
-            return self._vertex_embedding(path, model, body)
-        return self._gemini_api_embedding(path, body)
-
-    def _gemini_api_embedding(self, path: str, body: Json) -> httpx2.Response:
-        if not path.endswith(":batchEmbedContents"):
-            return _not_found()
-        items = body["requests"]
-        if len(items) > GEMINI_API_MAX_BATCH:
-            return invalid(
-                f"* BatchEmbedContentsRequest.requests: at most {GEMINI_API_MAX_BATCH} "
-                f"requests can be in one batch, got {len(items)}"
-            )
-        texts = [_embedded(item["content"]["parts"][0]["text"], None) for item in items]
-        return httpx2.Response(
-            200, json={"embeddings": [{"values": wire_vector(str(text))} for text in texts]}
-        )
-
-    def _vertex_embedding(self, path: str, model: str, body: Json) -> httpx2.Response:
-        if path.endswith(":predict"):
-            instances = body["instances"]
-            auto = body.get("parameters", {}).get("autoTruncate")
-            texts = [instance["content"] for instance in instances]
-        elif path.endswith(":batchEmbedContents"):
-            items = body["requests"]
-            auto = items[0].get("embedContentConfig", {}).get("autoTruncate") if items else None
-            texts = [item["content"]["parts"][0]["text"] for item in items]
-        elif path.endswith(":embedContent"):
-            auto = body.get("embedContentConfig", {}).get("autoTruncate")
-            texts = [body["content"]["parts"][0]["text"]]
-        else:
-            return _not_found()
-        if model in VERTEX_ONE_INSTANCE_MODELS and len(texts) > 1:
-            return invalid(f"{model} supports only one instance per request, got {len(texts)}")
-        if len(texts) > VERTEX_MAX_TEXTS:
-            return invalid(f"at most {VERTEX_MAX_TEXTS} input texts per request")
-        if sum(len(wire_tokens(text)) for text in texts) > VERTEX_MAX_REQUEST_TOKENS:
-            return invalid(f"at most {VERTEX_MAX_REQUEST_TOKENS} input tokens per request")
-        embedded = [_embedded(text, auto) for text in texts]
-        if any(text is None for text in embedded):
-            return invalid(
-                f"input text longer than {MAX_TEXT_TOKENS} tokens with autoTruncate false"
-            )
-        vectors = [wire_vector(str(text)) for text in embedded]
-        if path.endswith(":embedContent"):
-            return httpx2.Response(200, json={"embedding": {"values": vectors[0]}})
-        if path.endswith(":batchEmbedContents"):
-            return httpx2.Response(200, json={"embeddings": [{"values": v} for v in vectors]})
-        return httpx2.Response(
-            200, json={"predictions": [{"embeddings": {"values": v}} for v in vectors]}
-        )
+        return httpx2.Response(404, json={"error": {"code": 404, "status": "NOT_FOUND"}})
 
     @staticmethod
     def body(request: httpx2.Request) -> Json:
@@ -165,17 +130,10 @@ class FakeGemini:
         return decoded
 
 
-def _not_found() -> httpx2.Response:
-    return httpx2.Response(404, json={"error": {"code": 404, "status": "NOT_FOUND"}})
-
-
 @contextmanager
-def serve_over_http(fake: FakeGemini, latency: float = 0.0) -> Iterator[str]:
+def serve_over_http(fake: FakeGemini) -> Iterator[str]:
     """Serve ``fake`` on a loopback port; yields its base URL. Every request is
-    answered by ``FakeGemini.handle``, exactly as through the mock transport.
-
-    ``latency`` (seconds) delays every answer, as a remote service would; requests
-    in flight wait concurrently (bench/reembed.py simulates 50 ms)."""
+    answered by ``FakeGemini.handle``, exactly as through the mock transport."""
 
     class Handler(BaseHTTPRequestHandler):
         def _answer(self) -> None:
@@ -186,8 +144,6 @@ def serve_over_http(fake: FakeGemini, latency: float = 0.0) -> Iterator[str]:
                 headers=dict(self.headers.items()),
                 content=self.rfile.read(length),
             )
-            if latency:
-                time.sleep(latency)
             with lock:
                 response = fake.handle(request)
             body = response.content
@@ -204,13 +160,7 @@ def serve_over_http(fake: FakeGemini, latency: float = 0.0) -> Iterator[str]:
             return
 
     lock = threading.Lock()
-
-    class Server(ThreadingHTTPServer):
-        # The default listen backlog (5) makes concurrent clients wait on SYN retries.
-        request_queue_size = 128
-        daemon_threads = True
-
-    server = Server(("127.0.0.1", 0), Handler)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

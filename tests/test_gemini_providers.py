@@ -23,13 +23,21 @@ from google.oauth2.credentials import Credentials
 
 from metacortex.config import Settings
 from metacortex.errors import ConfigurationError, Unavailable
+from metacortex.operations.backup import export_portable, restore_portable
+from metacortex.operations.reembed import reembed
 from metacortex.providers.gemini import (
+    EMBED_WINDOW_CHARS,
     GeminiEmbedder,
     GeminiImageDescriber,
     GeminiMerger,
+    embedding_window,
 )
 from metacortex.providers.gemini_client import RetryPolicy
+from metacortex.providers.offline_merge import SentenceUnionMerger
+from metacortex.service import Access, MemoryService
+from metacortex.storage.sqlite import SQLiteStore
 from tests.conftest import PNG_1X1
+from tests.fakes import HashingEmbedder
 from tests.gemini_wire import (
     DIMS,
     FakeGemini,
@@ -137,7 +145,6 @@ def test_embed_documents_sends_at_most_100_texts_per_request_and_keeps_order(
 
     vectors = embedder.embed_documents(texts)
 
-    # Batches run concurrently: their requests may arrive in any order.
     assert sorted(len(fake.body(r)["requests"]) for r in fake.requests) == [50, 100, 100]
     assert len(vectors) == 250
     np.testing.assert_allclose(vectors[137], unit(wire_vector(texts[137])), rtol=1e-6)
@@ -181,24 +188,20 @@ def test_a_google_project_without_api_key_uses_the_regional_vertex_ai_endpoint(
         credentials=Credentials(token="adc-token"),  # type: ignore[no-untyped-call]
     )
 
-    embedder.embed_documents(["alpha", "beta"])
+    vectors = embedder.embed_documents(["alpha", "beta"])
 
-    # gemini-embedding-001 takes one instance per request on Vertex AI.
+    # gemini-embedding-001 on Vertex AI: one text per request (a batch would be a 400)
     assert len(fake.requests) == 2
-    base = (
-        "https://europe-west4-aiplatform.googleapis.com/v1beta1/projects/demo-proj/"
-        "locations/europe-west4/publishers/google/models/gemini-embedding-001"
-    )
-    assert {str(request.url) for request in fake.requests} == {f"{base}:embedContent"}
     for request in fake.requests:
+        assert str(request.url) == (
+            "https://europe-west4-aiplatform.googleapis.com/v1beta1/projects/demo-proj/"
+            "locations/europe-west4/publishers/google/models/gemini-embedding-001:embedContent"
+        )
         assert request.headers["authorization"] == "Bearer adc-token"
         assert "x-goog-api-key" not in request.headers
         config = fake.body(request)["embedContentConfig"]
-        assert config["taskType"] == "RETRIEVAL_DOCUMENT"
-        assert config["outputDimensionality"] == DIMS
-        assert config["autoTruncate"] is True
-    sent = sorted(fake.body(r)["content"]["parts"][0]["text"] for r in fake.requests)
-    assert sent == ["alpha", "beta"]
+        assert config == {"taskType": "RETRIEVAL_DOCUMENT", "outputDimensionality": DIMS}
+    np.testing.assert_allclose(vectors[1], unit(wire_vector("beta")), rtol=1e-6)
 
 
 def test_an_api_key_wins_over_a_google_project(fake: FakeGemini, wire: types.HttpOptions) -> None:
@@ -284,7 +287,7 @@ def test_429_on_every_attempt_is_unavailable_with_the_providers_reason(
     embedder = GeminiEmbedder.from_settings(settings(), http_options=wire, retry=retry)
 
     with pytest.raises(Unavailable) as caught:
-        embedder.embed_documents(["hello"])
+        embedder.embed_query("hello")  # interactive: three attempts, then the caller hears
 
     message = str(caught.value)
     assert "429 RESOURCE_EXHAUSTED" in message
@@ -479,3 +482,134 @@ def test_the_service_saves_an_image_and_consolidates_through_the_gemini_provider
         assert [m["id"] for m in found["matches"]] == [merged.id]
     finally:
         store.close()
+
+
+# ------------------------------------------------- routes, limits and bulk work
+def vertex(**overrides: Any) -> Settings:
+    return settings(gemini_api_key=None, google_cloud_project="demo-proj", **overrides)
+
+
+ADC = Credentials(token="adc-token")  # type: ignore[no-untyped-call]
+
+
+def test_bulk_embedding_on_vertex_sends_one_text_per_request_concurrently_in_order(
+    fake: FakeGemini, wire: types.HttpOptions
+) -> None:
+    texts = [f"memory number {i}" for i in range(60)]
+    embedder = GeminiEmbedder.from_settings(
+        vertex(metacortex_embed_concurrency=6), http_options=wire, credentials=ADC
+    )
+
+    vectors = embedder.embed_documents(texts)
+
+    assert embedder.texts_per_request == 1
+    assert len(fake.requests) == 60
+    assert all(r.url.path.endswith(":embedContent") for r in fake.requests)
+    for text, vector in zip(texts, vectors, strict=True):
+        np.testing.assert_allclose(vector, unit(wire_vector(text)), rtol=1e-6)
+
+
+def test_the_gemini_api_route_keeps_batches_within_its_limit_in_order(
+    fake: FakeGemini, wire: types.HttpOptions
+) -> None:
+    texts = [f"memory number {i}" for i in range(230)]
+    embedder = GeminiEmbedder.from_settings(
+        settings(metacortex_embed_concurrency=3), http_options=wire
+    )
+
+    vectors = embedder.embed_documents(texts)
+
+    assert sorted(len(fake.body(r)["requests"]) for r in fake.requests) == [30, 100, 100]
+    np.testing.assert_allclose(vectors[229], unit(wire_vector(texts[229])), rtol=1e-6)
+
+
+def test_bulk_embedding_rides_out_429s_without_losing_or_reordering_texts(
+    fake: FakeGemini, wire: types.HttpOptions, retry: RetryPolicy, sleeps: Sleeps
+) -> None:
+    fake.script += [error_reply(429, "RESOURCE_EXHAUSTED", "Quota exceeded")] * 6
+    texts = [f"text {i}" for i in range(10)]
+    embedder = GeminiEmbedder.from_settings(
+        vertex(metacortex_embed_concurrency=1), http_options=wire, credentials=ADC, retry=retry
+    )
+
+    vectors = embedder.embed_documents(texts)
+
+    assert len(fake.requests) == 16  # 6 refused, then every text once
+    assert sleeps.delays[:4] == [1.0, 2.0, 4.0, 8.0]  # patient: past the interactive 3
+    for text, vector in zip(texts, vectors, strict=True):
+        np.testing.assert_allclose(vector, unit(wire_vector(text)), rtol=1e-6)
+
+
+def test_a_retry_after_longer_than_the_backoff_is_honoured(
+    fake: FakeGemini, wire: types.HttpOptions, retry: RetryPolicy, sleeps: Sleeps
+) -> None:
+    body = {"error": {"code": 429, "message": "slow down", "status": "RESOURCE_EXHAUSTED"}}
+    fake.script.append(
+        lambda request: httpx2.Response(429, json=body, headers={"retry-after": "5"})
+    )
+    embedder = GeminiEmbedder.from_settings(settings(), http_options=wire, retry=retry)
+
+    embedder.embed_query("hello")
+
+    assert sleeps.delays == [5.0]
+
+
+def test_a_quota_that_never_frees_fails_a_bulk_run_clearly_and_sends_no_more(
+    fake: FakeGemini, wire: types.HttpOptions, retry: RetryPolicy, sleeps: Sleeps
+) -> None:
+    fake.script += [error_reply(429, "RESOURCE_EXHAUSTED", "Quota exceeded")] * 50
+    embedder = GeminiEmbedder.from_settings(
+        vertex(metacortex_embed_concurrency=1), http_options=wire, credentials=ADC, retry=retry
+    )
+
+    with pytest.raises(Unavailable, match="after 8 attempts: 429 RESOURCE_EXHAUSTED"):
+        embedder.embed_documents([f"text {i}" for i in range(5)])
+    assert len(fake.requests) == 8
+
+
+def test_a_long_text_is_embedded_by_its_leading_window_cut_at_a_word(
+    fake: FakeGemini, wire: types.HttpOptions
+) -> None:
+    long_text = "word " * 4000  # 20,000 characters, far past 2,048 tokens
+    embedder = GeminiEmbedder.from_settings(vertex(), http_options=wire, credentials=ADC)
+
+    embedder.embed_documents([long_text])
+
+    sent = fake.body(fake.requests[0])["content"]["parts"][0]["text"]
+    assert sent == embedding_window(long_text)
+    assert len(sent) <= EMBED_WINDOW_CHARS
+    assert sent.endswith("word")
+    assert embedding_window("short") == "short"
+
+
+@pytest.mark.parametrize("route", ["vertex", "gemini-api"])
+def test_reembed_and_restore_of_a_store_succeed_on_each_route(
+    route: str, fake: FakeGemini, wire: types.HttpOptions, tmp_path: Path
+) -> None:
+    config = vertex() if route == "vertex" else settings()
+    gemini = GeminiEmbedder.from_settings(config, http_options=wire, credentials=ADC)
+    source = MemoryService(
+        SQLiteStore(tmp_path / "a.sqlite3"), HashingEmbedder(), merger=SentenceUnionMerger()
+    )
+    saved = [
+        source.save(Access.admin(), content=f"fact number {i} about the garden")["item"]["id"]
+        for i in range(150)
+    ]
+    export_portable(source.store, tmp_path / "backup", "test")
+
+    summary = reembed(source.store, gemini)
+    reembed_requests = len(fake.requests)
+    restored_store = SQLiteStore(tmp_path / "b.sqlite3")
+    restored = restore_portable(restored_store, gemini, tmp_path / "backup")
+    restore_requests = len(fake.requests) - reembed_requests
+
+    assert (summary.count, restored.restored) == (150, 150)
+    # Vertex: one text per request. Gemini API: reembed's chunks of 64 (64, 64, 22),
+    # each one batch; restore's chunks likewise within the 100-text limit.
+    assert reembed_requests == restore_requests == (150 if route == "vertex" else 3)
+    assert all(len(fake.body(r).get("requests") or [1]) <= 100 for r in fake.requests)
+    reopened = MemoryService(source.store, gemini, merger=SentenceUnionMerger())
+    hits = reopened.search(Access.admin(), query="fact number 17 about the garden")["matches"]
+    assert hits[0]["id"] == saved[17]
+    restored_store.close()
+    source.store.close()

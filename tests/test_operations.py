@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -54,6 +56,18 @@ def test_a_portable_backup_restores_every_record_with_its_id_and_links(tmp_path:
     assert _everything(target) == _everything(source)
     hit = target.search(ADMIN, query="release branches")["matches"][0]
     assert hit["summary"] == "Deploy from release branches."
+
+
+def test_a_portable_backup_is_readable_by_its_owner_only(tmp_path: Path) -> None:
+    source = _corpus(tmp_path / "a.sqlite3")
+    previous = os.umask(0o022)  # the usual umask: default permissions would be 0755/0644
+    try:
+        export_portable(source.store, tmp_path / "backup", "k")
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE((tmp_path / "backup").stat().st_mode) == 0o700
+    for written in (tmp_path / "backup").iterdir():
+        assert stat.S_IMODE(written.stat().st_mode) == 0o600, written.name
 
 
 def test_restoring_twice_skips_what_is_already_there(tmp_path: Path) -> None:

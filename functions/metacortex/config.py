@@ -54,12 +54,13 @@ class Settings(BaseSettings):
     gemini_embedding_dimensions: int = Field(default=768, ge=1, le=2048)
     gemini_multimodal_model: str = "gemini-2.5-flash"
     gemini_merge_model: str = "gemini-2.5-flash"
-    # Embedding requests in flight at once during bulk work (reembed, restore); on
-    # Vertex AI each request carries one text (docs/gemini.md).
-    metacortex_embed_concurrency: int = Field(default=8, ge=1, le=64)
     # Offline deployments have no generation model; set to true to use Gemini for
     # image description and merges while keeping local embeddings.
     metacortex_use_gemini_generation: bool = False
+    # Embedding requests in flight at once for bulk work (reembed, restore, eval
+    # generate, migrate). On Vertex AI gemini-embedding-001 takes one text per request,
+    # so this is what makes a re-embed fast; 429s are backed off per request.
+    metacortex_embed_concurrency: int = Field(default=8, ge=1, le=64)
 
     # --- behaviour ------------------------------------------------------------------
     search_result_limit: int = Field(default=5, ge=1, le=20)
@@ -83,6 +84,13 @@ class Settings(BaseSettings):
     mcp_client_profiles_json: SecretStr | None = None
     metacortex_max_body_bytes: int = Field(default=limits.DEFAULT_MAX_BODY_BYTES, ge=1024)
     metacortex_rate_limit_per_minute: int = Field(default=300, ge=1)
+    # `metacortex serve` connection hygiene (server/connections.py): a request head must
+    # arrive within the head timeout; a body may pause at most the body timeout between
+    # chunks; past the connection cap (also fitted below RLIMIT_NOFILE) the longest-idle
+    # connection is closed.
+    metacortex_head_timeout_seconds: float = Field(default=10.0, gt=0, le=600)
+    metacortex_body_timeout_seconds: float = Field(default=30.0, gt=0, le=600)
+    metacortex_max_connections: int = Field(default=1000, ge=8)
     # Extra Host header values accepted besides loopback (DNS-rebinding defence).
     metacortex_allowed_hosts: CommaList = ()
     metacortex_log_level: str = "INFO"

@@ -122,6 +122,11 @@ class MemoryService:
     def store(self) -> MemoryStore:
         return self._store
 
+    @property
+    def embedding_key(self) -> str:
+        """``model:dimension`` of the embedder (what a portable backup names as its source)."""
+        return self._embedder.identity.key()
+
     # ------------------------------------------------------------------ save
     def save(
         self,
@@ -279,7 +284,11 @@ class MemoryService:
         limit: int | None = None,
         valid_at: str | datetime | None = None,
         filter_origin: str | None = None,
+        explain: bool = False,
     ) -> dict[str, Any]:
+        """Hybrid search. ``explain`` adds each match's ``breakdown``: the parts of its
+        score from semantic similarity, keywords and conversational context (the owner's
+        console shows them; the ranking is the same either way)."""
         query = limits.check_query(query)
         count = limits.check_limit(
             limit if limit is not None else self._options.search_result_limit,
@@ -302,8 +311,16 @@ class MemoryService:
         ranked = fused[:count]
         # The raw cosine similarity, for clients that thresholded the original's score.
         cosine = {hit.memory.id: hit.score for hit in dense}
+        matches = [_match(r.memory, r.score, cosine.get(r.memory.id)) for r in ranked]
+        if explain:
+            for match, r in zip(matches, ranked, strict=True):
+                match["breakdown"] = {
+                    "semantic": round(r.semantic, 6),
+                    "keyword": round(r.keyword, 6),
+                    "context": round(r.context, 6),
+                }
         return {
-            "matches": [_match(r.memory, r.score, cosine.get(r.memory.id)) for r in ranked],
+            "matches": matches,
             "applied_filters": _reported(self._applied(where), where, count),
         }
 
@@ -334,6 +351,10 @@ class MemoryService:
         memory = self._visible(access, limits.check_id(memory_id))
         return {"item": memory.to_item()}
 
+    def memory(self, access: Access, memory_id: str) -> Memory:
+        """The whole record (with its retrieval text), as ``fetch`` would find it."""
+        return self._visible(access, limits.check_id(memory_id))
+
     def _visible(self, access: Access, memory_id: str) -> Memory:
         memory = self._store.get(memory_id)
         if memory is None or memory.branch_state not in access.readable_states:
@@ -352,6 +373,7 @@ class MemoryService:
         created_before: str | datetime | None = None,
         limit: int | None = None,
         cursor: str | None = None,
+        valid_at: str | datetime | None = None,
     ) -> dict[str, Any]:
         count = limits.check_limit(
             limit if limit is not None else limits.DEFAULT_LIST_LIMIT, limits.MAX_LIST_LIMIT
@@ -362,6 +384,7 @@ class MemoryService:
             origin=_enum(Origin, filter_origin, "filter_origin"),
             created_after=limits.parse_instant(created_after, "created_after"),
             created_before=limits.parse_instant(created_before, "created_before"),
+            valid_at=limits.parse_instant(valid_at, "valid_at"),
         )
         if (
             where.created_after is not None
@@ -440,6 +463,71 @@ class MemoryService:
             return _deprecation_result(updated, target.branch_state)
 
         return self._store.transaction(apply)
+
+    # ------------------------------------------------------- promote, correct
+    def promote(self, access: Access, *, id: str) -> dict[str, Any]:
+        """A draft (``wip``) becomes ``active``; promoting an active record changes nothing."""
+        target_id = limits.check_id(id)
+        if not access.may_write_lifecycle:
+            raise Forbidden("this endpoint may not change a memory's branch_state")
+
+        def apply(txn: StoreTransaction) -> dict[str, Any]:
+            target = txn.get(target_id)
+            if target is None or target.branch_state not in access.readable_states:
+                raise NotFound(f"no memory with id {target_id!r}")
+            previous = target.branch_state
+            if previous is BranchState.WIP:
+                target = target.with_changes(branch_state=BranchState.ACTIVE, updated_at=utc_now())
+                txn.put(target)
+            elif previous is not BranchState.ACTIVE:
+                raise FailedPrecondition(
+                    f"memory {target_id!r} is {previous.value!r}; only a draft (wip) is promoted"
+                )
+            return {
+                "item": {"id": target.id, "branch_state": target.branch_state.value},
+                "previous_state": previous.value,
+            }
+
+        return self._store.transaction(apply)
+
+    def correct(
+        self,
+        access: Access,
+        *,
+        id: str,
+        corrected_content: str,
+        topic: str | None = None,
+        valid_from: str | datetime | None = None,
+        valid_until: str | datetime | None = None,
+    ) -> dict[str, Any]:
+        """The ``correct_memory`` flow: save the right memory (user-asserted), then deprecate
+        the wrong one with reason ``corrected`` and the new one as its replacement."""
+        wrong = self._visible(access, limits.check_id(id))
+        if wrong.branch_state is BranchState.DEPRECATED:
+            raise Conflict(f"memory {wrong.id!r} is already deprecated; correct its replacement")
+        if not corrected_content.strip():
+            raise InvalidArgument("corrected_content is required")
+        saved = self.save(
+            access,
+            content=corrected_content,
+            topic=topic or wrong.topic,
+            valid_from=valid_from,
+            valid_until=valid_until,
+            origin=Origin.USER_ASSERTED.value,
+        )
+        new_id = str(saved["item"]["id"])
+        deprecated = self.deprecate(
+            access,
+            id=wrong.id,
+            superseding_id=new_id,
+            supersession_reason=SupersessionReason.CORRECTED.value,
+            initiator=Initiator.USER.value,
+        )
+        return {
+            "item": saved["item"],
+            "write_status": saved["write_status"],
+            "deprecated": deprecated,
+        }
 
     # ----------------------------------------------------------- consolidate
     def consolidate(
@@ -542,6 +630,35 @@ class MemoryService:
             return _consolidation_result(merged, source_ids_in_order)
 
         return self._store.transaction(apply)
+
+    def preview_consolidation(self, access: Access, *, topic: str) -> dict[str, Any]:
+        """What ``consolidate(topic=...)`` would merge and into what text; nothing changes.
+
+        Confirm by passing the previewed ``source_ids``, so exactly those are merged."""
+        topic_name = limits.check_topic(topic)
+        if BranchState.WIP not in access.readable_states:
+            raise Forbidden("this endpoint may not read memories in state 'wip'")
+        sources = self._store.list_page(
+            MemoryFilter(states=(BranchState.WIP,), topic=topic_name),
+            limits.MAX_CONSOLIDATE_SOURCES,
+            None,
+            oldest_first=True,
+        )
+        if len(sources) < 2:
+            raise FailedPrecondition(
+                "consolidation needs at least two sources; "
+                f"the wip queue of topic {topic_name!r} has {len(sources)}"
+            )
+        for source in sources:
+            _require_mergeable(source)
+        merged_text = self._merger.merge(topic_name, [m.content for m in sources]).strip()
+        return {
+            "topic": topic_name,
+            "source_ids": [m.id for m in sources],
+            "sources": [{"id": m.id, "summary": summarize(m.content)} for m in sources],
+            "merged_content": merged_text,
+            "merge_method": self._merger.method,
+        }
 
     def _latest_consolidation(self, access: Access, topic: str) -> dict[str, Any] | None:
         """The topic's most recent merge, if every one of its sources is still folded into it."""

@@ -62,3 +62,17 @@ def test_events_are_stored_per_collection_in_order(store: MemoryStore) -> None:
         "fetch_context",
     ]
     assert store.read_events("retrieval_query_events") == [{"query": "q", "ids": ["a"]}]
+
+
+def test_events_can_be_read_from_an_instant_on(store: MemoryStore) -> None:
+    now = utc_now()
+    store.record_events(
+        [
+            Event("retrieval_query_events", now - timedelta(hours=30), None, {"n": 1}),
+            Event("retrieval_query_events", now - timedelta(hours=2), None, {"n": 2}),
+            Event("retrieval_query_events", now, None, {"n": 3}),
+        ]
+    )
+    since = now - timedelta(hours=24)
+    assert store.read_events("retrieval_query_events", since=since) == [{"n": 2}, {"n": 3}]
+    assert len(store.read_events("retrieval_query_events")) == 3

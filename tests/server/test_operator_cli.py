@@ -3,11 +3,20 @@ HTTP; backup, restore, reembed and eval on a real data directory."""
 
 from __future__ import annotations
 
+import json
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from metacortex.cli.main import main
+from metacortex.composition import build_store
+from metacortex.config import Settings
+from metacortex.domain.records import utc_now
+from metacortex.operations.evaluation import Case, load_cases, save_cases
+from metacortex.server.events import RETRIEVAL_QUERY_EVENTS
+from metacortex.service import Access
+from metacortex.storage.base import Event
 from tests.server.conftest import ADMIN_TOKEN, READER_TOKEN, WEB_ORIGIN, WEB_TOKEN, LiveServer
 
 pytestmark = pytest.mark.slow
@@ -97,3 +106,63 @@ def test_eval_generates_an_isolated_corpus_and_reports_metrics(
     assert "recall@5" in out
     assert (tmp_path / "data" / "eval" / "metacortex.sqlite3").exists()
     assert not (tmp_path / "data" / "metacortex.sqlite3").exists()
+
+
+def test_eval_runs_cases_against_a_deployed_endpoint_through_mcp(
+    live: LiveServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    admin = Access.admin()
+    saved = live.service.save(admin, content="The boiler is serviced every October", topic="house")
+    cases = tmp_path / "cases.ndjson"
+    save_cases([Case("when is the boiler serviced", (saved["item"]["id"],), "house")], cases)
+    monkeypatch.setenv("MCP_ADMIN_TOKEN", ADMIN_TOKEN)
+    assert main(["eval", "run", str(cases), "--url", f"{live.url}/mcp", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["cases"] == 1
+    assert report["recall"]["@5"] == 1.0
+    assert report["latency_ms_p50"] > 0
+
+
+def test_eval_against_an_endpoint_with_a_wrong_token_fails_clearly(
+    live: LiveServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    cases = tmp_path / "cases.ndjson"
+    save_cases([Case("anything", ("some-id",))], cases)
+    monkeypatch.setenv("MCP_SMOKE_TOKEN", "wrong-" + "x" * 40)
+    assert main(["eval", "run", str(cases), "--url", f"{live.url}/mcp"]) == 1
+    err = capsys.readouterr().err
+    assert "failed" in err
+    assert "Traceback" not in err
+
+
+def test_import_events_keeps_only_the_lookback_window(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "data"
+    monkeypatch.setenv("METACORTEX_DATA_DIR", str(data))
+    store = build_store(Settings(_env_file=None, metacortex_data_dir=data))  # type: ignore[call-arg]
+    now = utc_now()
+
+    def search_then_fetch(hours_ago: float, query: str) -> list[Event]:
+        at = now - timedelta(hours=hours_ago)
+        search = {"client_id": "c", "event_type": "search", "query": query, "filters": {}}
+        fetch = {"client_id": "c", "event_type": "fetch", "fetched_ids": ["m1"]}
+        return [
+            Event(RETRIEVAL_QUERY_EVENTS, at, None, search | {"result_ids": ["m1"]}),
+            Event(RETRIEVAL_QUERY_EVENTS, at, None, fetch),
+        ]
+
+    store.record_events(search_then_fetch(48, "old question") + search_then_fetch(1, "recent"))
+    store.close()
+    cases = tmp_path / "cases.ndjson"
+    assert main(["eval", "import-events", str(cases), "--lookback-hours", "24"]) == 0
+    assert "1 cases from 2 events of the last 24 h" in capsys.readouterr().out
+    assert [case.query for case in load_cases(cases)] == ["recent"]
+    assert main(["eval", "import-events", str(cases)]) == 0
+    assert len(load_cases(cases)) == 2

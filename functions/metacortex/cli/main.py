@@ -29,6 +29,7 @@ _COMMAND_MODULES: Final = (
     "metacortex.cli.smoke",
     "metacortex.cli.owner",
     "metacortex.cli.oauth",
+    "metacortex.cli.migrate",
 )
 EXIT_USAGE: Final = 2
 

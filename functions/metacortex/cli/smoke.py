@@ -29,6 +29,7 @@ from mcp.shared.exceptions import MCPError
 
 from metacortex.config import Settings
 from metacortex.errors import ConfigurationError
+from metacortex.operations.remote_evaluation import RemoteEvaluationError
 
 SMOKE_TOPIC = "metacortex-smoke"
 
@@ -116,11 +117,11 @@ async def smoke(url: str, token: str, mode: str, origin: str | None, url_token: 
             step("deprecate_context (smoke memory retired)")
 
 
-def _reason(error: BaseException) -> str:
+def failure_reason(error: BaseException) -> str:
     """The innermost causes, one line: task groups wrap the client's errors."""
     if isinstance(error, BaseExceptionGroup):
-        return "; ".join(dict.fromkeys(_reason(inner) for inner in error.exceptions))
-    if isinstance(error, SmokeFailure):
+        return "; ".join(dict.fromkeys(failure_reason(inner) for inner in error.exceptions))
+    if isinstance(error, SmokeFailure | RemoteEvaluationError):
         return str(error)
     if isinstance(error, MCPError):
         hint = " (is the token right?)" if "401" in str(error.data) else ""
@@ -145,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
             settings.mcp_smoke_url_token,
         )
     except (SmokeFailure, MCPError, httpx2.HTTPError, ExceptionGroup) as error:
-        print(f"FAIL {mode} against {url}: {_reason(error)}", file=sys.stderr)
+        print(f"FAIL {mode} against {url}: {failure_reason(error)}", file=sys.stderr)
         return 1
     print(f"smoke test passed ({mode}) against {url}")
     return 0

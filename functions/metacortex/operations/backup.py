@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TextIO
 
 from metacortex.domain.limits import parse_instant
 from metacortex.domain.records import (
@@ -29,6 +30,7 @@ from metacortex.domain.records import (
 from metacortex.operations.progress import progress
 from metacortex.operations.walk import all_memories, count_memories
 from metacortex.providers.base import Embedder
+from metacortex.storage import sqlite_files
 from metacortex.storage.base import MemoryStore, StoreTransaction
 
 FORMAT: Final = "metacortex-portable"
@@ -95,13 +97,20 @@ class BackupSummary:
     directory: Path
 
 
+def _private_text(path: Path) -> TextIO:
+    """A file only its owner can read (0600 whatever the umask): backups hold every memory."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, sqlite_files.FILE_MODE)
+    os.fchmod(descriptor, sqlite_files.FILE_MODE)
+    return os.fdopen(descriptor, "w", encoding="utf-8", newline="\n")
+
+
 def export_portable(store: MemoryStore, directory: Path, embedding_key: str) -> BackupSummary:
-    directory.mkdir(parents=True, exist_ok=True)
+    sqlite_files.make_private_directory(directory)
     digest = hashlib.sha256()
     count = 0
     total = count_memories(store)
     archive = directory / ARCHIVE
-    with archive.open("w", encoding="utf-8", newline="\n") as out, progress("backup", total) as bar:
+    with _private_text(archive) as out, progress("backup", total) as bar:
         for page in all_memories(store):
             for memory in page:
                 line = _canonical(_record(memory)) + "\n"
@@ -118,7 +127,8 @@ def export_portable(store: MemoryStore, directory: Path, embedding_key: str) -> 
         "source_embedding": embedding_key,
         "vectors": False,
     }
-    (directory / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    with _private_text(directory / MANIFEST) as out:
+        out.write(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return BackupSummary(count=count, sha256=digest.hexdigest(), directory=directory)
 
 

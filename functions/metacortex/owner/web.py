@@ -39,6 +39,7 @@ HERE: Final = Path(__file__).parent
 SIGN_IN_PATH: Final = "/owner/sign-in"
 SIGN_OUT_PATH: Final = "/owner/sign-out"
 STYLESHEET_PATH: Final = "/owner/static/owner.css"
+ICON_PATH: Final = "/owner/static/icon.svg"
 SIGN_IN_PER_MINUTE_PER_ADDRESS: Final = 5
 SIGN_IN_PER_MINUTE_OVERALL: Final = 30
 _PRE_CSRF_FIELD: Final = "csrf"
@@ -145,6 +146,7 @@ class OwnerWeb:
     ) -> Response:
         full = {
             "stylesheet": self.url(request, STYLESHEET_PATH),
+            "icon": self.url(request, ICON_PATH),
             "sign_out_url": self.url(request, SIGN_OUT_PATH),
             **context,
         }
@@ -202,6 +204,7 @@ class OwnerWeb:
                 Route(prefix + SIGN_IN_PATH, self._sign_in, methods=["GET", "POST"]),
                 Route(prefix + SIGN_OUT_PATH, self._sign_out, methods=["POST"]),
                 Route(prefix + STYLESHEET_PATH, self._stylesheet, methods=["GET"]),
+                Route(prefix + ICON_PATH, self._icon, methods=["GET"]),
             ]
         return paths
 
@@ -211,6 +214,14 @@ class OwnerWeb:
             css,
             media_type="text/css",
             headers={"cache-control": "public, max-age=3600", "x-content-type-options": "nosniff"},
+        )
+
+    async def _icon(self, request: Request) -> Response:
+        # Linked from every page, so a browser never asks for a missing /favicon.ico.
+        return Response(
+            (HERE / "static" / "icon.svg").read_bytes(),
+            media_type="image/svg+xml",
+            headers={"cache-control": "public, max-age=86400", "x-content-type-options": "nosniff"},
         )
 
     async def _sign_in(self, request: Request) -> Response:

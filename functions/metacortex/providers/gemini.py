@@ -7,8 +7,8 @@ Every failure leaves as ``metacortex.errors.Unavailable`` with the provider's re
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING, Final, Literal
 
 import numpy as np
@@ -21,7 +21,6 @@ from metacortex.providers.gemini_client import (
     RetryPolicy,
     generated_text,
 )
-from metacortex.providers.gemini_limits import EmbedRoute, leading_window
 from metacortex.storage.base import EmbeddingIdentity, Vector
 
 if TYPE_CHECKING:
@@ -29,17 +28,18 @@ if TYPE_CHECKING:
     from google.auth.credentials import Credentials
     from google.genai import types
 
+# The Gemini API's documented maximum for batchEmbedContents.
+MAX_EMBED_BATCH: Final = 100
+# Vertex AI documents gemini-embedding-001 as "one instance per request"; more is a 400.
+VERTEX_ONE_TEXT_MODELS: Final = ("gemini-embedding-001",)
+# What is embedded of a long text: its leading window, cut at a word boundary. The model
+# reads at most 2,048 tokens of a text (about 8,000 characters of English prose; Vertex
+# and the Gemini API silently drop the rest). Cutting here makes that explicit and the
+# same on both routes; keyword search still indexes the whole text (docs/gemini.md).
+EMBED_WINDOW_CHARS: Final = 8000
 DEFAULT_EMBED_CONCURRENCY: Final = 8
 EMBED_TIMEOUT_SECONDS: Final = 30.0
 GENERATE_TIMEOUT_SECONDS: Final = 60.0
-
-# Bulk embedding (reembed, restore) meets per-minute quotas: more patience than the
-# default policy, about 30 s of backoff in all before giving up.
-EMBED_RETRY: Final = RetryPolicy(attempts=6, initial_delay=1.0, max_delay=16.0)
-EMBED_QUOTA_HINT: Final = (
-    "the project's embedding quota is exhausted; lower METACORTEX_EMBED_CONCURRENCY "
-    "or ask for more quota, then run the command again"
-)
 
 TaskType = Literal["RETRIEVAL_DOCUMENT", "RETRIEVAL_QUERY"]
 
@@ -85,11 +85,6 @@ class GeminiEmbedder:
 
     Requested dimensions below the model's native 3072 are truncations (Matryoshka)
     and no longer unit length, so every vector is re-normalized here.
-
-    The route decides the request shape (``EmbedRoute``): one text per request on
-    Vertex AI with a ``gemini-*`` model, batches of 100 on the Gemini API. Requests
-    run ``concurrency`` at a time; vectors come back in the order of the texts, and
-    either every text gets its vector or the call raises ``Unavailable``.
     """
 
     def __init__(
@@ -98,13 +93,18 @@ class GeminiEmbedder:
         *,
         model: str,
         dimension: int,
+        batch_size: int = MAX_EMBED_BATCH,
         concurrency: int = DEFAULT_EMBED_CONCURRENCY,
     ) -> None:
+        if not 1 <= batch_size <= MAX_EMBED_BATCH:
+            raise ValueError(f"batch_size must be between 1 and {MAX_EMBED_BATCH}")
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
         self._client = client
         self._identity = EmbeddingIdentity(model=model, dimension=dimension)
-        self._route = EmbedRoute.for_model(
-            vertexai=client.connection.vertexai, model=model, concurrency=concurrency
-        )
+        one_text = client.connection.vertexai and _one_text_per_request(model)
+        self._batch_size = 1 if one_text else batch_size
+        self._concurrency = concurrency
 
     @classmethod
     def from_settings(
@@ -114,18 +114,20 @@ class GeminiEmbedder:
         http_options: types.HttpOptions | None = None,
         credentials: Credentials | None = None,
         retry: RetryPolicy | None = None,
+        batch_size: int = MAX_EMBED_BATCH,
     ) -> GeminiEmbedder:
         client = _client_for(
             settings,
             timeout_seconds=EMBED_TIMEOUT_SECONDS,
             http_options=http_options,
             credentials=credentials,
-            retry=retry or EMBED_RETRY,
+            retry=retry,
         )
         return cls(
             client,
             model=settings.gemini_embedding_model,
             dimension=settings.gemini_embedding_dimensions,
+            batch_size=batch_size,
             concurrency=settings.metacortex_embed_concurrency,
         )
 
@@ -134,52 +136,82 @@ class GeminiEmbedder:
         return self._identity
 
     @property
-    def route(self) -> EmbedRoute:
-        return self._route
+    def texts_per_request(self) -> int:
+        """1 on Vertex AI for gemini-embedding-001; up to 100 on the Gemini API."""
+        return self._batch_size
 
     def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
-        size = self._route.texts_per_request
-        batches = [list(texts[start : start + size]) for start in range(0, len(texts), size)]
-        if len(batches) <= 1 or self._route.concurrency == 1:
-            return [v for batch in batches for v in self._embed(batch, "RETRIEVAL_DOCUMENT")]
-        workers = min(self._route.concurrency, len(batches))
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="embed") as pool:
-            futures = [pool.submit(self._embed, batch, "RETRIEVAL_DOCUMENT") for batch in batches]
-            try:
-                # In submission order: vector i belongs to text i.
-                return [vector for future in futures for vector in future.result()]
-            except BaseException:
-                # The first failure ends the call: requests not yet started never start.
-                pool.shutdown(wait=True, cancel_futures=True)
-                raise
+        """Vectors in the order of ``texts``.
+
+        Requests of ``texts_per_request`` texts go out ``concurrency`` at a time, each
+        retried patiently on 429/5xx (a bulk re-embed rides out a quota window). The
+        first request that still fails cancels the ones not yet sent and raises.
+        """
+        windows = [embedding_window(text) for text in texts]
+        size = self._batch_size
+        chunks = [windows[start : start + size] for start in range(0, len(windows), size)]
+        patient = self._client.retry.patient()
+
+        def embed(chunk: list[str]) -> list[Vector]:
+            return self._embed(chunk, "RETRIEVAL_DOCUMENT", patient)
+
+        return [vector for part in _in_order(embed, chunks, self._concurrency) for vector in part]
 
     def embed_query(self, text: str) -> Vector:
-        [vector] = self._embed([text], "RETRIEVAL_QUERY")
+        [vector] = self._embed([embedding_window(text)], "RETRIEVAL_QUERY")
         return vector
 
-    def _embed(self, texts: list[str], task_type: TaskType) -> list[Vector]:
+    def _embed(
+        self, texts: list[str], task_type: TaskType, retry: RetryPolicy | None = None
+    ) -> list[Vector]:
         from google.genai import types
 
         model, dimension = self._identity.model, self._identity.dimension
-        config = types.EmbedContentConfig(
-            task_type=task_type,
-            output_dimensionality=dimension,
-            # Stated, not left to a default: a window still too long in tokens is cut
-            # by the service instead of refused (the Gemini API has no such switch).
-            auto_truncate=True if self._client.connection.vertexai else None,
-        )
-        contents = [leading_window(text) for text in texts]
+        config = types.EmbedContentConfig(task_type=task_type, output_dimensionality=dimension)
 
         def request(client: genai.Client) -> types.EmbedContentResponse:
-            return client.models.embed_content(model=model, contents=contents, config=config)
+            return client.models.embed_content(model=model, contents=texts, config=config)
 
-        response = self._client.call("embedding", request, quota_hint=EMBED_QUOTA_HINT)
+        response = self._client.call("embedding", request, retry=retry)
         embeddings = response.embeddings or []
         if len(embeddings) != len(texts):
             raise Unavailable(
                 f"Gemini embedding returned {len(embeddings)} vectors for {len(texts)} texts"
             )
         return [_unit(embedding.values, dimension) for embedding in embeddings]
+
+
+def _one_text_per_request(model: str) -> bool:
+    model_id = model.rsplit("/", 1)[-1]
+    return any(model_id.startswith(name) for name in VERTEX_ONE_TEXT_MODELS)
+
+
+def embedding_window(text: str) -> str:
+    """The leading part of ``text`` the embedding model is given (see EMBED_WINDOW_CHARS)."""
+    if len(text) <= EMBED_WINDOW_CHARS:
+        return text
+    window = text[:EMBED_WINDOW_CHARS]
+    cut = window.rfind(" ", EMBED_WINDOW_CHARS // 2)
+    return window[:cut] if cut > 0 else window
+
+
+def _in_order(
+    work: Callable[[list[str]], list[Vector]], items: list[list[str]], concurrency: int
+) -> list[list[Vector]]:
+    """``[work(item) for item in items]``, up to ``concurrency`` at once, order kept."""
+    if len(items) <= 1 or concurrency == 1:
+        return [work(item) for item in items]
+    pool = ThreadPoolExecutor(max_workers=min(concurrency, len(items)))
+    try:
+        futures = [pool.submit(work, item) for item in items]
+        done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+        for future in done:
+            error = future.exception()
+            if error is not None:
+                raise error
+        return [future.result() for future in futures]
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _unit(values: Sequence[float] | None, dimension: int) -> Vector:

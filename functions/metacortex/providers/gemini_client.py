@@ -17,8 +17,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Final, TypeVar
 
 from pydantic import SecretStr
@@ -36,12 +34,15 @@ T = TypeVar("T")
 # 408 and 429 are load shedding; 5xx are the server's own transient failures.
 TRANSIENT_STATUS: Final = frozenset({408, 429, 500, 502, 503, 504})
 _MAX_REASON_CHARS: Final = 300
-MAX_SERVER_DELAY: Final = 60.0
 
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
-    """At most ``attempts`` calls, waiting with exponential backoff and jitter between them."""
+    """At most ``attempts`` calls, waiting with exponential backoff and jitter between them.
+
+    A ``Retry-After`` the provider sends (in seconds) is honoured when it asks for longer,
+    up to ``max_delay``.
+    """
 
     attempts: int = 3
     initial_delay: float = 1.0
@@ -49,17 +50,21 @@ class RetryPolicy:
     sleep: Callable[[float], None] = time.sleep
     jitter: Callable[[], float] = field(default=random.random)
 
-    def delay(self, failed_attempts: int, server_asks: float | None = None) -> float:
-        """Half the exponential step fixed, half random, so clients that failed together part.
-
-        ``server_asks`` (a 429's Retry-After or RetryInfo) is honoured: never wait less
-        than it, up to ``MAX_SERVER_DELAY`` so one odd answer cannot hang a command.
-        """
+    def delay(self, failed_attempts: int) -> float:
+        """Half the exponential step fixed, half random, so clients that failed together part."""
         step = min(self.max_delay, self.initial_delay * 2.0 ** (failed_attempts - 1))
-        own = step / 2 + step / 2 * self.jitter()
-        if server_asks is None:
-            return own
-        return max(own, min(server_asks, MAX_SERVER_DELAY))
+        return step / 2 + step / 2 * self.jitter()
+
+    def patient(self) -> RetryPolicy:
+        """For bulk work (re-embedding, restores): rides out a quota window instead of
+        failing the run; the same sleep and jitter, so tests stay exact."""
+        return RetryPolicy(
+            attempts=max(self.attempts, 8),
+            initial_delay=self.initial_delay,
+            max_delay=max(self.max_delay, 32.0),
+            sleep=self.sleep,
+            jitter=self.jitter,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,14 +167,23 @@ class GeminiClient:
         except ValueError as exc:
             raise Unavailable(conn.scrub(f"Gemini client could not be created: {exc}")) from exc
 
+    @property
+    def retry(self) -> RetryPolicy:
+        return self._retry
+
     def call(
-        self, operation: str, request: Callable[[genai.Client], T], *, quota_hint: str = ""
+        self,
+        operation: str,
+        request: Callable[[genai.Client], T],
+        *,
+        retry: RetryPolicy | None = None,
     ) -> T:
         """``request(client)``, retried on transient failures; ``Unavailable`` when it gives up.
 
         ``operation`` names the call in error messages ("embedding", "image description");
-        ``quota_hint`` is added when the last failure was 429 (what the operator can do).
+        ``retry`` replaces the client's policy for this call.
         """
+        policy = retry or self._retry
         import httpx2
         from google.auth import exceptions as auth_errors
         from google.genai import errors as genai_errors
@@ -178,15 +192,13 @@ class GeminiClient:
         attempt = 0
         while True:
             attempt += 1
-            server_asks: float | None = None
-            status: int | None = None
+            asked: float | None = None
             try:
                 return request(client)
             except genai_errors.APIError as exc:
                 reason = _api_reason(exc)
-                status = exc.code
                 transient = exc.code in TRANSIENT_STATUS
-                server_asks = retry_after(exc)
+                asked = _retry_after(exc)
             except (httpx2.TransportError, auth_errors.TransportError) as exc:
                 reason = f"network error ({type(exc).__name__}: {exc})"
                 transient = True
@@ -195,43 +207,27 @@ class GeminiClient:
                 # retrying cannot help.
                 reason = f"Google credentials failed ({type(exc).__name__}: {exc})"
                 transient = False
-            if not transient or attempt >= self._retry.attempts:
+            if not transient or attempt >= policy.attempts:
                 tries = f" after {attempt} attempts" if attempt > 1 else ""
                 message = f"Gemini {operation} failed{tries}: {_clip(reason)}"
-                if status == 429 and quota_hint:
-                    message = f"{message} ({quota_hint})"
                 # Raised outside the except blocks on purpose: no chained exception whose
                 # text could carry what a library echoed (the reason is in the message).
                 raise Unavailable(self._connection.scrub(message))
-            self._retry.sleep(self._retry.delay(attempt, server_asks))
+            wait = policy.delay(attempt)
+            if asked is not None:
+                wait = max(wait, min(asked, policy.max_delay))
+            policy.sleep(wait)
 
 
-def retry_after(exc: Exception) -> float | None:
-    """Seconds the server asked to wait: the Retry-After header (seconds or HTTP date),
-    else a ``google.rpc.RetryInfo`` ``retryDelay`` ("30s") in the error details."""
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
+def _retry_after(exc: Exception) -> float | None:
+    """The provider's Retry-After, in seconds, when it sent one (HTTP dates are ignored)."""
+    headers = getattr(getattr(exc, "response", None), "headers", None)
     value = headers.get("retry-after") if headers is not None else None
-    if value:
-        try:
-            return max(0.0, float(value))
-        except ValueError:
-            try:
-                when = parsedate_to_datetime(value)
-            except (TypeError, ValueError):
-                when = None
-            if when is not None:
-                return max(0.0, (when - datetime.now(UTC)).total_seconds())
-    details = getattr(exc, "details", None)
-    error = details.get("error") if isinstance(details, dict) else None
-    for item in error.get("details", []) if isinstance(error, dict) else []:
-        delay = item.get("retryDelay") if isinstance(item, dict) else None
-        if isinstance(delay, str) and delay.endswith("s"):
-            try:
-                return max(0.0, float(delay[:-1]))
-            except ValueError:
-                return None
-    return None
+    try:
+        seconds = float(value) if value is not None else None
+    except ValueError:
+        return None
+    return seconds if seconds is not None and seconds >= 0 else None
 
 
 def _api_reason(exc: Exception) -> str:

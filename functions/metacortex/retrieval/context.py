@@ -166,9 +166,17 @@ def with_context(
             if share > received.get(neighbour.id, 0.0):
                 received[neighbour.id] = share
     scale = (1.0 + (COVERAGE if total > 0 else 0.0)) * (1.0 + SHARES[0])
-    ranked = [
-        Ranked(memory, min(1.0, (scores.get(mid, 0.0) + received.get(mid, 0.0)) / scale))
-        for mid, memory in memories.items()
-    ]
+    parts = {r.memory.id: r for r in fused}
+    ranked = []
+    for mid, memory in memories.items():
+        own_part = parts.get(mid)
+        ranked.append(
+            Ranked(
+                memory,
+                min(1.0, (scores.get(mid, 0.0) + received.get(mid, 0.0)) / scale),
+                semantic=own_part.semantic / scale if own_part else 0.0,
+                keyword=own_part.keyword / scale if own_part else 0.0,
+            )
+        )
     ranked.sort(key=rank_key)
     return ranked

@@ -36,8 +36,18 @@ LENGTH_NORMALIZATION: Final = 0.0
 
 @dataclass(frozen=True, slots=True)
 class Ranked:
+    """A candidate and its score; ``semantic`` and ``keyword`` are the parts of ``score``
+    each retriever contributed (for explaining a rank; ranking reads only ``score``)."""
+
     memory: Memory
     score: float
+    semantic: float = 0.0
+    keyword: float = 0.0
+
+    @property
+    def context(self) -> float:
+        """What conversational context added (``retrieval/context.py``); 0 without it."""
+        return max(0.0, self.score - self.semantic - self.keyword)
 
 
 def _min_max(hits: Sequence[Scored]) -> dict[str, float]:
@@ -117,19 +127,17 @@ def fuse(
     dense_norm = _min_max(dense)
     lexical_norm = _min_max(relax_length_normalization(lexical))
     memories = {hit.memory.id: hit.memory for hit in (*dense, *lexical)}
-    ranked = [
-        Ranked(
-            memory=memory,
-            score=min(
-                1.0,
-                max(
-                    0.0,
-                    dense_weight * dense_norm.get(memory_id, 0.0)
-                    + (1.0 - dense_weight) * lexical_norm.get(memory_id, 0.0),
-                ),
-            ),
+    ranked = []
+    for memory_id, memory in memories.items():
+        semantic = dense_weight * dense_norm.get(memory_id, 0.0)
+        keyword = (1.0 - dense_weight) * lexical_norm.get(memory_id, 0.0)
+        ranked.append(
+            Ranked(
+                memory=memory,
+                score=min(1.0, max(0.0, semantic + keyword)),
+                semantic=semantic,
+                keyword=keyword,
+            )
         )
-        for memory_id, memory in memories.items()
-    ]
     ranked.sort(key=rank_key)
     return ranked

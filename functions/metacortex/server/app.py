@@ -97,6 +97,9 @@ def create_app(settings: Settings, service: MemoryService | None = None) -> Star
     routes += [Route(path, mcp_endpoint, methods=["POST"]) for path in paths["mcp"]]
     if authorization is not None:
         routes += authorization.routes()
+    from metacortex.console import Console  # builds on metacortex.owner, as auth does
+
+    routes += Console(settings, runtime, authorization).routes()
     app = Starlette(
         routes=routes,
         middleware=[Middleware(RequestGuard, runtime=runtime)],

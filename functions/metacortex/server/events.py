@@ -112,6 +112,31 @@ class EventRecorder:
             }
         )
 
+    def owner_action(
+        self,
+        *,
+        action: str,
+        status: str,
+        latency_ms: float,
+        request_summary: Mapping[str, Any],
+        response_summary: Mapping[str, Any] | None = None,
+        error: Mapping[str, str] | None = None,
+    ) -> None:
+        """A change the owner made in the console (``metacortex.console``)."""
+        self._memory_event(
+            {
+                "client_id": "owner",
+                "initiator": "owner",
+                "event_type": "owner_action",
+                "tool_name": action,
+                "status": status,
+                "latency_ms": round(latency_ms, 3),
+                "request": dict(request_summary),
+                "response": dict(response_summary) if response_summary is not None else None,
+                "error": dict(error) if error is not None else None,
+            }
+        )
+
     def rejection(
         self,
         *,

@@ -151,7 +151,7 @@ class RequestGuard:
             else:
                 await self._reject(scope, send, route, started, _method_not_allowed("GET"))
             return
-        if route.kind == "auth":
+        if route.kind in ("auth", "owner"):
             await self._pass_through(scope, receive, send, route, headers, started)
             return
         if method == "OPTIONS":

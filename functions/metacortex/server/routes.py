@@ -6,9 +6,10 @@ run.app URLs), so every route is served in both forms. A single trailing
 slash is tolerated (normalized away) because connectors are often configured
 with one, and a redirect would turn their POST into a failed request.
 
-With OAuth on, the authorization server's and the owner's pages (``/oauth/...``,
-``/owner/...``, ``/.well-known/oauth-...``) are routes of kind ``auth``: the
-guard checks their Host and hands them to the router untouched.
+With OAuth on, the authorization server's pages (``/oauth/...``,
+``/.well-known/oauth-...``) are routes of kind ``auth``; the owner's sign-in and
+console (``/owner/...``, ``/console...``) are routes of kind ``owner``, always on.
+The guard checks their Host and hands them to the router untouched.
 """
 
 from __future__ import annotations
@@ -30,7 +31,11 @@ _AUTH_PATTERN: Final = re.compile(
     r"^(?:/metaCortexMcp)?"
     r"(?:/\.well-known/(?:oauth-protected-resource|oauth-authorization-server"
     r"|openid-configuration)(?:/[^?#]*)?"
-    r"|/oauth/[a-z-]+|/owner/[a-z./-]+)$"
+    r"|/oauth/[a-z-]+)$"
+)
+# The owner's sign-in and the memory console (metacortex.owner, metacortex.console).
+_OWNER_PATTERN: Final = re.compile(
+    r"^(?:/metaCortexMcp)?(?:/owner/[a-z./-]+|/console(?:/[A-Za-z0-9._-]+)*/?)$"
 )
 # A claimed client id is attacker-controlled; only a short URL-safe one is echoed into
 # logs and events.
@@ -39,7 +44,7 @@ _SAFE_ID: Final = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 @dataclass(frozen=True, slots=True)
 class Route:
-    kind: Literal["health", "mcp", "auth"]
+    kind: Literal["health", "mcp", "auth", "owner"]
     # None for the admin endpoint; the claimed id (not yet known to exist) for a client one.
     client_id: str | None
     # The path without a trailing slash, as the Starlette router matches it.
@@ -55,8 +60,12 @@ class Route:
 def resolve(path: str) -> Route | None:
     match = _PATTERN.fullmatch(path)
     if match is None:
-        if _AUTH_PATTERN.match(path) and "/../" not in path and not path.endswith("/.."):
+        if "/../" in path or path.endswith("/.."):
+            return None
+        if _AUTH_PATTERN.match(path):
             return Route("auth", None, path)
+        if _OWNER_PATTERN.match(path):
+            return Route("owner", None, path)
         return None
     canonical = path[:-1] if path.endswith("/") else path
     if match.group("health"):

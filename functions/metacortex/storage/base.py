@@ -159,8 +159,15 @@ class MemoryStore(Protocol):
 
     def record_events(self, events: Sequence[Event]) -> None: ...
 
-    def read_events(self, collection: str, limit: int = 1000) -> list[dict[str, Any]]:
-        """The ``fields`` of stored events of one collection, oldest first (at most ``limit``)."""
+    def read_events(
+        self, collection: str, limit: int = 1000, *, since: datetime | None = None
+    ) -> list[dict[str, Any]]:
+        """The ``fields`` of stored events of one collection, oldest first (at most ``limit``),
+        only those recorded at or after ``since`` when given."""
+        ...
+
+    def topic_counts(self) -> dict[str, dict[BranchState, int]]:
+        """How many records each topic holds, per state (topics with none are absent)."""
         ...
 
     # ----------------------------------------------------------- OAuth state

@@ -37,7 +37,7 @@ from google.cloud.firestore_v1.base_query import FieldFilter
 from google.cloud.firestore_v1.field_path import FieldPath
 from google.cloud.firestore_v1.transaction import Transaction
 
-from metacortex.domain.records import Memory, new_memory_id, utc_now
+from metacortex.domain.records import BranchState, Memory, new_memory_id, utc_now
 from metacortex.errors import ConfigurationError, FailedPrecondition, Unavailable
 from metacortex.storage.base import (
     EmbeddingIdentity,
@@ -147,6 +147,20 @@ class _Transaction:
                 self._transaction.set(reference, encode_memory(memory, embedding))
 
 
+def open_client(settings: Settings) -> firestore.Client:
+    """The configured project's client, or a ConfigurationError saying what to set."""
+    try:
+        return firestore.Client(
+            project=settings.google_cloud_project, database=settings.firestore_database
+        )
+    except (GoogleAuthError, OSError, ValueError) as error:  # no credentials or project
+        raise ConfigurationError(
+            f"cannot open Firestore: {str(error).rstrip('.')}. Set GOOGLE_CLOUD_PROJECT "
+            "and application default credentials (or FIRESTORE_EMULATOR_HOST for the "
+            "emulator)."
+        ) from error
+
+
 class FirestoreStore:
     """``MemoryStore`` on Firestore. Thread-safe: the client is, and nothing else is shared."""
 
@@ -170,16 +184,7 @@ class FirestoreStore:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> FirestoreStore:
-        try:
-            client = firestore.Client(
-                project=settings.google_cloud_project, database=settings.firestore_database
-            )
-        except (GoogleAuthError, OSError, ValueError) as error:  # no credentials or project
-            raise ConfigurationError(
-                f"cannot open Firestore: {str(error).rstrip('.')}. Set GOOGLE_CLOUD_PROJECT "
-                "and application default credentials (or FIRESTORE_EMULATOR_HOST for the "
-                "emulator)."
-            ) from error
+        client = open_client(settings)
         return cls(client, settings.memory_collection)
 
     @property
@@ -404,9 +409,31 @@ class FirestoreStore:
             batch.commit()
 
     @_translated
-    def read_events(self, collection: str, limit: int = 1000) -> list[dict[str, Any]]:
-        query = self._client.collection(collection).order_by(FieldPath.document_id()).limit(limit)
+    def read_events(
+        self, collection: str, limit: int = 1000, *, since: datetime | None = None
+    ) -> list[dict[str, Any]]:
+        events = self._client.collection(collection)
+        if since is None:
+            query = events.order_by(FieldPath.document_id()).limit(limit)
+        else:
+            # Single-field range and order on one field: Firestore's automatic index.
+            query = (
+                events.where(filter=FieldFilter("timestamp", ">=", to_stored_time(since)))
+                .order_by("timestamp")
+                .limit(limit)
+            )
         return [decode_event(snapshot.to_dict() or {}) for snapshot in query.stream()]
+
+    @_translated
+    def topic_counts(self) -> dict[str, dict[BranchState, int]]:
+        # A projection of two small fields: the owner's console reads it, not the tools.
+        counts: dict[str, dict[BranchState, int]] = {}
+        for snapshot in self._memories.select(["module_name", "branch_state"]).stream():
+            data = snapshot.to_dict() or {}
+            state = BranchState(data.get("branch_state") or BranchState.ACTIVE.value)
+            by_state = counts.setdefault(str(data.get("module_name") or ""), {})
+            by_state[state] = by_state.get(state, 0) + 1
+        return dict(sorted(counts.items()))
 
     # ----------------------------------------------------------- OAuth state
     def _auth_ref(self, kind: str, key: str) -> Any:

@@ -504,12 +504,25 @@ class SQLiteStore:
                 "DELETE FROM events WHERE expires_at IS NOT NULL AND expires_at < ?", (newest,)
             )
 
-    def read_events(self, collection: str, limit: int = 1000) -> list[dict[str, Any]]:
+    def read_events(
+        self, collection: str, limit: int = 1000, *, since: datetime | None = None
+    ) -> list[dict[str, Any]]:
         rows = self._conn().execute(
-            "SELECT fields FROM events WHERE collection = ? ORDER BY seq LIMIT ?",
-            (collection, limit),
+            "SELECT fields FROM events WHERE collection = ? AND timestamp >= ?"
+            " ORDER BY seq LIMIT ?",
+            (collection, _ms(since) if since is not None else -(2**62), limit),
         )
         return [json.loads(row["fields"]) for row in rows]
+
+    def topic_counts(self) -> dict[str, dict[BranchState, int]]:
+        rows = self._conn().execute(
+            "SELECT module_name, branch_state, COUNT(*) AS n FROM memories"
+            " GROUP BY module_name, branch_state ORDER BY module_name"
+        )
+        counts: dict[str, dict[BranchState, int]] = {}
+        for row in rows:
+            counts.setdefault(row["module_name"], {})[BranchState(row["branch_state"])] = row["n"]
+        return counts
 
     # ----------------------------------------------------------- OAuth state
     def auth_put(

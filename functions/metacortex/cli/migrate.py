@@ -1,0 +1,136 @@
+"""``metacortex migrate profiles | firestore``: coming from the TypeScript MetaCortex.
+
+See docs/MIGRATING.md. ``profiles`` rewrites MCP_CLIENT_PROFILES_JSON (printed on
+stdout, every change explained on stderr). ``firestore`` backfills the corpus in
+place: a dry run unless ``--apply``, resumable, idempotent, with a progress bar.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from metacortex.config import Settings
+from metacortex.errors import ConfigurationError
+from metacortex.migration.firestore_corpus import (
+    DEFAULT_PAGE,
+    CorpusReport,
+    backfill,
+    count_documents,
+)
+from metacortex.migration.profiles import migrate_profiles
+from metacortex.operations.progress import progress
+from metacortex.storage.firestore import open_client
+
+
+def add_parser(commands: Any) -> None:
+    migrate = commands.add_parser(
+        "migrate",
+        help="move profiles and a Firestore corpus over from the TypeScript MetaCortex",
+        description="See docs/MIGRATING.md for what changes and why.",
+    )
+    steps = migrate.add_subparsers(dest="step", metavar="STEP", required=True)
+
+    profiles = steps.add_parser(
+        "profiles",
+        help="rewrite the original MCP_CLIENT_PROFILES_JSON for this server",
+        description="Reads the original profiles (a file, '-' for stdin, or "
+        "MCP_CLIENT_PROFILES_JSON), prints the new value on stdout and explains every "
+        "change on stderr. Weak tokens are replaced by new ones, shown once.",
+    )
+    profiles.add_argument("source", nargs="?", help="a JSON file, or - for standard input")
+    profiles.add_argument(
+        "--keep-url-tokens",
+        action="store_true",
+        help="keep accepting ?auth_token= for every profile, as the original did",
+    )
+    profiles.set_defaults(run=run_profiles)
+
+    corpus = steps.add_parser(
+        "firestore",
+        help="backfill the Firestore corpus in place (dry run unless --apply)",
+        description="Adds the term index and retrieval_text, turns string times into "
+        "Timestamps and fills missing fields, page by page. Without --apply nothing is "
+        "written. Interrupted runs continue where they stopped; --restart starts over.",
+    )
+    corpus.add_argument("--apply", action="store_true", help="write the changes")
+    corpus.add_argument("--restart", action="store_true", help="ignore the saved cursor")
+    corpus.add_argument(
+        "--page-size", type=int, default=DEFAULT_PAGE, help="documents per batch (1-400)"
+    )
+    corpus.set_defaults(run=run_firestore)
+
+
+def run_profiles(args: argparse.Namespace) -> int:
+    if args.source == "-":
+        text = sys.stdin.read()
+    elif args.source:
+        text = Path(args.source).read_text(encoding="utf-8")
+    else:
+        text = os.environ.get("MCP_CLIENT_PROFILES_JSON", "")
+        if not text.strip():
+            raise ConfigurationError(
+                "give the original profiles as a file, '-' for standard input, or in "
+                "MCP_CLIENT_PROFILES_JSON"
+            )
+    result = migrate_profiles(text, keep_url_tokens=args.keep_url_tokens)
+    for note in result.notes:
+        print(f"  {note}", file=sys.stderr)
+    for fresh in result.new_tokens:
+        print(
+            f"  NEW TOKEN for {fresh.client_id} (shown only this once): {fresh.token}",
+            file=sys.stderr,
+        )
+    print(
+        f"metacortex: {len(result.profiles)} profile(s) converted; set the JSON below as "
+        "MCP_CLIENT_PROFILES_JSON",
+        file=sys.stderr,
+    )
+    print(result.as_json())
+    return 0
+
+
+def run_firestore(args: argparse.Namespace) -> int:
+    if not 1 <= args.page_size <= 400:
+        raise ConfigurationError("--page-size must be between 1 and 400")
+    settings = Settings(deployment="cloud")
+    client = open_client(settings)
+    collection = settings.memory_collection
+    total = count_documents(client, collection)
+    mode = "applying" if args.apply else "dry run (nothing is written; add --apply)"
+    print(f"metacortex: {collection}: {total} documents; {mode}", file=sys.stderr)
+    with progress("migrate", total, unit="document") as bar:
+        report = backfill(
+            client,
+            collection,
+            dimension=settings.gemini_embedding_dimensions,
+            apply=args.apply,
+            restart=args.restart,
+            page_size=args.page_size,
+            advance=bar.advance,
+        )
+    print(_summary(report, settings.gemini_embedding_dimensions))
+    return 0
+
+
+def _summary(report: CorpusReport, dimension: int) -> str:
+    verb = "updated" if report.applied else "would update"
+    lines = []
+    if report.resumed_after:
+        lines.append(f"resumed after document {report.resumed_after}")
+    lines.append(f"scanned {report.scanned} documents; {verb} {report.changed}")
+    lines += [f"  {count:>7}  {fix}" for fix, count in report.fixes.most_common()]
+    if report.problem_count:
+        lines.append(f"{report.problem_count} document(s) left as they are:")
+        lines += [f"  {problem}" for problem in report.problems]
+    if report.missing_embedding or report.other_dimension:
+        lines.append(
+            f"{report.missing_embedding} without an embedding and {report.other_dimension} "
+            f"with another dimension than {dimension}: run `metacortex reembed` next"
+        )
+    if not report.applied and report.changed:
+        lines.append("nothing was written: run again with --apply")
+    return "\n".join(lines)

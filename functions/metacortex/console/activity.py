@@ -1,0 +1,181 @@
+"""Activity from the events (``memory_events``) of whichever store the app runs on, and the
+portable backup download."""
+
+from __future__ import annotations
+
+import io
+import tempfile
+import zipfile
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+from markupsafe import Markup
+from starlette.requests import Request
+from starlette.responses import Response
+
+from metacortex.console import charts
+from metacortex.console.web import Console
+from metacortex.domain.records import utc_now
+from metacortex.operations.backup import export_portable
+from metacortex.owner import Session, security_headers
+from metacortex.server.events import MEMORY_EVENTS
+
+DAYS: Final = 14
+# Events read for the charts (newest days first matter; the window bounds the read).
+MAX_EVENTS: Final = 50_000
+SEARCH_TOOLS: Final = frozenset({"search_context", "search"})
+TOP_CLIENTS: Final = 6
+
+
+@dataclass(frozen=True, slots=True)
+class Activity:
+    days: list[str]
+    calls_by_client: dict[str, list[int]]
+    zero_rate: list[float]  # percent per day; -1 when no search that day
+    searches: list[int]
+    p50: list[float]  # ms per day; -1 when no call that day
+    p95: list[float]
+    refusals: dict[str, int]
+    total_calls: int
+    last_use: dict[str, str]
+
+
+def summarize(events: Iterable[Mapping[str, Any]], today: date, days: int = DAYS) -> Activity:
+    """The numbers behind the charts, from ``memory_events`` rows (oldest first)."""
+    labels = [(today - timedelta(days=days - 1 - i)).isoformat() for i in range(days)]
+    index = {label: i for i, label in enumerate(labels)}
+    calls: dict[str, list[int]] = defaultdict(lambda: [0] * days)
+    latencies: list[list[float]] = [[] for _ in range(days)]
+    searches = [0] * days
+    zero = [0] * days
+    refusals: Counter[str] = Counter()
+    last_use: dict[str, str] = {}
+    total = 0
+    for event in events:
+        stamp = str(event.get("timestamp") or "")
+        kind = event.get("event_type")
+        client = str(event.get("client_id") or "unknown")
+        if kind == "tool_call":
+            last_use[client] = max(last_use.get(client, ""), stamp)
+        day = index.get(stamp[:10])
+        if day is None:
+            continue
+        if kind == "tool_call":
+            total += 1
+            calls[client][day] += 1
+            latency = event.get("latency_ms")
+            if isinstance(latency, int | float):
+                latencies[day].append(float(latency))
+            response = event.get("response") or {}
+            if event.get("tool_name") in SEARCH_TOOLS and "result_count" in response:
+                searches[day] += 1
+                zero[day] += response["result_count"] == 0
+        elif kind == "request_rejected":
+            refusals[str(event.get("reason") or "unknown")] += 1
+        elif kind == "requests_rejected_aggregate":
+            refusals["over the event budget"] += int(event.get("count") or 0)
+    ranked = sorted(calls, key=lambda name: -sum(calls[name]))
+    shown = {name: calls[name] for name in ranked[:TOP_CLIENTS]}
+    if len(ranked) > TOP_CLIENTS:
+        shown["other clients"] = [
+            sum(calls[name][d] for name in ranked[TOP_CLIENTS:]) for d in range(days)
+        ]
+
+    def percentile(values: list[float], q: float) -> float:
+        return round(float(np.percentile(values, q)), 1) if values else -1.0
+
+    return Activity(
+        days=labels,
+        calls_by_client=shown,
+        zero_rate=[
+            round(100 * z / s, 1) if s else -1.0 for z, s in zip(zero, searches, strict=True)
+        ],
+        searches=searches,
+        p50=[percentile(values, 50) for values in latencies],
+        p95=[percentile(values, 95) for values in latencies],
+        refusals=dict(refusals),
+        total_calls=total,
+        last_use=last_use,
+    )
+
+
+async def read_activity(console: Console, days: int = DAYS) -> Activity:
+    today = utc_now().date()
+    since = utc_now() - timedelta(days=days)
+    store = console.service.store
+    events = await console.call(
+        store.read_events, collection=MEMORY_EVENTS, limit=MAX_EVENTS, since=since
+    )
+    return summarize(events, today, days)
+
+
+async def activity_page(console: Console, request: Request, session: Session) -> Response:
+    activity = await read_activity(console)
+    short = [day[5:] for day in activity.days]
+    chart_calls: Markup = charts.stacked_bars(
+        "chart-calls",
+        "Tool calls per day by client",
+        short,
+        [charts.Series(name, values) for name, values in activity.calls_by_client.items()],
+    )
+    chart_zero = charts.lines(
+        "chart-zero",
+        "Searches with no result (% per day)",
+        short,
+        [charts.Series("zero-result rate", activity.zero_rate)],
+        unit="%",
+        top=100.0,
+    )
+    chart_latency = charts.lines(
+        "chart-latency",
+        "Tool call latency per day (ms)",
+        short,
+        [charts.Series("p50", activity.p50), charts.Series("p95", activity.p95)],
+        unit=" ms",
+    )
+    chart_refusals = charts.horizontal_bars(
+        "chart-refusals", "Refused requests by reason", activity.refusals
+    )
+    return console.render(
+        request,
+        session,
+        "activity.html",
+        {
+            "title": "Activity",
+            "activity": activity,
+            "charts": [
+                ("Tool calls per day by client", chart_calls),
+                ("Searches that found nothing (% per day)", chart_zero),
+                ("Tool call latency per day: p50 and p95", chart_latency),
+                ("Refused requests by reason", chart_refusals),
+            ],
+        },
+    )
+
+
+async def export(console: Console, request: Request, session: Session) -> Response:
+    """The portable backup (``metacortex backup``'s format) as one zip download."""
+    service = console.service
+
+    def build() -> tuple[bytes, str]:
+        with tempfile.TemporaryDirectory(prefix="metacortex-export-") as folder:
+            summary = export_portable(service.store, Path(folder), service.embedding_key)
+            buffer = io.BytesIO()
+            with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+                for path in sorted(Path(folder).iterdir()):
+                    archive.write(path, path.name)
+            return buffer.getvalue(), summary.sha256
+
+    body, sha256 = await console.call(build)
+    stamp = utc_now().strftime("%Y%m%dT%H%M%SZ")
+    headers = {
+        **security_headers(),
+        "content-disposition": f'attachment; filename="metacortex-backup-{stamp}.zip"',
+        "x-backup-sha256": sha256,
+    }
+    return Response(body, media_type="application/zip", headers=headers)

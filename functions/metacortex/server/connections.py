@@ -1,0 +1,188 @@
+"""Connection hygiene for ``metacortex serve``: read deadlines, a connection cap, a quiet log.
+
+uvicorn closes a connection only when it has been idle *after* a response
+(keep-alive). A socket that connects and sends nothing, or sends a request head
+one byte a minute, or stops half-way through a body, is kept forever; enough of
+them exhaust the process's file descriptors and every later request hangs.
+
+``guarded_protocol`` builds uvicorn's h11 protocol with three additions:
+
+* the request head must arrive within ``head_timeout`` seconds of the connection
+  (or of the previous response), however it trickles in;
+* while a body is being read, a gap longer than ``body_timeout`` seconds between
+  chunks closes the connection (the app sees ``http.disconnect``);
+* at most ``max_connections`` are open. One more evicts the connection that has
+  been idle longest (no request in flight); if every connection is busy, the new
+  one is closed at once. The cap is fitted below ``RLIMIT_NOFILE`` so accept()
+  never runs out of descriptors.
+
+``AcceptErrorFilter`` rate-limits asyncio's "socket.accept() out of system
+resource" line, which the event loop otherwise logs with a traceback for every
+pending connection, several thousand times a second.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import resource
+import time
+from dataclasses import dataclass
+from typing import Any, Final
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+_LOG = logging.getLogger("metacortex.connections")
+# Descriptors kept for everything that is not a client connection: the listening
+# socket, SQLite and its journal, the model files, logs, the event loop's own pipes.
+_RESERVED_DESCRIPTORS: Final = 32
+_MINIMUM_CONNECTIONS: Final = 8
+
+
+@dataclass(frozen=True)
+class ConnectionLimits:
+    head_timeout: float
+    body_timeout: float
+    max_connections: int
+
+
+def fitted_connection_cap(configured: int) -> int:
+    """The configured cap, lowered so that connections cannot exhaust RLIMIT_NOFILE."""
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return configured
+    try:
+        open_now = len(os.listdir("/proc/self/fd"))
+    except OSError:
+        open_now = 16
+    room = soft - open_now - _RESERVED_DESCRIPTORS
+    return max(_MINIMUM_CONNECTIONS, min(configured, room))
+
+
+def guarded_protocol(limits: ConnectionLimits) -> type[H11Protocol]:
+    """uvicorn's h11 protocol with the read deadlines and the connection cap of ``limits``."""
+
+    class GuardedH11Protocol(H11Protocol):
+        _limits: Final = limits
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self._read_deadline: asyncio.TimerHandle | None = None
+            self._idle_since = time.monotonic()
+
+        # -- connection cap ------------------------------------------------------
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            if len(self.connections) > self._limits.max_connections:
+                victim = self._longest_idle()
+                if victim is None:
+                    _LOG.warning(
+                        "connection refused: %d connections are busy",
+                        self._limits.max_connections,
+                    )
+                    transport.abort()
+                    return
+                victim.transport.abort()
+            self._arm(self._limits.head_timeout)
+
+        def _longest_idle(self) -> GuardedH11Protocol | None:
+            idle = [
+                other
+                for other in self.connections
+                if isinstance(other, GuardedH11Protocol) and other is not self and other._idle()
+            ]
+            return min(idle, key=lambda other: other._idle_since, default=None)
+
+        def _idle(self) -> bool:
+            """No request in flight: only waiting for (the rest of) a request head."""
+            return self.conn.their_state is h11.IDLE and (
+                self.cycle is None or self.cycle.response_complete
+            )
+
+        # -- read deadlines ------------------------------------------------------
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            state = self.conn.their_state
+            if state is h11.SEND_BODY:
+                self._arm(self._limits.body_timeout)  # a gap between chunks
+            elif state is h11.IDLE and self._read_deadline is None:
+                self._arm(self._limits.head_timeout)  # a head after keep-alive
+            elif state is not h11.IDLE:
+                self._disarm()  # the request is read; the app's time is its own
+
+        def on_response_complete(self) -> None:
+            self._idle_since = time.monotonic()
+            self._disarm()
+            super().on_response_complete()  # arms uvicorn's keep-alive timer
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def _arm(self, seconds: float) -> None:
+            self._disarm()
+            self._read_deadline = self.loop.call_later(seconds, self._read_timed_out)
+
+        def _disarm(self) -> None:
+            if self._read_deadline is not None:
+                self._read_deadline.cancel()
+                self._read_deadline = None
+
+        def _read_timed_out(self) -> None:
+            self._read_deadline = None
+            if self.transport.is_closing():
+                return
+            if self.flow.read_paused:  # the app has not taken the last chunk yet
+                self._arm(self._limits.body_timeout)
+                return
+            self.transport.abort()
+
+    return GuardedH11Protocol
+
+
+class AcceptErrorFilter(logging.Filter):
+    """Let through one "out of system resource" accept error per ``interval`` seconds.
+
+    The line that passes carries no traceback and says how many were dropped.
+    """
+
+    # The loop logs the first line once per pending connection, and each of those
+    # schedules a retry that fails again, with the second line, once the socket closes.
+    _MARKERS: Final = (
+        "socket.accept() out of system resource",
+        "Exception in callback BaseSelectorEventLoop._start_serving",
+    )
+
+    def __init__(self, interval: float = 10.0) -> None:
+        super().__init__()
+        self._interval = interval
+        self._last: float | None = None
+        self._dropped = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if not any(marker in message for marker in self._MARKERS):
+            return True
+        now = time.monotonic()
+        if self._last is not None and now - self._last < self._interval:
+            self._dropped += 1
+            return False
+        self._last = now
+        record.msg = (
+            "accept() failed: out of file descriptors or memory; new connections wait "
+            "(%d similar lines dropped). Raise the descriptor limit (ulimit -n) or lower "
+            "METACORTEX_MAX_CONNECTIONS"
+        )
+        record.args = (self._dropped,)
+        record.exc_info = None
+        record.exc_text = None
+        self._dropped = 0
+        return True
+
+
+def install_accept_error_filter() -> AcceptErrorFilter:
+    accept_filter = AcceptErrorFilter()
+    logging.getLogger("asyncio").addFilter(accept_filter)
+    return accept_filter

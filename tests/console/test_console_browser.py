@@ -1,0 +1,415 @@
+"""Every console flow in a real headless Chromium (Debian's ``chromium`` driven by Playwright
+with the system binary; never ``playwright install``), against the real app over loopback.
+
+Each test fails on any browser console error or page error. Screenshots at desktop and phone
+width are written to ``docs/images/`` when ``METACORTEX_UPDATE_SCREENSHOTS=1``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import anyio
+import pytest
+
+from metacortex.domain.records import utc_now
+from metacortex.owner.sessions import KIND, digest
+from tests.console.support import ADMIN, ConsoleLive, console_server, make_events, seed
+from tests.oauth_support import PASSPHRASE, Browserless, OAuthLive, tool_call, tools_list
+
+playwright_api = pytest.importorskip("playwright.async_api")
+
+ROOT: Final = Path(__file__).resolve().parents[2]
+IMAGES: Final = ROOT / "docs" / "images"
+DESKTOP: Final = {"width": 1280, "height": 900}
+PHONE: Final = {"width": 390, "height": 844}
+
+pytestmark = pytest.mark.slow
+
+
+def _chromium() -> str:
+    for candidate in ("/usr/lib/chromium/chromium", shutil.which("chromium") or ""):
+        if candidate and Path(candidate).exists():
+            return candidate
+    pytest.skip(
+        "SKIPPED LOUDLY: Debian's chromium is not installed (apt-get install -y chromium; "
+        ".ci/run does it when root), so the browser tests of the memory console did not run"
+    )
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> Iterator[ConsoleLive]:
+    with console_server(tmp_path) as running:
+        yield running
+
+
+@dataclass
+class Browser:
+    page: Any
+    live: ConsoleLive
+    shots: Path
+    problems: list[str] = field(default_factory=list)
+    # HTTP statuses a test provokes on purpose (Chromium logs each as a console error).
+    expected_statuses: set[int] = field(default_factory=set)
+
+    async def open(self, path: str) -> None:
+        await self.page.goto(self.live.url + path)
+
+    async def sign_in(self, path: str = "/console") -> None:
+        await self.open(path)
+        await self.page.fill("#passphrase", PASSPHRASE)
+        await self.page.click("button[type=submit]")
+        await self.page.get_by_role("navigation", name="Console").wait_for()
+
+    async def shoot(self, name: str) -> None:
+        """The current page at desktop width, then at phone width."""
+        for suffix, size in (("desktop", DESKTOP), ("phone", PHONE)):
+            await self.page.set_viewport_size(size)
+            await self.page.screenshot(
+                path=str(self.shots / f"console-{name}-{suffix}.png"), full_page=True
+            )
+        await self.page.set_viewport_size(DESKTOP)
+
+    async def no_horizontal_scroll_at_phone_width(self) -> bool:
+        await self.page.set_viewport_size(PHONE)
+        overflow: bool = await self.page.evaluate(
+            "document.documentElement.scrollWidth > document.documentElement.clientWidth + 1"
+        )
+        await self.page.set_viewport_size(DESKTOP)
+        return not overflow
+
+
+@pytest.fixture
+async def browser(live: ConsoleLive, tmp_path: Path) -> AsyncIterator[Browser]:
+    executable = _chromium()
+    async with playwright_api.async_playwright() as playwright:
+        chromium = await playwright.chromium.launch(
+            executable_path=executable, args=["--no-sandbox", "--disable-gpu"]
+        )
+        context = await chromium.new_context(viewport=DESKTOP, accept_downloads=True)
+        page = await context.new_page()
+        shots = IMAGES if os.environ.get("METACORTEX_UPDATE_SCREENSHOTS") == "1" else tmp_path
+        driver = Browser(page, live, shots)
+
+        def console_message(message: Any) -> None:
+            status = re.search(r"responded with a status of (\d+)", message.text)
+            if status and int(status.group(1)) in driver.expected_statuses:
+                return
+            if message.type in ("error", "warning"):
+                driver.problems.append(f"console {message.type}: {message.text}")
+
+        page.on("console", console_message)
+        page.on("pageerror", lambda error: driver.problems.append(f"page error: {error}"))
+        try:
+            yield driver
+        finally:
+            await chromium.close()
+    assert driver.problems == []
+
+
+@pytest.mark.anyio
+async def test_owner_signs_in_browses_filters_pages_and_opens_a_record(
+    browser: Browser,
+) -> None:
+    live = browser.live
+    seeded = seed(live.service)
+    for number in range(30):
+        live.service.save(ADMIN, content=f"Reading list entry {number}", topic="books")
+    page = browser.page
+
+    await browser.open("/console")
+    await browser.shoot("sign-in")
+    await browser.sign_in()
+
+    assert await page.get_by_role("heading", name="Memories", exact=True).is_visible()
+    assert await page.get_by_label("2 wip in trip").is_visible()
+    await browser.shoot("browse")
+    assert await browser.no_horizontal_scroll_at_phone_width()
+    await page.get_by_role("textbox", name="Topic").fill("books")
+    await page.get_by_role("button", name="Apply filters").click()
+    assert await page.locator("#memory-list > li").count() == 25
+    await page.get_by_role("link", name="Older →").click()
+    assert await page.locator("#memory-list > li").count() == 5
+    await page.get_by_role("textbox", name="Topic").fill("")
+    await page.get_by_label("State").select_option("all")
+    await page.get_by_label("Origin").select_option("user_asserted")
+    await page.get_by_role("button", name="Apply filters").click()
+    assert await page.locator("#memory-list > li").count() == len(seeded.garden)
+
+    await browser.open(f"/console/memories/{seeded.merged}")
+    assert await page.locator("#lineage-sources li").count() == 2
+    await browser.shoot("record")
+    await page.locator("#lineage-sources a").first.click()
+    assert await page.locator("#lineage-merged").is_visible()
+    await browser.open(f"/console/memories/{seeded.image}")
+    assert await page.get_by_role("heading", name="Image description").is_visible()
+    assert await page.get_by_text("gs://team-bucket/whiteboard.png").is_visible()
+
+
+@pytest.mark.anyio
+async def test_search_shows_the_score_breakdown_of_each_result(browser: Browser) -> None:
+    seed(browser.live.service)
+    page = browser.page
+    await browser.sign_in("/console/search")
+
+    await page.get_by_label("Query").fill("tomatoes sun")
+    await page.keyboard.press("Enter")
+
+    first = page.locator("#results > li").first
+    await first.wait_for()
+    assert "Tomatoes need six hours of sun" in await first.inner_text()
+    parts = [
+        float(await first.locator(f"dd.{name}").inner_text())
+        for name in ("semantic", "keyword", "context")
+    ]
+    score = float(await first.locator("dd.score").inner_text())
+    assert sum(parts) == pytest.approx(score, abs=0.002)
+    assert parts[1] > 0
+    await browser.shoot("search")
+    assert await browser.no_horizontal_scroll_at_phone_width()
+
+
+@pytest.mark.anyio
+async def test_owner_deprecates_corrects_and_promotes(browser: Browser) -> None:
+    live = browser.live
+    seeded = seed(live.service)
+    page = browser.page
+    first, second, third = seeded.garden
+    await browser.sign_in(f"/console/memories/{first}")
+    browser.expected_statuses.add(409)  # the refused deprecation at the end
+
+    await page.get_by_label("Superseding memory id (optional)").fill(second)
+    await page.get_by_label(re.compile("^changed")).check()
+    await page.get_by_role("button", name="Deprecate").click()
+    assert await page.get_by_role("status").inner_text() == "The memory was deprecated."
+    assert await page.locator("#record-state").inner_text() == "deprecated"
+    assert await page.locator("#chain a").first.inner_text() == second
+
+    await browser.open(f"/console/memories/{third}")
+    await page.get_by_label("Corrected content").fill("Water the garden before 8 am.")
+    await page.get_by_role("button", name="Save correction").click()
+    assert "correction was saved" in await page.get_by_role("status").inner_text()
+    assert await page.locator("#record-content").inner_text() == "Water the garden before 8 am."
+    wrong = live.service.fetch(ADMIN, id=third)["item"]["metadata"]
+    assert wrong["supersession_reason"] == "corrected"
+
+    await browser.open(f"/console/memories/{seeded.drafts[0]}")
+    await page.get_by_role("button", name="Promote draft").click()
+    assert await page.locator("#record-state").inner_text() == "active"
+
+    await browser.open(f"/console/memories/{second}")
+    await page.get_by_label("Superseding memory id (optional)").fill(first)
+    await page.get_by_role("button", name="Deprecate").click()
+    assert "was not deprecated" in await page.get_by_role("heading", level=1).inner_text()
+    assert (
+        "would loop" in (await page.content())
+        or "conflict" in await page.locator("#error-code").inner_text()
+    )
+
+
+@pytest.mark.anyio
+async def test_consolidation_is_previewed_then_confirmed(browser: Browser) -> None:
+    live = browser.live
+    seeded = seed(live.service)
+    page = browser.page
+    await browser.sign_in("/console/consolidate")
+
+    await page.get_by_role("combobox", name="Topic").select_option("trip")
+    await page.get_by_role("button", name="Preview").click()
+    assert await page.locator("#preview-sources li").count() == 2
+    assert "We fly to Lisbon on May 3." in await page.locator("#preview-merged").inner_text()
+    drafts = live.service.list_memories(ADMIN, filter_topic="trip", filter_state="wip")
+    assert len(drafts["items"]) == 2
+    await browser.shoot("consolidate")
+
+    await page.get_by_role("button", name="Confirm consolidation").click()
+    assert "merged into this memory" in await page.get_by_role("status").inner_text()
+    assert await page.locator("#lineage-sources li").count() == 2
+    for source in seeded.drafts:
+        meta = live.service.fetch(ADMIN, id=source)["item"]["metadata"]
+        assert meta["branch_state"] == "deprecated"
+
+
+@pytest.mark.anyio
+async def test_owner_revokes_a_grant_on_the_clients_page(browser: Browser) -> None:
+    live = browser.live
+    oauth = OAuthLive(live.url, live.store, live.app, documents=None)  # type: ignore[arg-type]
+    agent = Browserless(oauth)
+    client = agent.register(client_name="Notes Agent")
+    agent.sign_in()
+    tokens = agent.tokens(client["client_id"])
+    agent.close()
+    used = tool_call(oauth.mcp, tokens["access_token"], "search_context", {"query": "sun"})
+    assert used.status_code == 200, used.text
+    live.flush_events()
+    page = browser.page
+    await browser.sign_in("/console/clients")
+
+    row = page.locator("#grants tbody tr", has_text="Notes Agent")
+    assert "not in" not in await row.locator("td").nth(2).inner_text()
+    await browser.shoot("clients")
+    await row.get_by_role("button", name="Revoke Notes Agent").click()
+    browser.expected_statuses.add(401)
+
+    assert "revoked" in await page.get_by_role("status").inner_text()
+    assert await page.locator("#grants tbody tr", has_text="Notes Agent").count() == 0
+    assert tools_list(oauth.mcp, tokens["access_token"]).status_code == 401
+
+
+@pytest.mark.anyio
+async def test_activity_charts_render_from_real_events_and_the_backup_downloads(
+    browser: Browser,
+) -> None:
+    live = browser.live
+    seed(live.service)
+    make_events(live.url)
+    live.flush_events()
+    page = browser.page
+    await browser.sign_in("/console/activity")
+
+    charts = page.locator("svg.chart")
+    assert await charts.count() == 4
+    for index in range(4):
+        assert await charts.nth(index).is_visible()
+    assert await page.locator("#chart-calls rect.bar").count() >= 1
+    assert await page.locator("#chart-zero circle.point").count() >= 1
+    assert await page.locator("#chart-latency circle.point").count() >= 2
+    refusals = page.locator("#chart-refusals rect.bar", has_text="unauthorized: 1")
+    assert await refusals.count() == 1
+    box = await page.locator("#chart-calls").bounding_box()
+    assert box is not None
+    assert box["height"] > 100
+    await browser.shoot("activity")
+    assert await browser.no_horizontal_scroll_at_phone_width()
+
+    async with page.expect_download() as waiting:
+        await page.get_by_role("link", name="Download a portable backup").click()
+    download = await waiting.value
+    assert download.suggested_filename.startswith("metacortex-backup-")
+    saved = await anyio.Path(await download.path()).stat()
+    assert saved.st_size > 200
+
+
+@pytest.mark.anyio
+async def test_a_forged_csrf_token_is_refused_and_changes_nothing(browser: Browser) -> None:
+    live = browser.live
+    seeded = seed(live.service)
+    page = browser.page
+    await browser.sign_in(f"/console/memories/{seeded.garden[0]}")
+
+    browser.expected_statuses.add(403)
+    await page.locator("#deprecate-form input[name=csrf]").evaluate("e => e.value = 'forged'")
+    await page.get_by_role("button", name="Deprecate").click()
+
+    assert await page.get_by_role("heading", level=1).inner_text() == "The form expired"
+    meta = live.service.fetch(ADMIN, id=seeded.garden[0])["item"]["metadata"]
+    assert meta["branch_state"] == "active"
+
+
+@pytest.mark.anyio
+async def test_an_expired_session_asks_to_sign_in_again(browser: Browser) -> None:
+    live = browser.live
+    seeded = seed(live.service)
+    page = browser.page
+    await browser.sign_in(f"/console/memories/{seeded.garden[0]}")
+    cookies = await page.context.cookies()
+    [value] = [c["value"] for c in cookies if c["name"].endswith("mc_owner")]
+    data = live.store.auth_get(KIND, digest(value))
+    assert data is not None
+    live.store.auth_put(KIND, digest(value), data, utc_now())
+    browser.expected_statuses.add(403)
+
+    await page.get_by_role("button", name="Deprecate").click()
+
+    assert "Your session ended" in await page.get_by_role("alert").inner_text()
+    meta = live.service.fetch(ADMIN, id=seeded.garden[0])["item"]["metadata"]
+    assert meta["branch_state"] == "active"
+    await page.fill("#passphrase", PASSPHRASE)
+    await page.click("button[type=submit]")
+    await page.get_by_role("heading", name="Memories", exact=True).wait_for()
+
+
+@pytest.mark.anyio
+async def test_signing_in_over_the_limit_is_refused_with_the_wait(browser: Browser) -> None:
+    page = browser.page
+    browser.expected_statuses.update({401, 429})
+    for _ in range(5):
+        await browser.open("/console")
+        await page.fill("#passphrase", "not the passphrase at all")
+        await page.click("button[type=submit]")
+        assert await page.get_by_role("alert").inner_text() == "That passphrase is not correct."
+
+    await page.fill("#passphrase", PASSPHRASE)
+    await page.click("button[type=submit]")
+
+    assert "Too many sign-in attempts" in await page.get_by_role("alert").inner_text()
+    assert await page.get_by_role("navigation", name="Console").count() == 0
+
+
+@pytest.mark.anyio
+async def test_no_page_logs_a_console_error(browser: Browser) -> None:
+    seeded = seed(browser.live.service)
+    make_events(browser.live.url)
+    browser.live.flush_events()
+    await browser.sign_in()
+    for path in (
+        "/console",
+        "/console?state=all",
+        f"/console/memories/{seeded.merged}",
+        f"/console/memories/{seeded.image}",
+        f"/console/memories/{seeded.drafts[0]}",
+        "/console/search?q=standup",
+        "/console/consolidate",
+        "/console/clients",
+        "/console/activity",
+    ):
+        await browser.open(path)
+        await browser.page.get_by_role("navigation", name="Console").wait_for()
+        unlabelled = await browser.page.evaluate(UNLABELLED_CONTROLS)
+        assert unlabelled == [], (path, unlabelled)
+        assert await browser.page.locator("h1").count() == 1
+    assert browser.problems == []
+
+
+@pytest.mark.anyio
+async def test_the_console_is_usable_from_the_keyboard(browser: Browser) -> None:
+    seeded = seed(browser.live.service)
+    page = browser.page
+    await browser.sign_in()
+
+    await page.keyboard.press("Tab")
+    assert await page.evaluate("document.activeElement.textContent") == "Skip to content"
+    await page.keyboard.press("Tab")
+    assert await page.evaluate("document.activeElement.textContent") == "Memories"
+    await page.keyboard.press("Tab")
+    await page.keyboard.press("Enter")
+    await page.get_by_role("heading", name="Search", exact=True).wait_for()
+    await page.keyboard.type("standup")
+    await page.keyboard.press("Enter")
+    await page.locator("#results > li").first.wait_for()
+    await browser.open(f"/console/memories/{seeded.drafts[0]}")
+    await page.get_by_role("button", name="Promote draft").focus()
+    await page.keyboard.press("Enter")
+    await page.get_by_role("status").wait_for()
+    assert await page.locator("#record-state").inner_text() == "active"
+
+
+# Every visible form control with no accessible name (a <label>, aria-label or aria-labelledby).
+UNLABELLED_CONTROLS: Final = """
+() => [...document.querySelectorAll('input, select, textarea, button')]
+  .filter(e => e.type !== 'hidden')
+  .filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label')
+               && !e.getAttribute('aria-labelledby') && !(e.textContent || '').trim())
+  .map(e => e.outerHTML)
+"""

@@ -1,0 +1,101 @@
+"""``metacortex migrate profiles``: the original's profiles become ones this server loads."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from pydantic import SecretStr
+
+from metacortex.cli.main import main
+from metacortex.config import Settings
+from metacortex.errors import ConfigurationError
+from metacortex.migration.profiles import migrate_profiles
+from metacortex.server.profiles import TOOL_NAMES, load_profiles
+
+STRONG = "k3Jd9fQ2mZx7Lr1Vb8Nc4Wt6Yp0Hs5Ga2Ue9Io3Kq7"
+ORIGINAL = [
+    {
+        "id": "chatgpt",
+        "token": "chatgpt-secret",
+        "allowedTools": ["search_context", "fetch_context"],
+        "allowedOrigins": ["https://chatgpt.com/"],
+        "notes": "set up in March",
+    },
+    {
+        "id": "claude",
+        "token": STRONG,
+        "allowedTools": [],
+        "allowedFilterStates": ["active", "wip", "archived"],
+        "allowedOrigins": ["https://claude.ai/settings/connectors"],
+    },
+    {"id": "my agent", "token": STRONG + "x", "allowedTools": ["save_context", "recall"]},
+    {"id": "chatgpt", "token": STRONG, "allowedTools": ["search_context"]},
+]
+
+
+def _load(profiles_json: str) -> list[str]:
+    settings = Settings(_env_file=None, mcp_client_profiles_json=SecretStr(profiles_json))  # type: ignore[call-arg]
+    return [profile.id for profile in load_profiles(settings).all()]
+
+
+def test_the_original_profiles_are_refused_as_they_are() -> None:
+    with pytest.raises(ConfigurationError):
+        _load(json.dumps(ORIGINAL))
+
+
+def test_migrated_profiles_load_and_every_change_is_explained() -> None:
+    result = migrate_profiles(json.dumps(ORIGINAL))
+    assert _load(result.as_json()) == ["default", "chatgpt", "claude", "my-agent"]
+    chatgpt, claude, agent = result.profiles
+    notes = "\n".join(result.notes)
+
+    # a weak token is replaced, shown once, and only its digest is kept
+    [fresh] = result.new_tokens
+    assert fresh.client_id == "chatgpt"
+    assert chatgpt["token_sha256"] == hashlib.sha256(fresh.token.encode()).hexdigest()
+    assert "token" not in chatgpt
+    # a strong token keeps working: same digest
+    assert claude["token_sha256"] == hashlib.sha256(STRONG.encode()).hexdigest()
+    # an empty allowedTools granted everything in the original: now said explicitly
+    assert claude["allowedTools"] == list(TOOL_NAMES)
+    assert "granted every tool" in notes
+    # origins lose their slash and path; unknown states, tools and fields go, named
+    assert chatgpt["allowedOrigins"] == ["https://chatgpt.com"]
+    assert claude["allowedOrigins"] == ["https://claude.ai"]
+    assert claude["allowedFilterStates"] == ["active", "wip"]
+    assert agent["allowedTools"] == ["save_context"]
+    assert "recall" in notes
+    assert "notes" in notes
+    assert "archived" not in json.dumps(claude)
+    # an id that cannot be a URL path is renamed; a duplicate id is skipped
+    assert agent["id"] == "my-agent"
+    assert "/clients/my-agent/mcp" in notes
+    assert "used by an earlier entry" in notes
+    # URL tokens are opt-in now
+    assert not any(profile.get("allowUrlToken") for profile in result.profiles)
+    assert "?auth_token= is no longer accepted" in notes
+
+
+def test_url_tokens_can_be_kept_for_every_profile() -> None:
+    result = migrate_profiles(json.dumps(ORIGINAL), keep_url_tokens=True)
+    assert all(profile["allowUrlToken"] is True for profile in result.profiles)
+
+
+def test_the_command_prints_the_new_json_and_the_new_token_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "profiles.json"
+    source.write_text(json.dumps(ORIGINAL))
+    assert main(["migrate", "profiles", str(source)]) == 0
+    out, err = capsys.readouterr()
+    assert _load(out) == ["default", "chatgpt", "claude", "my-agent"]
+    assert err.count("NEW TOKEN for chatgpt") == 1
+    assert "chatgpt-secret" not in out + err
+
+
+def test_profiles_that_are_not_json_are_named_as_such() -> None:
+    with pytest.raises(ConfigurationError, match="not valid JSON"):
+        migrate_profiles("[{")

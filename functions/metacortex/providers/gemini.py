@@ -38,6 +38,11 @@ VERTEX_ONE_TEXT_MODELS: Final = ("gemini-embedding-001",)
 # same on both routes; keyword search still indexes the whole text (docs/gemini.md).
 EMBED_WINDOW_CHARS: Final = 8000
 DEFAULT_EMBED_CONCURRENCY: Final = 8
+# Added to an embedding failure whose last answer was 429 (quota exhausted).
+EMBED_QUOTA_HINT: Final = (
+    "the project's embedding quota stayed exhausted; lower METACORTEX_EMBED_CONCURRENCY "
+    "or raise the quota, then run the command again"
+)
 EMBED_TIMEOUT_SECONDS: Final = 30.0
 GENERATE_TIMEOUT_SECONDS: Final = 60.0
 
@@ -172,7 +177,7 @@ class GeminiEmbedder:
         def request(client: genai.Client) -> types.EmbedContentResponse:
             return client.models.embed_content(model=model, contents=texts, config=config)
 
-        response = self._client.call("embedding", request, retry=retry)
+        response = self._client.call("embedding", request, retry=retry, quota_hint=EMBED_QUOTA_HINT)
         embeddings = response.embeddings or []
         if len(embeddings) != len(texts):
             raise Unavailable(

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx2
+import numpy as np
 import pytest
 from google.genai import types
 
@@ -20,8 +21,15 @@ from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.service import Access, MemoryService
 from metacortex.storage.sqlite import SQLiteStore
 from tests.fakes import HashingEmbedder
-from tests.gemini_wire import FakeGemini, error_reply
-from tests.test_gemini_providers import ADC, Sleeps, settings, vertex
+from tests.gemini_wire import (
+    VERTEX_MAX_REQUEST_TOKENS,
+    FakeGemini,
+    embedded_texts,
+    error_reply,
+    wire_tokens,
+    wire_vector,
+)
+from tests.test_gemini_providers import ADC, Sleeps, settings, unit, vertex
 
 ROUTES = ["vertex", "gemini-api"]
 
@@ -102,3 +110,35 @@ def test_eval_generate_seeds_its_corpus_on_each_route(
 
     assert len(cases) == 10
     assert len(fake.requests) == 8
+
+
+# ------------------------------------------- Vertex models answered by :predict
+def test_a_predict_model_on_vertex_keeps_each_request_under_20000_tokens(
+    fake: FakeGemini, wire: types.HttpOptions
+) -> None:
+    # 900 tokens (~7,000 characters) each: 30 in one request would be 27,000 tokens.
+    texts = [" ".join(f"w{i}x{j}" for j in range(900)) for i in range(30)]
+    embedder = GeminiEmbedder.from_settings(
+        vertex(gemini_embedding_model="text-embedding-005"), http_options=wire, credentials=ADC
+    )
+
+    vectors = embedder.embed_documents(texts)
+
+    assert all(r.url.path.endswith("text-embedding-005:predict") for r in fake.requests)
+    for request in fake.requests:
+        sent = embedded_texts(fake.body(request))
+        assert sum(wire_tokens(text) for text in sent) <= VERTEX_MAX_REQUEST_TOKENS
+    for text, vector in zip(texts, vectors, strict=True):
+        np.testing.assert_allclose(vector, unit(wire_vector(text)), rtol=1e-6)
+
+
+def test_short_texts_on_a_predict_model_still_share_requests(
+    fake: FakeGemini, wire: types.HttpOptions
+) -> None:
+    embedder = GeminiEmbedder.from_settings(
+        vertex(gemini_embedding_model="text-embedding-005"), http_options=wire, credentials=ADC
+    )
+
+    embedder.embed_documents([f"short note {i}" for i in range(150)])
+
+    assert sorted(len(embedded_texts(fake.body(r))) for r in fake.requests) == [50, 100]

@@ -142,3 +142,26 @@ def test_short_texts_on_a_predict_model_still_share_requests(
     embedder.embed_documents([f"short note {i}" for i in range(150)])
 
     assert sorted(len(embedded_texts(fake.body(r))) for r in fake.requests) == [50, 100]
+
+
+# ----------------------------------------------------------------- long texts
+def test_vertex_requests_state_auto_truncate_so_a_token_dense_window_is_cut_not_refused(
+    fake: FakeGemini, wire: types.HttpOptions
+) -> None:
+    dense = ",".join("x" for _ in range(3000))  # 5,999 characters, ~6,000 tokens
+    embedder = GeminiEmbedder.from_settings(vertex(), http_options=wire, credentials=ADC)
+
+    embedder.embed_documents([dense])
+    embedder.embed_query("a question")
+
+    for request in fake.requests:
+        assert fake.body(request)["embedContentConfig"]["autoTruncate"] is True
+
+
+def test_gemini_api_requests_carry_no_auto_truncate_switch(
+    fake: FakeGemini, wire: types.HttpOptions
+) -> None:
+    GeminiEmbedder.from_settings(settings(), http_options=wire).embed_documents(["a", "b"])
+
+    [request] = fake.requests
+    assert all("autoTruncate" not in item for item in fake.body(request)["requests"])

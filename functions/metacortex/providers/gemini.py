@@ -179,7 +179,14 @@ class GeminiEmbedder:
         from google.genai import types
 
         model, dimension = self._identity.model, self._identity.dimension
-        config = types.EmbedContentConfig(task_type=task_type, output_dimensionality=dimension)
+        config = types.EmbedContentConfig(
+            task_type=task_type,
+            output_dimensionality=dimension,
+            # Stated rather than left to a default: a window that is still over 2,048
+            # tokens (code, CJK) is cut by Vertex AI, not refused. The Gemini API has no
+            # such switch (the SDK rejects it) and always truncates.
+            auto_truncate=True if self._client.connection.vertexai else None,
+        )
 
         def request(client: genai.Client) -> types.EmbedContentResponse:
             return client.models.embed_content(model=model, contents=texts, config=config)

@@ -154,7 +154,7 @@ def firestore_emulator() -> Iterator[Emulator]:
 class FirestoreStoreFactory(Protocol):
     def __call__(self, *, collection: str | None = None, **options: int) -> FirestoreStore:
         """No arguments: ``FirestoreStore.from_settings`` (what production runs).
-        ``collection`` or store options (``candidate_cap``, ``nearest_limit``): the
+        ``collection`` or store options (``nearest_limit``, ``lexical_budget``): the
         constructor, on a client of the same emulator project."""
         ...
 

@@ -10,7 +10,6 @@ answers must agree.
 from __future__ import annotations
 
 import json
-import logging
 import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -46,6 +45,7 @@ from metacortex.storage.firestore_queries import firestore_index_specs, query_sh
 from metacortex.storage.sqlite import SQLiteStore
 from tests.fakes import HashingEmbedder
 from tests.firestore_support import PROJECT, FirestoreStoreFactory, firestore_settings
+from tests.rpc_counting import CountingClient, RpcRecorder
 
 T0 = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
 EMBEDDER = HashingEmbedder(32)
@@ -344,12 +344,14 @@ def test_bm25_scores_and_order_match_sqlite_fts5(
         assert all(where.matches(hit.memory) for hit in ours)
 
 
-def test_rare_terms_are_read_first_and_common_ones_skipped_once_they_cannot_change_the_top(
-    firestore_store_factory: FirestoreStoreFactory,
-    tmp_path: Path,
-    caplog: pytest.LogCaptureFixture,
+def test_rare_terms_are_read_in_full_and_common_ones_only_within_what_they_leave_of_the_budget(
+    firestore_store_factory: FirestoreStoreFactory, tmp_path: Path
 ) -> None:
-    fs, lite = _both(firestore_store_factory(candidate_cap=8), tmp_path)
+    recorder = RpcRecorder()
+    fs = FirestoreStore(
+        CountingClient(recorder, project=PROJECT), "memory_vectors", lexical_budget=7
+    )
+    lite = SQLiteStore(tmp_path / "lite.sqlite3")
     corpus = [
         _memory(f"common filler {i}", minutes=i, branch_state=ALL_STATES[i % 4]) for i in range(30)
     ]
@@ -361,21 +363,40 @@ def test_rare_terms_are_read_first_and_common_ones_skipped_once_they_cannot_chan
     for memory in corpus:
         _insert(fs, memory)
         _insert(lite, memory)
-    # Four states: 30 disjunctions allow groups of 7 terms, so `common` (in 36
-    # records, at most idf * (k1 + 1) ~ 2e-6 for any record) is a group of its own.
     where = MemoryFilter(states=ALL_STATES)
     wanted = query_terms("needle alpha bravo charlie delta echo foxtrot common")
-    caplog.set_level(logging.INFO, logger="metacortex.storage.firestore_lexical")
 
-    ours = fs.lexical_search(wanted, where, 1)
+    ours, tally = recorder.measure(lambda: fs.lexical_search(wanted, where, 7))
 
-    assert [hit.memory.id for hit in ours] == [corpus[-1].id]
-    assert ours[0].score == pytest.approx(lite.lexical_search(wanted, where, 1)[0].score)
-    assert "candidate cap" not in caplog.text, "the common term's 36 records were never read"
+    theirs = lite.lexical_search(wanted, where, 7)
+    assert ours[0].memory.id == corpus[-1].id
+    assert {h.memory.id for h in ours} == {h.memory.id for h in theirs}
+    assert [h.score for h in ours] == pytest.approx([h.score for h in theirs])
+    # Statistics, then the 7 records of the rare terms (their frequencies add up to 7,
+    # within a budget of 7 records). Nothing is left for `common` (37 records, worth at
+    # most idf * (k1 + 1) ~ 2e-6 each), so it is never queried.
+    assert tally.kinds.get("RunQuery") == 1
+    assert tally.documents == 7
 
-    # A query of common terms only cannot prune: the cap bounds the reads, and says so.
-    assert len(fs.lexical_search(query_terms("common filler"), where, 10)) == 8
-    assert "candidate cap (8)" in caplog.text
+    # Only common terms: for each, the shortest records holding it, together within
+    # the budget (max(limit, 7) = 10), in one round trip. Every record read is scored
+    # exactly as SQLite scores it, and records holding both terms come first; which
+    # of the 30 equally scored ones are read is not SQLite's choice (the budget).
+    common, tally = recorder.measure(
+        lambda: fs.lexical_search(query_terms("common filler"), where, 10)
+    )
+    assert len(common) == 10
+    assert tally.kinds.get("RunQuery") == 2
+    assert tally.documents == 10
+    exact = {
+        h.memory.id: h.score for h in lite.lexical_search(query_terms("common filler"), where, 50)
+    }
+    assert [h.score for h in common] == pytest.approx([exact[h.memory.id] for h in common])
+    both = [h for h in common if "filler" in h.memory.content]
+    assert len(both) == 5
+    assert common[:5] == both
+    lite.close()
+    fs.close()
 
 
 # ----------------------------------------------------------- post-filtering
@@ -499,7 +520,7 @@ def test_index_specs_list_one_index_per_query_shape_and_ttl_overrides() -> None:
 
     indexes = specs["indexes"]
     vector = [i for i in indexes if any("vectorConfig" in f for f in i["fields"])]
-    assert len(indexes) == len(query_shapes()) == 16
+    assert len(indexes) == len(query_shapes()) == 20
     assert len(vector) == 4
     assert all(
         i["fields"][-1]

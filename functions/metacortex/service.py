@@ -302,9 +302,8 @@ class MemoryService:
         )
         vector = self._embedder.embed_query(query)
         pool = max(CANDIDATE_POOL, count)
-        dense = self._store.vector_search(vector, where, pool)
         terms = query_terms(query)
-        lexical = self._store.lexical_search(terms, where, pool) if terms else []
+        dense, lexical = self._store.hybrid_search(vector, terms, where, pool)
         fused = fuse(dense, lexical, self._options.dense_weight)
         if self._options.conversational_context:
             fused = with_context(self._store, fused, where, keyword_weights(terms, lexical))
@@ -350,6 +349,14 @@ class MemoryService:
             raise InvalidArgument("id is required")
         memory = self._visible(access, limits.check_id(memory_id))
         return {"item": memory.to_item()}
+
+    def _all_visible(self, access: Access, memory_ids: Sequence[str]) -> list[Memory]:
+        """``_visible`` of each id, read in one round trip."""
+        found = self._store.get_many(memory_ids)
+        for memory_id, memory in zip(memory_ids, found, strict=True):
+            if memory is None or memory.branch_state not in access.readable_states:
+                raise NotFound(f"no memory with id {memory_id!r}")
+        return [memory for memory in found if memory is not None]
 
     def memory(self, access: Access, memory_id: str) -> Memory:
         """The whole record (with its retrieval text), as ``fetch`` would find it."""
@@ -428,11 +435,11 @@ class MemoryService:
             raise InvalidArgument("a memory cannot supersede itself")
 
         def apply(txn: StoreTransaction) -> dict[str, Any]:
-            target = txn.get(target_id)
+            # Both records in one read; the chain beyond the replacement only when it has one.
+            target, replacement = txn.get_many([target_id, replacement_id or target_id])
             if target is None or target.branch_state not in access.readable_states:
                 raise NotFound(f"no memory with id {target_id!r}")
             if replacement_id is not None:
-                replacement = txn.get(replacement_id)
                 if replacement is None or replacement.branch_state not in access.readable_states:
                     raise NotFound(f"superseding memory {replacement_id!r} does not exist")
                 _refuse_cycle(txn, target_id, replacement)
@@ -546,7 +553,7 @@ class MemoryService:
                 f"source_ids has {len(ids)} ids; the limit is {limits.MAX_CONSOLIDATE_SOURCES}"
             )
         if ids:
-            sources = [self._visible(access, source_id) for source_id in ids]
+            sources = self._all_visible(access, ids)
         else:
             if BranchState.WIP not in access.readable_states:
                 raise Forbidden("this endpoint may not read memories in state 'wip'")
@@ -609,7 +616,7 @@ class MemoryService:
         source_ids_in_order = [m.id for m in sources]
 
         def apply(txn: StoreTransaction) -> dict[str, Any]:
-            current = [txn.get(source_id) for source_id in source_ids_in_order]
+            current = txn.get_many(source_ids_in_order)
             present = [m for m in current if m is not None]
             finished = self._completed_in(txn, present) if len(present) == len(current) else None
             if finished is not None:
@@ -682,24 +689,34 @@ class MemoryService:
         return self._store.transaction(check)
 
     def _completed_consolidation(self, sources: list[Memory]) -> dict[str, Any] | None:
+        if not _folded_into_one(sources):
+            return None  # nothing to look up: skip the transaction and its round trips
         return self._store.transaction(lambda txn: self._completed_in(txn, sources))
 
     @staticmethod
     def _completed_in(txn: StoreTransaction, sources: list[Memory]) -> dict[str, Any] | None:
         """The earlier result when every source was already folded into one merged record."""
-        if len(sources) < 2:
+        if not _folded_into_one(sources):
             return None
-        targets = {m.superseded_by for m in sources}
-        if len(targets) != 1 or any(m.branch_state is not BranchState.DEPRECATED for m in sources):
-            return None
-        merged_id = targets.pop()
-        if merged_id is None:
-            return None
+        merged_id = sources[0].superseded_by
+        assert merged_id is not None
         merged = txn.get(merged_id)
         ids = [m.id for m in sorted(sources, key=lambda m: (m.created_at, m.id))]
         if merged is None or set(merged.provenance.derived_from) != set(ids):
             return None
         return _consolidation_result(merged, list(merged.provenance.derived_from))
+
+
+def _folded_into_one(sources: Sequence[Memory]) -> bool:
+    """Whether at least two sources are all deprecated and superseded by one record."""
+    if len(sources) < 2:
+        return False
+    targets = {m.superseded_by for m in sources}
+    return (
+        len(targets) == 1
+        and None not in targets
+        and all(m.branch_state is BranchState.DEPRECATED for m in sources)
+    )
 
 
 def _reported(applied: dict[str, Any], where: MemoryFilter, count: int) -> dict[str, Any]:

@@ -109,7 +109,7 @@ def test_importing_the_entry_module_is_cheap_and_needs_no_settings_or_network() 
     probe = (
         "import sys, main; "
         "heavy = [m for m in ('google.genai', 'google.cloud.firestore', 'onnxruntime', "
-        "'metacortex.server', 'mcp') if m in sys.modules]; "
+        "'metacortex.server', 'mcp', 'firebase_functions') if m in sys.modules]; "
         "print(heavy, callable(main.metaCortexMcp))"
     )
     result = subprocess.run(  # noqa: S603 - fixed argv

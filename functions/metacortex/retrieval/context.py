@@ -15,23 +15,23 @@ same topic, in write order, that pass the same filters and were written within
 2. Shares. Each of the best candidates passes a share of its score to its
    neighbours (``SHARES`` by distance); a record keeps the largest it receives.
 
-The final score is rescaled to 0..1. Neighbours come from the store's ordinary
-keyset listing (``list_page`` with a cursor at the candidate), so every backend
-supports it with indexes it has. Measured effect on LoCoMo in docs/benchmarks.md.
+The final score is rescaled to 0..1. Neighbours come from the store's batch
+keyset listing (``MemoryStore.neighbours``: the candidates' neighbours in one
+round trip on Firestore), so every backend supports it with
+indexes it has. Measured effect on LoCoMo in docs/benchmarks.md.
 """
 
 from __future__ import annotations
 
 import heapq
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from datetime import timedelta
 from typing import Final
 
 from metacortex.domain.records import Memory
 from metacortex.retrieval.fusion import Ranked, rank_key
 from metacortex.retrieval.text import term_frequencies
-from metacortex.storage.base import MemoryFilter, MemoryStore, PageKey
+from metacortex.storage.base import MemoryFilter, MemoryStore
 
 # Share of a candidate's score passed to the records 1 and 2 positions away.
 SHARES: Final = (0.4, 0.25)
@@ -57,23 +57,34 @@ class _Neighbourhoods:
         self._older: dict[str, str] = {}
         self._newer: dict[str, str] = {}
 
+    def look_up(self, memories: Sequence[Memory]) -> None:
+        """Learn the neighbours of ``memories``: one batch (``MemoryStore.neighbours``)
+        for those whose links are not known yet."""
+        missing = [
+            m
+            for m in memories
+            if m.id not in self.seen
+            and min(len(self._known(m, self._older)), len(self._known(m, self._newer))) < _SPAN
+        ]
+        fetched = self._store.neighbours(missing, self._where, _SPAN) if missing else {}
+        for memory in memories:
+            if memory.id in self.seen:
+                continue
+            around = fetched.get(memory.id)
+            if around is None:
+                sides = (self._known(memory, self._older), self._known(memory, self._newer))
+            else:
+                sides = (
+                    self._link(memory, around.older, self._older, self._newer),
+                    self._link(memory, around.newer, self._newer, self._older),
+                )
+            self.memories[memory.id] = memory
+            self.seen[memory.id] = [pair for side in sides for pair in enumerate(side, start=1)]
+
     def of(self, memory: Memory) -> list[tuple[int, Memory]]:
         """(distance, record) for up to ``_SPAN`` records each side in write order."""
-        cached = self.seen.get(memory.id)
-        if cached is not None:
-            return cached
-        found: list[tuple[int, Memory]] = []
-        for links, back, oldest_first in (
-            (self._older, self._newer, False),
-            (self._newer, self._older, True),
-        ):
-            side = self._known(memory, links)
-            if len(side) < _SPAN:
-                side = self._fetch(memory, links, back, oldest_first=oldest_first)
-            found.extend(enumerate(side, start=1))
-        self.memories[memory.id] = memory
-        self.seen[memory.id] = found
-        return found
+        self.look_up([memory])
+        return self.seen[memory.id]
 
     def _known(self, memory: Memory, links: dict[str, str]) -> list[Memory]:
         """Records already linked on one side of ``memory``, nearest first, up to ``_SPAN``."""
@@ -87,14 +98,16 @@ class _Neighbourhoods:
             out.append(other)
         return out
 
-    def _fetch(
-        self, memory: Memory, links: dict[str, str], back: dict[str, str], *, oldest_first: bool
+    def _link(
+        self,
+        memory: Memory,
+        side: Sequence[Memory],
+        links: dict[str, str],
+        back: dict[str, str],
     ) -> list[Memory]:
-        scoped = replace(self._where, topic=memory.topic)
-        key = PageKey(created_at=memory.created_at, id=memory.id)
         out: list[Memory] = []
         previous = memory
-        for other in self._store.list_page(scoped, _SPAN, key, oldest_first=oldest_first):
+        for other in side:
             if abs(other.created_at - memory.created_at) > SAME_SITTING:
                 break
             out.append(other)
@@ -127,8 +140,7 @@ def with_context(
     own = {r.memory.id: r.score for r in fused}
     memories = {r.memory.id: r.memory for r in fused}
     hoods = _Neighbourhoods(store, where)
-    for source in fused[:SOURCES]:
-        hoods.of(source.memory)
+    hoods.look_up([source.memory for source in fused[:SOURCES]])
     scores = dict(own)
     weights = {term: w for term, w in (keyword_weights or {}).items() if w > 0}
     total = sum(weights.values())
@@ -157,6 +169,7 @@ def with_context(
     best = heapq.nsmallest(
         SOURCES, (Ranked(memories[mid], score) for mid, score in scores.items()), key=rank_key
     )
+    hoods.look_up([source.memory for source in best])  # new ones only: usually none
     for source in best:
         for distance, neighbour in hoods.of(source.memory):
             if distance > len(SHARES):

@@ -11,9 +11,7 @@ import re
 import unicodedata
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Final
-
-import snowballstemmer
+from typing import Any, Final
 
 _WORD: Final = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 _MAX_TERM_CHARS: Final = 64
@@ -35,12 +33,20 @@ STOP_WORDS: Final = frozenset(
     """.split()
 )
 
-_stemmer = snowballstemmer.stemmer("english")
+
+@lru_cache(maxsize=1)
+def _english() -> Any:
+    """The English Snowball stemmer, built on first use: importing snowballstemmer
+    loads all its 30-odd languages (tens of ms), which a cold start that only
+    answers tools/list should not pay."""
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
 
 
 @lru_cache(maxsize=65_536)
 def _stem(word: str) -> str:
-    return str(_stemmer.stemWord(word))
+    return str(_english().stemWord(word))
 
 
 def words(text: str) -> list[str]:

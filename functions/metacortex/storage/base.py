@@ -79,6 +79,14 @@ class Scored:
 
 
 @dataclass(frozen=True, slots=True)
+class Neighbours:
+    """Records next to an anchor in write order, nearest first on each side."""
+
+    older: list[Memory]
+    newer: list[Memory]
+
+
+@dataclass(frozen=True, slots=True)
 class InsertOutcome:
     memory: Memory
     created: bool
@@ -103,6 +111,11 @@ class StoreTransaction(Protocol):
 
     def get(self, memory_id: str) -> Memory | None: ...
 
+    def get_many(self, memory_ids: Sequence[str]) -> list[Memory | None]:
+        """``get`` of each id, in order, read together (one round trip where the
+        backend has one)."""
+        ...
+
     def put(self, memory: Memory, embedding: Vector | None = None) -> None:
         """Create or replace a record. ``embedding`` is required for a new record;
         None on an existing one keeps its vector."""
@@ -119,6 +132,11 @@ class MemoryStore(Protocol):
         ...
 
     def get(self, memory_id: str) -> Memory | None: ...
+
+    def get_many(self, memory_ids: Sequence[str]) -> list[Memory | None]:
+        """``get`` of each id, in order, read together (one round trip where the
+        backend has one)."""
+        ...
 
     def find_duplicate(self, fingerprint: str, not_before: datetime) -> Memory | None:
         """The record a fingerprint was written to strictly after ``not_before``, if any."""
@@ -143,6 +161,23 @@ class MemoryStore(Protocol):
 
         ``terms`` are already normalized by ``metacortex.retrieval.text.terms``;
         a record matches when it contains any of them. Higher score is better."""
+        ...
+
+    def hybrid_search(
+        self, vector: Vector, terms: Sequence[str], where: MemoryFilter, limit: int
+    ) -> tuple[list[Scored], list[Scored]]:
+        """``vector_search`` and ``lexical_search`` (skipped when ``terms`` is empty),
+        concurrently where that saves round trips."""
+        ...
+
+    def neighbours(
+        self, anchors: Sequence[Memory], where: MemoryFilter, span: int
+    ) -> dict[str, Neighbours]:
+        """For each anchor (by id): up to ``span`` records each side of it in write
+        order, nearest first, among the records of the anchor's topic that match
+        ``where`` (its ``topic`` is replaced by the anchor's). The same records as
+        ``list_page(where, span, PageKey(anchor.created_at, anchor.id))`` both ways,
+        fetched together (one round trip where the backend can)."""
         ...
 
     def list_page(

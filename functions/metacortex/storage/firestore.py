@@ -26,6 +26,7 @@ import secrets
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final, ParamSpec, TypeVar
 
@@ -44,6 +45,7 @@ from metacortex.storage.base import (
     Event,
     InsertOutcome,
     MemoryFilter,
+    Neighbours,
     PageKey,
     Scored,
     Vector,
@@ -56,10 +58,11 @@ from metacortex.storage.firestore_codec import (
     encode_event,
     encode_fingerprint,
     encode_memory,
+    fields_of,
     storable_id,
     to_stored_time,
 )
-from metacortex.storage.firestore_lexical import CorpusStats, LexicalIndex
+from metacortex.storage.firestore_lexical import RARE_BUDGET, CorpusStats, LexicalIndex
 from metacortex.storage.firestore_queries import (
     MAX_NEAREST,
     filtered,
@@ -77,7 +80,8 @@ P = ParamSpec("P")
 FINGERPRINTS_SUFFIX: Final = "_write_fingerprints"
 META_SUFFIX: Final = "_meta"
 AUTH_STATE_SUFFIX: Final = "_auth_state"
-DEFAULT_CANDIDATE_CAP: Final = 2000
+# Search fans out up to 2 x context.SOURCES list queries at once over the one channel.
+_WORKERS: Final = 48
 
 # Contention: attempts per transaction and the jittered backoff between them (see _run).
 _TRANSACTION_ATTEMPTS: Final = 12
@@ -127,6 +131,17 @@ class _Transaction:
             self._read[memory_id] = self._store._read_one(memory_id, self._transaction)
         return self._read[memory_id]
 
+    def get_many(self, memory_ids: Sequence[str]) -> list[Memory | None]:
+        """One BatchGetDocuments inside the transaction for every id not read yet."""
+        missing = [
+            i for i in dict.fromkeys(memory_ids) if i not in self._pending and i not in self._read
+        ]
+        if missing:
+            found = self._store._read_many(missing, self._transaction)
+            for memory_id in missing:
+                self._read[memory_id] = found.get(memory_id)
+        return [self.get(memory_id) for memory_id in memory_ids]
+
     def put(self, memory: Memory, embedding: Vector | None = None) -> None:
         if not storable_id(memory.id):
             raise ValueError(f"{memory.id!r} cannot be a Firestore document id")
@@ -169,8 +184,8 @@ class FirestoreStore:
         client: firestore.Client,
         collection: str = "memory_vectors",
         *,
-        candidate_cap: int = DEFAULT_CANDIDATE_CAP,
         nearest_limit: int = MAX_NEAREST,
+        lexical_budget: int = RARE_BUDGET,
     ) -> None:
         self._client = client
         self._collection = collection
@@ -178,8 +193,10 @@ class FirestoreStore:
         self._fingerprints = client.collection(collection + FINGERPRINTS_SUFFIX)
         self._identity_ref = client.collection(collection + META_SUFFIX).document("identity")
         self._auth_state = client.collection(collection + AUTH_STATE_SUFFIX)
-        self._executor = ThreadPoolExecutor(max_workers=8, thread_name_prefix="firestore-store")
-        self._lexical = LexicalIndex(self._memories, self._executor, candidate_cap)
+        self._executor = ThreadPoolExecutor(
+            max_workers=_WORKERS, thread_name_prefix="firestore-store"
+        )
+        self._lexical = LexicalIndex(self._memories, self._executor, lexical_budget)
         self._vectors = VectorIndex(self._memories, self._read_many, nearest_limit)
 
     @classmethod
@@ -282,19 +299,32 @@ class FirestoreStore:
             return None
         return decode_memory(snapshot.id, snapshot.to_dict() or {})
 
-    def _read_many(self, memory_ids: Iterable[str]) -> dict[str, Memory]:
-        references = [self._memories.document(i) for i in dict.fromkeys(memory_ids)]
+    def _read_many(
+        self, memory_ids: Iterable[str], transaction: Transaction | None = None
+    ) -> dict[str, Memory]:
+        """One BatchGetDocuments (in ``transaction`` when given, which locks them)."""
+        references = [
+            self._memories.document(i) for i in dict.fromkeys(memory_ids) if storable_id(i)
+        ]
         if not references:
             return {}
         found: dict[str, Memory] = {}
-        for snapshot in self._client.get_all(references, field_paths=MEMORY_FIELDS):
+        snapshots = self._client.get_all(
+            references, field_paths=MEMORY_FIELDS, transaction=transaction
+        )
+        for snapshot in snapshots:
             if snapshot.exists:
-                found[snapshot.id] = decode_memory(snapshot.id, snapshot.to_dict() or {})
+                found[snapshot.id] = decode_memory(snapshot.id, fields_of(snapshot))
         return found
 
     @_translated
     def get(self, memory_id: str) -> Memory | None:
         return self._read_one(memory_id)
+
+    @_translated
+    def get_many(self, memory_ids: Sequence[str]) -> list[Memory | None]:
+        found = self._read_many(memory_ids)
+        return [found.get(memory_id) for memory_id in memory_ids]
 
     @_translated
     def find_duplicate(self, fingerprint: str, not_before: datetime) -> Memory | None:
@@ -337,14 +367,40 @@ class FirestoreStore:
 
     @_translated
     def lexical_search(self, terms: Sequence[str], where: MemoryFilter, limit: int) -> list[Scored]:
-        ranked = self._lexical.search(terms, where, limit)
-        memories = self._read_many(memory_id for memory_id, _ in ranked)
-        # A record changed between scoring and this read may no longer match.
-        return [
-            Scored(memories[memory_id], score)
-            for memory_id, score in ranked
-            if memory_id in memories and where.matches(memories[memory_id])
-        ]
+        return self._lexical.search(terms, where, limit)
+
+    @_translated
+    def hybrid_search(
+        self, vector: Vector, terms: Sequence[str], where: MemoryFilter, limit: int
+    ) -> tuple[list[Scored], list[Scored]]:
+        """The nearest-neighbour query runs while the term statistics and candidates are read."""
+        dense = self._executor.submit(self._vectors.search, vector, where, limit)
+        lexical = self._lexical.search(terms, where, limit) if terms else []
+        return dense.result(), lexical
+
+    @_translated
+    def neighbours(
+        self, anchors: Sequence[Memory], where: MemoryFilter, span: int
+    ) -> dict[str, Neighbours]:
+        """Two keyset queries per anchor (older, newer), all in flight at once."""
+        unique = list({anchor.id: anchor for anchor in anchors}.values())
+        jobs = {
+            (anchor.id, oldest_first): self._executor.submit(
+                self._page,
+                replace(where, topic=anchor.topic),
+                span,
+                PageKey(anchor.created_at, anchor.id),
+                oldest_first,
+            )
+            for anchor in unique
+            for oldest_first in (False, True)
+        }
+        return {
+            anchor.id: Neighbours(
+                older=jobs[(anchor.id, False)].result(), newer=jobs[(anchor.id, True)].result()
+            )
+            for anchor in unique
+        }
 
     @_translated
     def corpus_statistics(self, terms: Sequence[str]) -> CorpusStats:
@@ -359,6 +415,11 @@ class FirestoreStore:
         after: PageKey | None,
         *,
         oldest_first: bool = False,
+    ) -> list[Memory]:
+        return self._page(where, limit, after, oldest_first)
+
+    def _page(
+        self, where: MemoryFilter, limit: int, after: PageKey | None, oldest_first: bool
     ) -> list[Memory]:
         """Keyset pages on (created_at, document id); filters run in the query except
         ``valid_at``, which is checked after it while more pages are read until
@@ -386,7 +447,7 @@ class FirestoreStore:
                 )
             snapshots = list(current.limit(batch).stream())
             for snapshot in snapshots:
-                memory = decode_memory(snapshot.id, snapshot.to_dict() or {})
+                memory = decode_memory(snapshot.id, fields_of(snapshot))
                 if not post_filter or where.matches(memory):
                     page.append(memory)
                     if len(page) == limit:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -161,7 +162,18 @@ def encode_memory(memory: Memory, embedding: Vector | None) -> dict[str, Any]:
     return data
 
 
-def decode_memory(document_id: str, data: dict[str, Any]) -> Memory:
+def fields_of(snapshot: Any) -> dict[str, Any]:
+    """A snapshot's fields, read-only, without ``to_dict()``'s deep copy (about a
+    fifth of a search's client CPU on Firestore). Decoders only read them."""
+    if not snapshot.exists:
+        return {}
+    data = getattr(snapshot, "_data", None)
+    if isinstance(data, dict):
+        return data
+    return snapshot.to_dict() or {}
+
+
+def decode_memory(document_id: str, data: Mapping[str, Any]) -> Memory:
     """A ``Memory`` from a stored document.
 
     Tolerates a projection that holds only ``FILTER_FIELDS``: the result is then

@@ -22,25 +22,25 @@ stores rank alike. See ``docs/firestore.md`` for costs and limits.
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any, Final
 
 from google.cloud.firestore_v1.base_query import FieldFilter
 from google.cloud.firestore_v1.collection import CollectionReference
 from google.cloud.firestore_v1.field_path import FieldPath
 
-from metacortex.storage.base import MemoryFilter
+from metacortex.domain.records import Memory
+from metacortex.storage.base import MemoryFilter, Scored
 from metacortex.storage.firestore_codec import (
-    FILTER_FIELDS,
+    MEMORY_FIELDS,
     TERM_COUNT,
     TERM_FREQS,
     TERMS,
     decode_memory,
+    fields_of,
 )
 from metacortex.storage.firestore_queries import (
     MAX_ARRAY_CONTAINS_ANY,
@@ -52,8 +52,8 @@ from metacortex.storage.firestore_queries import (
 K1: Final = 1.2
 B: Final = 0.75
 _IDF_FLOOR: Final = 1e-6  # FTS5 replaces a non-positive IDF with this
-
-logger = logging.getLogger(__name__)
+# Records read for the rare terms at most (the search's candidate pool is 100).
+RARE_BUDGET: Final = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,20 +97,24 @@ def _aggregate(query: Any) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class _Candidate:
-    id: str
+    memory: Memory
     score: float
-    created_at: datetime
+
+
+def _ranked(found: Mapping[str, _Candidate], limit: int) -> list[Scored]:
+    ranked = sorted(found.values(), key=lambda c: (-c.score, c.memory.created_at, c.memory.id))
+    return [Scored(c.memory, c.score) for c in ranked[:limit]]
 
 
 class LexicalIndex:
     """BM25 search over the term index of one memory collection."""
 
     def __init__(
-        self, memories: CollectionReference, executor: Executor, candidate_cap: int
+        self, memories: CollectionReference, executor: Executor, budget: int = RARE_BUDGET
     ) -> None:
         self._memories = memories
         self._executor = executor
-        self._candidate_cap = candidate_cap
+        self._budget = budget
 
     def statistics(self, query_terms: Sequence[str]) -> CorpusStats:
         """N, total length and the document frequency of each term, as stored right now."""
@@ -132,17 +136,25 @@ class LexicalIndex:
         query = self._memories.where(filter=FieldFilter(TERMS, "array_contains", term))
         return int(_aggregate(query.count(alias="n"))["n"] or 0)
 
-    def search(
-        self, query_terms: Sequence[str], where: MemoryFilter, limit: int
-    ) -> list[tuple[str, float]]:
-        """The ``limit`` best (id, score) pairs among records matching ``where``.
+    def search(self, query_terms: Sequence[str], where: MemoryFilter, limit: int) -> list[Scored]:
+        """The ``limit`` best records (with their BM25 score) among those matching ``where``.
 
-        Terms are visited rarest first, in groups that fit one
-        ``array_contains_any`` query. Every record found is scored in full (its
-        frequencies for all query terms are projected), so after each group a
-        record not yet seen can score at most the sum of the remaining terms'
-        upper bounds, idf * (k1 + 1). Once ``limit`` records beat that bound the
-        rest cannot enter the top and are never read (MaxScore pruning).
+        Reads are bounded by design, in two round trips:
+
+        1. the corpus statistics (one aggregation per term, concurrently);
+        2. concurrently, one query for every record holding one of the *rare*
+           terms: the rarest terms whose document frequencies add up to at most
+           ``max(limit, budget)`` (so it reads that many records at most, whatever
+           the corpus size); and, per *common* term, the shortest records holding
+           it (BM25 ranks them highest for a term found once), together within
+           what the rare terms leave of that budget (plus one each for rounding).
+           Each record is read whole (no second read) with its frequencies for
+           every query term, so every record read is scored exactly.
+
+        Records holding a rare term are ranked exactly as FTS5 ranks them. The
+        common terms' part bounds reads, not an exact top: a longer record
+        repeating a common term can be missed.
+        Its effect on LoCoMo retrieval is measured in docs/benchmarks.md.
         """
         wanted = list(dict.fromkeys(term for term in query_terms if term))
         if not wanted or limit <= 0:
@@ -152,49 +164,67 @@ class LexicalIndex:
         if not present:
             return []
         # `in` over n states times array_contains_any over k terms is n*k disjunctions.
-        group = max(1, min(MAX_ARRAY_CONTAINS_ANY, MAX_DISJUNCTIONS // len(where.states)))
-        groups = [present[i : i + group] for i in range(0, len(present), group)]
-        bounds = [sum(stats.idf(t) * (K1 + 1) for t in terms) for terms in groups]
+        width = max(1, min(MAX_ARRAY_CONTAINS_ANY, MAX_DISJUNCTIONS // len(where.states)))
+        rare: list[str] = []
+        budget = 0
+        for term in present[:width]:
+            if budget + stats.doc_freqs[term] > max(limit, self._budget):
+                break
+            rare.append(term)
+            budget += stats.doc_freqs[term]
+        common = present[len(rare) :]
         projection = [
+            *MEMORY_FIELDS,
             TERM_COUNT,
-            *FILTER_FIELDS,
             *(FieldPath(TERM_FREQS, term).to_api_repr() for term in present),
         ]
-        base = filtered(self._memories, native_filters(where, created_range=True))
-        found: dict[str, _Candidate] = {}
-        for index, terms in enumerate(groups):
-            query = (
-                base.where(filter=FieldFilter(TERMS, "array_contains_any", terms))
+        queries = []
+        if rare:
+            queries.append(
+                filtered(self._memories, native_filters(where, created_range=True))
+                .where(filter=FieldFilter(TERMS, "array_contains_any", rare))
                 .order_by("created_at", direction="DESCENDING")
-                .limit(self._candidate_cap)
+                .limit(budget)  # the statistics already bound it; a concurrent write may not
                 .select(projection)
             )
-            read = 0
-            for snapshot in query.stream():
-                read += 1
-                if snapshot.id in found:
-                    continue
-                data: dict[str, Any] = snapshot.to_dict() or {}
-                memory = decode_memory(snapshot.id, data)
-                if not where.matches(memory):
-                    continue
-                freqs = data.get(TERM_FREQS) or {}
-                score = bm25(stats, wanted, freqs, int(data.get(TERM_COUNT) or 0))
-                found[snapshot.id] = _Candidate(snapshot.id, score, memory.created_at)
-            if read >= self._candidate_cap:
-                logger.info(
-                    "lexical search read the candidate cap (%d) for terms %s; older records "
-                    "containing only these terms were not scored",
-                    self._candidate_cap,
-                    terms,
-                )
-            remaining = sum(bounds[index + 1 :])
-            if remaining and len(found) >= limit:
-                kth = sorted((c.score for c in found.values()), reverse=True)[limit - 1]
-                if kth > remaining:
-                    break
-        ranked = sorted(found.values(), key=lambda c: (-c.score, c.created_at, c.id))
-        return [(c.id, c.score) for c in ranked[:limit]]
+        left = max(limit, self._budget) - budget  # what the rare terms do not use
+        if common and left > 0:
+            # Per common term, the shortest records holding it, which BM25 ranks
+            # highest for that term; a record holding several common terms shows up
+            # in each of their lists. Together at most what the rare terms left.
+            base = filtered(self._memories, native_filters(where, created_range=False))
+            each = min(limit, -(-left // len(common)))
+            queries.extend(
+                base.where(filter=FieldFilter(TERMS, "array_contains", term))
+                .order_by(TERM_COUNT, direction="ASCENDING")
+                .limit(each)
+                .select(projection)
+                for term in common
+            )
+        # All in flight at once: one round trip after the statistics.
+        found: dict[str, _Candidate] = {}
+        for snapshots in self._executor.map(lambda q: list(q.stream()), queries):
+            self._score_all(snapshots, stats, wanted, where, found)
+        return _ranked(found, limit)
+
+    @staticmethod
+    def _score_all(
+        snapshots: Any,
+        stats: CorpusStats,
+        wanted: Sequence[str],
+        where: MemoryFilter,
+        found: dict[str, _Candidate],
+    ) -> None:
+        for snapshot in snapshots:
+            if snapshot.id in found:
+                continue
+            data = fields_of(snapshot)
+            memory = decode_memory(snapshot.id, data)
+            if not where.matches(memory):
+                continue
+            freqs = data.get(TERM_FREQS) or {}
+            score = bm25(stats, wanted, freqs, int(data.get(TERM_COUNT) or 0))
+            found[snapshot.id] = _Candidate(memory, score)
 
     @staticmethod
     def _rarity(stats: CorpusStats) -> Any:

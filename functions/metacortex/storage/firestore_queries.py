@@ -29,7 +29,7 @@ from google.cloud.firestore_v1.collection import CollectionReference
 from google.cloud.firestore_v1.query import Query
 
 from metacortex.storage.base import MemoryFilter
-from metacortex.storage.firestore_codec import EMBEDDING, TERMS, to_stored_time
+from metacortex.storage.firestore_codec import EMBEDDING, TERM_COUNT, TERMS, to_stored_time
 
 # Firestore limits.
 MAX_NEAREST: Final = 1000  # find_nearest limit
@@ -114,6 +114,14 @@ def query_shapes() -> list[QueryShape]:
                 equalities,
                 array_contains=TERMS,
                 order=("created_at", "DESCENDING"),
+            )
+        )
+        shapes.append(
+            QueryShape(
+                "lexical_common_terms",
+                equalities,
+                array_contains=TERMS,
+                order=(TERM_COUNT, "ASCENDING"),
             )
         )
     return shapes

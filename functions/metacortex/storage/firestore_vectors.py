@@ -25,6 +25,7 @@ from metacortex.storage.firestore_codec import (
     FILTER_FIELDS,
     MEMORY_FIELDS,
     decode_memory,
+    fields_of,
     vector_value,
 )
 from metacortex.storage.firestore_queries import (
@@ -87,7 +88,7 @@ class VectorIndex:
         )
         hits: list[Scored] = []
         for snapshot in nearest.get():
-            data = snapshot.to_dict() or {}
+            data = fields_of(snapshot)
             # COSINE distance is 1 - cosine similarity; report similarity, as SQLite does.
             hits.append(Scored(decode_memory(snapshot.id, data), 1.0 - float(data[DISTANCE_FIELD])))
         return hits

@@ -16,6 +16,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final, TypeVar
@@ -40,6 +41,7 @@ from metacortex.storage.base import (
     Event,
     InsertOutcome,
     MemoryFilter,
+    Neighbours,
     PageKey,
     Scored,
     Vector,
@@ -151,6 +153,9 @@ class _Transaction:
         if pending is not None:
             return pending[0]
         return self._store._select_one(self._conn, memory_id)
+
+    def get_many(self, memory_ids: Sequence[str]) -> list[Memory | None]:
+        return [self.get(memory_id) for memory_id in memory_ids]
 
     def put(self, memory: Memory, embedding: Vector | None = None) -> None:
         self._pending[memory.id] = (memory, embedding)
@@ -458,6 +463,28 @@ class SQLiteStore:
             [query, *params, limit],
         )
         return [Scored(_row_to_memory(row), float(row["score"])) for row in rows]
+
+    def get_many(self, memory_ids: Sequence[str]) -> list[Memory | None]:
+        return [self.get(memory_id) for memory_id in memory_ids]
+
+    def hybrid_search(
+        self, vector: Vector, terms: Sequence[str], where: MemoryFilter, limit: int
+    ) -> tuple[list[Scored], list[Scored]]:
+        dense = self.vector_search(vector, where, limit)
+        return dense, self.lexical_search(terms, where, limit) if terms else []
+
+    def neighbours(
+        self, anchors: Sequence[Memory], where: MemoryFilter, span: int
+    ) -> dict[str, Neighbours]:
+        found: dict[str, Neighbours] = {}
+        for anchor in anchors:
+            scoped = replace(where, topic=anchor.topic)
+            key = PageKey(created_at=anchor.created_at, id=anchor.id)
+            found[anchor.id] = Neighbours(
+                older=self.list_page(scoped, span, key),
+                newer=self.list_page(scoped, span, key, oldest_first=True),
+            )
+        return found
 
     def list_page(
         self,

@@ -1,0 +1,143 @@
+"""Round trips of every service operation on Firestore, pinned: a regression fails here.
+
+Every RPC goes through a gRPC client interceptor on the store's channel
+(``tests/rpc_counting.py``) on the real emulator. Each response is held until
+``HOLD_S`` after the latest RPC start (a simulated network round trip): RPCs
+issued together then always overlap and RPCs issued one after another never
+do, so the sequential depth
+(RPCs that overlap count as one level) does not depend on the emulator's speed.
+The test asserts RPC counts and depths only, never durations.
+
+Budgets (issue 9; figures per corpus size in docs/benchmarks.md):
+search depth <= 4 (5 with the conversational-context step), save <= 3
+sequential RPCs after the embedding (the dedupe pre-check included),
+consolidating 10 drafts depth <= 4, deprecate depth <= 3.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any, Final
+
+import pytest
+
+from metacortex.providers.offline_merge import SentenceUnionMerger
+from metacortex.service import Access, MemoryService
+from metacortex.storage.firestore import FirestoreStore
+from tests.fakes import HashingEmbedder
+from tests.firestore_support import PROJECT, FirestoreStoreFactory
+from tests.rpc_counting import CountingClient, RpcRecorder, Tally
+
+pytestmark = pytest.mark.firestore
+
+# Simulated round trip (see the module docstring): responses are held until this
+# long after the latest RPC start, so the ~40 neighbour queries issued together
+# overlap however slowly a busy machine issues them.
+HOLD_S: Final = 0.2
+ADMIN: Final = Access.admin()
+WORDS: Final = (
+    "deploy release branch hotfix rollback canary metrics alert pager oncall "
+    "schema migration index backup restore quota budget latency cache token"
+).split()
+
+
+@pytest.fixture
+def counted(
+    firestore_store_factory: FirestoreStoreFactory,
+) -> Iterator[tuple[MemoryService, RpcRecorder]]:
+    firestore_store_factory()  # wipes the emulator database and points the client at it
+    recorder = RpcRecorder()
+    store = FirestoreStore(CountingClient(recorder, project=PROJECT), "memory_vectors")
+    service = MemoryService(store, HashingEmbedder(32), merger=SentenceUnionMerger())
+    for i in range(60):
+        words = " ".join(WORDS[(i * k) % len(WORDS)] for k in (1, 3, 7))
+        service.save(ADMIN, content=f"Note {i}: {words}.", topic=f"ops-{i % 3}")
+    recorder.hold_s = HOLD_S
+    yield service, recorder
+    store.close()
+
+
+def _cost(recorder: RpcRecorder, operation: Callable[[], Any]) -> Tally:
+    _, tally = recorder.measure(operation)
+    return tally
+
+
+def test_search_takes_four_round_trips_with_a_topic_and_five_without(
+    counted: tuple[MemoryService, RpcRecorder],
+) -> None:
+    service, recorder = counted
+
+    scoped = _cost(
+        recorder,
+        lambda: service.search(ADMIN, query="deploy rollback latency", filter_topic="ops-1"),
+    )
+    everywhere = _cost(recorder, lambda: service.search(ADMIN, query="deploy rollback latency"))
+
+    # 1: find_nearest, N and length, df of each of the 3 terms, all at once;
+    # 2: the records of the rare terms; 3: the neighbours of the 20 best, at once;
+    # (4 without a topic: the neighbours of candidates that context lifted into the top 20).
+    assert (scoped.depth, everywhere.depth) == (3, 4)
+    assert scoped.kinds == {"RunQuery(find_nearest)": 1, "RunAggregationQuery": 4, "RunQuery": 41}
+    assert everywhere.kinds == {
+        "RunQuery(find_nearest)": 1,
+        "RunAggregationQuery": 4,
+        "RunQuery": 45,
+    }
+
+
+def test_save_is_the_dedupe_check_then_a_transaction_of_three_round_trips(
+    counted: tuple[MemoryService, RpcRecorder],
+) -> None:
+    service, recorder = counted
+
+    tally = _cost(recorder, lambda: service.save(ADMIN, content="A new fact.", topic="ops-9"))
+
+    # fingerprint read; then BeginTransaction, the transactional read, Commit.
+    assert tally.depth == tally.rpcs == 4
+    assert tally.kinds == {"BatchGetDocuments": 2, "BeginTransaction": 1, "Commit": 1}
+
+
+def test_consolidating_ten_drafts_reads_them_together_in_four_round_trips(
+    counted: tuple[MemoryService, RpcRecorder],
+) -> None:
+    service, recorder = counted
+    drafts = [
+        service.save(ADMIN, content=f"Draft {i}.", topic="drafts", draft=True)["item"]["id"]
+        for i in range(10)
+    ]
+
+    tally = _cost(recorder, lambda: service.consolidate(ADMIN, topic="drafts", source_ids=drafts))
+
+    # the 10 sources in one BatchGet; then BeginTransaction, one BatchGet of all 10, Commit.
+    assert tally.depth == tally.rpcs == 4
+    assert tally.kinds == {"BatchGetDocuments": 2, "BeginTransaction": 1, "Commit": 1}
+    assert tally.documents == 20
+
+
+def test_deprecate_reads_both_records_in_one_round_trip(
+    counted: tuple[MemoryService, RpcRecorder],
+) -> None:
+    service, recorder = counted
+    old, new = (
+        service.save(ADMIN, content=f"Fact {k}.", topic="facts")["item"]["id"] for k in ("a", "b")
+    )
+
+    tally = _cost(recorder, lambda: service.deprecate(ADMIN, id=old, superseding_id=new))
+
+    assert tally.depth == tally.rpcs == 3
+    assert tally.kinds == {"BatchGetDocuments": 1, "BeginTransaction": 1, "Commit": 1}
+    assert tally.documents == 2
+
+
+def test_fetch_and_list_are_one_round_trip_each(
+    counted: tuple[MemoryService, RpcRecorder],
+) -> None:
+    service, recorder = counted
+    some_id = service.list_memories(ADMIN, limit=1)["items"][0]["id"]
+
+    fetched = _cost(recorder, lambda: service.fetch(ADMIN, id=some_id))
+    listed = _cost(recorder, lambda: service.list_memories(ADMIN, filter_topic="ops-1", limit=10))
+
+    assert (fetched.depth, fetched.kinds) == (1, {"BatchGetDocuments": 1})
+    assert (listed.depth, listed.kinds) == (1, {"RunQuery": 1})
+    assert listed.documents == 11  # a page of 10 and one more to know whether more follow

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -50,7 +51,31 @@ def text_candidate(text: str, finish: str = "STOP") -> Json:
 # 250 texts per request. The Gemini API: batchEmbedContents takes at most 100 requests.
 VERTEX_ONE_TEXT_MODELS = ("gemini-embedding-001",)
 VERTEX_MAX_TEXTS = 250
+VERTEX_MAX_REQUEST_TOKENS = 20_000
+MAX_TEXT_TOKENS = 2_048  # per text; longer is truncated unless autoTruncate is false
 GEMINI_API_MAX_BATCH = 100
+
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+def wire_tokens(text: str) -> int:
+    """The fake's token count: words and punctuation marks (Gemini's is finer-grained)."""
+    return len(_TOKEN.findall(text))
+
+
+def embedded_texts(body: Json) -> list[str]:
+    """The texts of an embedding request, whichever of the three request shapes it has."""
+    if "instances" in body:
+        return [str(instance["content"]) for instance in body["instances"]]
+    items = body.get("requests") or [body]
+    return [str(item["content"]["parts"][0]["text"]) for item in items if "content" in item]
+
+
+def _auto_truncate(body: Json) -> object:
+    if "parameters" in body:
+        return body["parameters"].get("autoTruncate")
+    items = body.get("requests") or [body]
+    return items[0].get("embedContentConfig", {}).get("autoTruncate") if items else None
 
 
 def limit_error(request: httpx2.Request, body: Json) -> httpx2.Response | None:
@@ -63,6 +88,12 @@ def limit_error(request: httpx2.Request, body: Json) -> httpx2.Response | None:
             message = f"Only one instance is allowed per request for {model}; got {count}."
         elif count > VERTEX_MAX_TEXTS:
             message = f"At most {VERTEX_MAX_TEXTS} instances are allowed per request."
+        elif sum(wire_tokens(t) for t in embedded_texts(body)) > VERTEX_MAX_REQUEST_TOKENS:
+            message = f"At most {VERTEX_MAX_REQUEST_TOKENS} input tokens per request."
+        elif _auto_truncate(body) is False and any(
+            wire_tokens(t) > MAX_TEXT_TOKENS for t in embedded_texts(body)
+        ):
+            message = f"An input text is longer than {MAX_TEXT_TOKENS} tokens."
         else:
             return None
     elif path.endswith(":batchEmbedContents") and count > GEMINI_API_MAX_BATCH:
@@ -116,6 +147,11 @@ class FakeGemini:
         if path.endswith(":embedContent"):
             text = body["content"]["parts"][0]["text"]
             return httpx2.Response(200, json={"embedding": {"values": wire_vector(text)}})
+        if path.endswith(":predict") and "instances" in body:
+            predictions = [
+                {"embeddings": {"values": wire_vector(text)}} for text in embedded_texts(body)
+            ]
+            return httpx2.Response(200, json={"predictions": predictions})
         if path.endswith(":generateContent"):
             parts = body["contents"][0]["parts"]
             has_image = any("inlineData" in part for part in parts)

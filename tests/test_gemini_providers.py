@@ -200,7 +200,11 @@ def test_a_google_project_without_api_key_uses_the_regional_vertex_ai_endpoint(
         assert request.headers["authorization"] == "Bearer adc-token"
         assert "x-goog-api-key" not in request.headers
         config = fake.body(request)["embedContentConfig"]
-        assert config == {"taskType": "RETRIEVAL_DOCUMENT", "outputDimensionality": DIMS}
+        assert config == {
+            "taskType": "RETRIEVAL_DOCUMENT",
+            "outputDimensionality": DIMS,
+            "autoTruncate": True,
+        }
     np.testing.assert_allclose(vectors[1], unit(wire_vector("beta")), rtol=1e-6)
 
 

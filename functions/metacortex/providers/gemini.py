@@ -37,7 +37,16 @@ VERTEX_ONE_TEXT_MODELS: Final = ("gemini-embedding-001",)
 # and the Gemini API silently drop the rest). Cutting here makes that explicit and the
 # same on both routes; keyword search still indexes the whole text (docs/gemini.md).
 EMBED_WINDOW_CHARS: Final = 8000
+# Vertex AI's :predict embedding models take at most 20,000 tokens per request; a
+# token covers at least one character of nearly any text, so 20,000 characters of
+# windows per request stays inside it.
+VERTEX_REQUEST_CHARS: Final = 20_000
 DEFAULT_EMBED_CONCURRENCY: Final = 8
+# Added to an embedding failure whose last answer was 429 (quota exhausted).
+EMBED_QUOTA_HINT: Final = (
+    "the project's embedding quota stayed exhausted; lower METACORTEX_EMBED_CONCURRENCY "
+    "or raise the quota, then run the command again"
+)
 EMBED_TIMEOUT_SECONDS: Final = 30.0
 GENERATE_TIMEOUT_SECONDS: Final = 60.0
 
@@ -104,6 +113,10 @@ class GeminiEmbedder:
         self._identity = EmbeddingIdentity(model=model, dimension=dimension)
         one_text = client.connection.vertexai and _one_text_per_request(model)
         self._batch_size = 1 if one_text else batch_size
+        # Vertex AI's other models (:predict) also cap a request at 20,000 tokens.
+        self._request_chars = (
+            VERTEX_REQUEST_CHARS if client.connection.vertexai and not one_text else None
+        )
         self._concurrency = concurrency
 
     @classmethod
@@ -148,8 +161,7 @@ class GeminiEmbedder:
         first request that still fails cancels the ones not yet sent and raises.
         """
         windows = [embedding_window(text) for text in texts]
-        size = self._batch_size
-        chunks = [windows[start : start + size] for start in range(0, len(windows), size)]
+        chunks = _chunks(windows, self._batch_size, self._request_chars)
         patient = self._client.retry.patient()
 
         def embed(chunk: list[str]) -> list[Vector]:
@@ -167,18 +179,43 @@ class GeminiEmbedder:
         from google.genai import types
 
         model, dimension = self._identity.model, self._identity.dimension
-        config = types.EmbedContentConfig(task_type=task_type, output_dimensionality=dimension)
+        config = types.EmbedContentConfig(
+            task_type=task_type,
+            output_dimensionality=dimension,
+            # Stated rather than left to a default: a window that is still over 2,048
+            # tokens (code, CJK) is cut by Vertex AI, not refused. The Gemini API has no
+            # such switch (the SDK rejects it) and always truncates.
+            auto_truncate=True if self._client.connection.vertexai else None,
+        )
 
         def request(client: genai.Client) -> types.EmbedContentResponse:
             return client.models.embed_content(model=model, contents=texts, config=config)
 
-        response = self._client.call("embedding", request, retry=retry)
+        response = self._client.call("embedding", request, retry=retry, quota_hint=EMBED_QUOTA_HINT)
         embeddings = response.embeddings or []
         if len(embeddings) != len(texts):
             raise Unavailable(
                 f"Gemini embedding returned {len(embeddings)} vectors for {len(texts)} texts"
             )
         return [_unit(embedding.values, dimension) for embedding in embeddings]
+
+
+def _chunks(texts: list[str], size: int, max_chars: int | None) -> list[list[str]]:
+    """Consecutive requests of at most ``size`` texts and, when given, ``max_chars``
+    characters (a text longer than that alone still goes, alone)."""
+    chunks: list[list[str]] = []
+    current: list[str] = []
+    chars = 0
+    for text in texts:
+        full = len(current) >= size
+        if current and (full or (max_chars is not None and chars + len(text) > max_chars)):
+            chunks.append(current)
+            current, chars = [], 0
+        current.append(text)
+        chars += len(text)
+    if current:
+        chunks.append(current)
+    return chunks
 
 
 def _one_text_per_request(model: str) -> bool:

@@ -177,11 +177,13 @@ class GeminiClient:
         request: Callable[[genai.Client], T],
         *,
         retry: RetryPolicy | None = None,
+        quota_hint: str = "",
     ) -> T:
         """``request(client)``, retried on transient failures; ``Unavailable`` when it gives up.
 
         ``operation`` names the call in error messages ("embedding", "image description");
-        ``retry`` replaces the client's policy for this call.
+        ``retry`` replaces the client's policy for this call; ``quota_hint`` is added to
+        the message when the last answer was 429 (what the operator can change).
         """
         policy = retry or self._retry
         import httpx2
@@ -193,9 +195,11 @@ class GeminiClient:
         while True:
             attempt += 1
             asked: float | None = None
+            status: int | None = None
             try:
                 return request(client)
             except genai_errors.APIError as exc:
+                status = exc.code
                 reason = _api_reason(exc)
                 transient = exc.code in TRANSIENT_STATUS
                 asked = _retry_after(exc)
@@ -210,6 +214,8 @@ class GeminiClient:
             if not transient or attempt >= policy.attempts:
                 tries = f" after {attempt} attempts" if attempt > 1 else ""
                 message = f"Gemini {operation} failed{tries}: {_clip(reason)}"
+                if status == 429 and quota_hint:
+                    message = f"{message} ({quota_hint})"
                 # Raised outside the except blocks on purpose: no chained exception whose
                 # text could carry what a library echoed (the reason is in the message).
                 raise Unavailable(self._connection.scrub(message))
@@ -220,14 +226,30 @@ class GeminiClient:
 
 
 def _retry_after(exc: Exception) -> float | None:
-    """The provider's Retry-After, in seconds, when it sent one (HTTP dates are ignored)."""
+    """The wait the provider asked for, in seconds: a ``Retry-After`` header (HTTP dates
+    are ignored), else the ``retryDelay`` of a ``google.rpc.RetryInfo`` error detail
+    ("36s"), which is how the Gemini API states it on 429."""
     headers = getattr(getattr(exc, "response", None), "headers", None)
     value = headers.get("retry-after") if headers is not None else None
+    if value is None:
+        value = _retry_info_delay(getattr(exc, "details", None))
     try:
         seconds = float(value) if value is not None else None
     except ValueError:
         return None
     return seconds if seconds is not None and seconds >= 0 else None
+
+
+def _retry_info_delay(details: object) -> str | None:
+    error = details.get("error") if isinstance(details, dict) else None
+    items = error.get("details") if isinstance(error, dict) else None
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, dict) or not str(item.get("@type", "")).endswith("RetryInfo"):
+            continue
+        delay = item.get("retryDelay")
+        if isinstance(delay, str) and delay.endswith("s"):
+            return delay[:-1]
+    return None
 
 
 def _api_reason(exc: Exception) -> str:

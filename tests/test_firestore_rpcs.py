@@ -73,11 +73,12 @@ def test_search_takes_four_round_trips_with_a_topic_and_five_without(
     )
     everywhere = _cost(recorder, lambda: service.search(ADMIN, query="deploy rollback latency"))
 
-    # 1: find_nearest, N and length, df of each of the 3 terms, all at once;
-    # 2: the records of the rare terms; 3: the neighbours of the 20 best, at once;
-    # (4 without a topic: the neighbours of candidates that context lifted into the top 20).
+    # 1: find_nearest, N and length, df of each of the 3 terms (and with a topic,
+    # each term's count inside the topic), all at once; 2: the records of the rare
+    # terms; 3: the neighbours of the 20 best, at once; (4 without a topic: the
+    # neighbours of candidates that context lifted into the top 20).
     assert (scoped.depth, everywhere.depth) == (3, 4)
-    assert scoped.kinds == {"RunQuery(find_nearest)": 1, "RunAggregationQuery": 4, "RunQuery": 41}
+    assert scoped.kinds == {"RunQuery(find_nearest)": 1, "RunAggregationQuery": 7, "RunQuery": 41}
     assert everywhere.kinds == {
         "RunQuery(find_nearest)": 1,
         "RunAggregationQuery": 4,

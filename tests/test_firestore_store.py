@@ -399,6 +399,47 @@ def test_rare_terms_are_read_in_full_and_common_ones_only_within_what_they_leave
     fs.close()
 
 
+def test_a_term_common_across_topics_but_rare_in_the_searched_topic_is_read_in_full(
+    firestore_store_factory: FirestoreStoreFactory, tmp_path: Path
+) -> None:
+    recorder = RpcRecorder()
+    fs = FirestoreStore(
+        CountingClient(recorder, project=PROJECT), "memory_vectors", lexical_budget=7
+    )
+    lite = SQLiteStore(tmp_path / "lite.sqlite3")
+    # Elsewhere both words are everywhere (collection-wide they are common terms);
+    # in "home" six records hold "kafka", one of them long and full of it.
+    corpus = [_memory(f"kafka broker ops note {i}", minutes=i, topic="ops") for i in range(40)]
+    corpus += [
+        _memory(f"kafka {word}", minutes=50, topic="home") for word in "ab cd ef gh ij".split()
+    ]
+    corpus.append(
+        _memory(
+            "kafka " * 6 + "the long story of how the kafka cluster at home was built and run",
+            minutes=60,
+            topic="home",
+        )
+    )
+    corpus.append(_memory("broker call about the house", minutes=70, topic="home"))
+    for memory in corpus:
+        _insert(fs, memory)
+        _insert(lite, memory)
+    where = MemoryFilter(states=(BranchState.ACTIVE,), topic="home")
+    wanted = query_terms("kafka broker")
+
+    ours, tally = recorder.measure(lambda: fs.lexical_search(wanted, where, 3))
+
+    theirs = lite.lexical_search(wanted, where, 3)
+    assert [h.memory.id for h in ours] == [h.memory.id for h in theirs]
+    assert corpus[-2].id in {h.memory.id for h in ours}  # the long record SQLite ranks
+    assert [h.score for h in ours] == pytest.approx([h.score for h in theirs])
+    # Inside "home" the two terms are held by 7 records: both rare, one query, 7 reads.
+    assert tally.kinds.get("RunQuery") == 1
+    assert tally.documents == 7
+    lite.close()
+    fs.close()
+
+
 # ----------------------------------------------------------- post-filtering
 def _validity_corpus() -> tuple[list[Memory], datetime]:
     """Records near the query that are NOT valid at the instant, and a few far ones that are."""

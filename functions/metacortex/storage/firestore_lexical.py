@@ -118,22 +118,42 @@ class LexicalIndex:
 
     def statistics(self, query_terms: Sequence[str]) -> CorpusStats:
         """N, total length and the document frequency of each term, as stored right now."""
+        return self._statistics(query_terms, None)[0]
+
+    def _statistics(
+        self, query_terms: Sequence[str], where: MemoryFilter | None
+    ) -> tuple[CorpusStats, dict[str, int]]:
+        """The corpus statistics, and per term how many records matching ``where``
+        hold it (the collection-wide count when ``where`` is None), all concurrently."""
         totals = self._executor.submit(self._totals)
         counts = {term: self._executor.submit(self._doc_freq, term) for term in query_terms}
+        inside = (
+            {term: self._executor.submit(self._doc_freq, term, where) for term in query_terms}
+            if where is not None
+            else {}
+        )
         doc_count, term_total = totals.result()
-        return CorpusStats(
+        stats = CorpusStats(
             doc_count=doc_count,
             term_total=term_total,
             doc_freqs={term: future.result() for term, future in counts.items()},
         )
+        within = {term: future.result() for term, future in inside.items()} or dict(stats.doc_freqs)
+        return stats, within
 
     def _totals(self) -> tuple[int, int]:
         counted = self._memories.count(alias="n")  # type: ignore[no-untyped-call]
         values = _aggregate(counted.sum(TERM_COUNT, alias="length"))
         return int(values["n"] or 0), int(values["length"] or 0)
 
-    def _doc_freq(self, term: str) -> int:
-        query = self._memories.where(filter=FieldFilter(TERMS, "array_contains", term))
+    def _doc_freq(self, term: str, where: MemoryFilter | None = None) -> int:
+        base: Any = self._memories
+        if where is not None:
+            # Ordered like the candidate query, so the same composite index serves it.
+            base = filtered(self._memories, native_filters(where, created_range=True)).order_by(
+                "created_at", direction="DESCENDING"
+            )
+        query = base.where(filter=FieldFilter(TERMS, "array_contains", term))
         return int(_aggregate(query.count(alias="n"))["n"] or 0)
 
     def search(self, query_terms: Sequence[str], where: MemoryFilter, limit: int) -> list[Scored]:
@@ -141,26 +161,34 @@ class LexicalIndex:
 
         Reads are bounded by design, in two round trips:
 
-        1. the corpus statistics (one aggregation per term, concurrently);
+        1. the corpus statistics (one aggregation per term, concurrently) and, when
+           ``where`` names a topic or an origin, per term how many records inside
+           that filter hold it (one more aggregation per term, in the same round trip);
         2. concurrently, one query for every record holding one of the *rare*
-           terms: the rarest terms whose document frequencies add up to at most
-           ``max(limit, budget)`` (so it reads that many records at most, whatever
-           the corpus size); and, per *common* term, the shortest records holding
-           it (BM25 ranks them highest for a term found once), together within
-           what the rare terms leave of that budget (plus one each for rounding).
-           Each record is read whole (no second read) with its frequencies for
-           every query term, so every record read is scored exactly.
+           terms: the terms rarest inside the filter whose counts there add up to
+           at most ``max(limit, budget)`` (so it reads that many records at most,
+           whatever the corpus size); and, per *common* term, the shortest records
+           holding it (BM25 ranks them highest for a term found once), together
+           within what the rare terms leave of that budget (plus one each for
+           rounding). Each record is read whole (no second read) with its
+           frequencies for every query term, so every record read is scored exactly.
 
         Records holding a rare term are ranked exactly as FTS5 ranks them. The
         common terms' part bounds reads, not an exact top: a longer record
-        repeating a common term can be missed.
+        repeating a common term can be missed. Counting inside the filter lets a
+        topic's search treat as rare every term that is rare *in that topic*,
+        though the scores keep the collection-wide statistics FTS5 uses.
         Its effect on LoCoMo retrieval is measured in docs/benchmarks.md.
         """
         wanted = list(dict.fromkeys(term for term in query_terms if term))
         if not wanted or limit <= 0:
             return []
-        stats = self.statistics(wanted)
-        present = sorted((t for t in wanted if stats.doc_freqs.get(t)), key=self._rarity(stats))
+        narrowed = where.topic is not None or where.origin is not None
+        stats, within = self._statistics(wanted, where if narrowed else None)
+        # A term no record inside the filter holds needs no query.
+        present = sorted(
+            (t for t in wanted if within.get(t)), key=lambda t: (within[t], stats.doc_freqs[t], t)
+        )
         if not present:
             return []
         # `in` over n states times array_contains_any over k terms is n*k disjunctions.
@@ -168,10 +196,10 @@ class LexicalIndex:
         rare: list[str] = []
         budget = 0
         for term in present[:width]:
-            if budget + stats.doc_freqs[term] > max(limit, self._budget):
+            if budget + within[term] > max(limit, self._budget):
                 break
             rare.append(term)
-            budget += stats.doc_freqs[term]
+            budget += within[term]
         common = present[len(rare) :]
         projection = [
             *MEMORY_FIELDS,
@@ -225,7 +253,3 @@ class LexicalIndex:
             freqs = data.get(TERM_FREQS) or {}
             score = bm25(stats, wanted, freqs, int(data.get(TERM_COUNT) or 0))
             found[snapshot.id] = _Candidate(memory, score)
-
-    @staticmethod
-    def _rarity(stats: CorpusStats) -> Any:
-        return lambda term: (stats.doc_freqs.get(term, 0), term)

@@ -6,11 +6,15 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from metacortex.retrieval.text import terms
-from metacortex.storage.base import EmbeddingIdentity, Vector
+from metacortex.storage.base import EmbeddingIdentity
+
+if TYPE_CHECKING:
+    from metacortex.storage.base import Vector
 
 
 class HashingEmbedder:

@@ -10,7 +10,26 @@ access and refresh tokens, each secret only as its sha256. See
 ``docs/CONNECTORS.md`` and the auth section of ``docs/SERVER.md``.
 """
 
-from metacortex.auth.resource import OAuthResource
-from metacortex.auth.server import AuthorizationServer
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from metacortex.auth.resource import OAuthResource
+    from metacortex.auth.server import AuthorizationServer
 
 __all__ = ["AuthorizationServer", "OAuthResource"]
+
+
+def __getattr__(name: str) -> Any:
+    # Loaded on first use: the console's pages import ``metacortex.auth.tokens``,
+    # and building the app (a cold start) should not load PyJWT and the HTTP client.
+    if name == "AuthorizationServer":
+        from metacortex.auth.server import AuthorizationServer
+
+        return AuthorizationServer
+    if name == "OAuthResource":
+        from metacortex.auth.resource import OAuthResource
+
+        return OAuthResource
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

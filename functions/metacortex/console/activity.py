@@ -13,7 +13,6 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any, Final
 
-import numpy as np
 from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import Response
@@ -85,6 +84,8 @@ def summarize(events: Iterable[Mapping[str, Any]], today: date, days: int = DAYS
         shown["other clients"] = [
             sum(calls[name][d] for name in ranked[TOP_CLIENTS:]) for d in range(days)
         ]
+
+    import numpy as np  # here: building the app at a cold start needs no numpy
 
     def percentile(values: list[float], q: float) -> float:
         return round(float(np.percentile(values, q)), 1) if values else -1.0

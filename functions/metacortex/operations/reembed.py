@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from metacortex.domain.records import Memory
 from metacortex.operations.progress import progress
 from metacortex.operations.walk import all_memories, count_memories
 from metacortex.providers.base import Embedder
-from metacortex.storage.base import MemoryStore, StoreTransaction, Vector
+from metacortex.storage.base import MemoryStore, StoreTransaction
+
+if TYPE_CHECKING:
+    from metacortex.storage.base import Vector
 
 _BATCH = 64
 

@@ -18,15 +18,13 @@ import secrets
 from collections.abc import Callable, Mapping
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
 import anyio.to_thread
-import jinja2
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
-from starlette.templating import Jinja2Templates
 
 from metacortex.config import Settings
 from metacortex.owner.passphrase import is_set, verify_passphrase
@@ -34,6 +32,9 @@ from metacortex.owner.sessions import OwnerSessions, Session
 from metacortex.server.ratelimit import RateLimiter
 from metacortex.server.routes import FUNCTION_PREFIX
 from metacortex.storage.base import MemoryStore
+
+if TYPE_CHECKING:
+    from starlette.templating import Jinja2Templates
 
 HERE: Final = Path(__file__).parent
 SIGN_IN_PATH: Final = "/owner/sign-in"
@@ -45,17 +46,47 @@ SIGN_IN_PER_MINUTE_OVERALL: Final = 30
 _PRE_CSRF_FIELD: Final = "csrf"
 
 
-def templates(extra_directory: Path | None = None) -> Jinja2Templates:
-    """Jinja2 templates of the owner package (and of another package using its layout)."""
+class PageTemplates:
+    """Jinja2 templates (autoescaped, strict) built when the first page is rendered,
+    so that starting the app, as a cold start does, never loads jinja2."""
+
+    def __init__(self, directories: list[Path]) -> None:
+        self._directories = directories
+        self._built: Jinja2Templates | None = None
+
+    def TemplateResponse(
+        self,
+        request: Request,
+        name: str,
+        context: dict[str, Any],
+        *,
+        status_code: int = 200,
+        headers: Mapping[str, str] | None = None,
+    ) -> Response:
+        return self._templates().TemplateResponse(
+            request, name, context, status_code=status_code, headers=headers
+        )
+
+    def _templates(self) -> Jinja2Templates:
+        if self._built is None:
+            import jinja2
+            from starlette.templating import Jinja2Templates
+
+            environment = jinja2.Environment(
+                loader=jinja2.FileSystemLoader(self._directories),
+                autoescape=True,
+                undefined=jinja2.StrictUndefined,
+            )
+            self._built = Jinja2Templates(env=environment)
+        return self._built
+
+
+def templates(extra_directory: Path | None = None) -> PageTemplates:
+    """Templates of the owner package (and of another package using its layout)."""
     directories = [HERE / "templates"]
     if extra_directory is not None:
         directories.insert(0, extra_directory)
-    environment = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(directories),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-    )
-    return Jinja2Templates(env=environment)
+    return PageTemplates(directories)
 
 
 def public_base(request: Request, settings: Settings) -> str:
@@ -100,7 +131,7 @@ class OwnerWeb:
         settings: Settings,
         store_of: Callable[[], MemoryStore],
         *,
-        page_templates: Jinja2Templates | None = None,
+        page_templates: PageTemplates | None = None,
         limiter: RateLimiter | None = None,
     ) -> None:
         """``store_of`` returns the store (it may exist only once the app has started)."""

@@ -7,9 +7,12 @@ a model call fails after bounded retries; nothing else escapes them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from metacortex.storage.base import EmbeddingIdentity, Vector
+from metacortex.storage.base import EmbeddingIdentity
+
+if TYPE_CHECKING:
+    from metacortex.storage.base import Vector
 
 
 class Embedder(Protocol):

@@ -21,12 +21,14 @@ from metacortex.providers.gemini_client import (
     RetryPolicy,
     generated_text,
 )
-from metacortex.storage.base import EmbeddingIdentity, Vector
+from metacortex.storage.base import EmbeddingIdentity
 
 if TYPE_CHECKING:
     from google import genai
     from google.auth.credentials import Credentials
     from google.genai import types
+
+    from metacortex.storage.base import Vector
 
 # The Gemini API's documented maximum for batchEmbedContents.
 MAX_EMBED_BATCH: Final = 100

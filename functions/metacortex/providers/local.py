@@ -20,12 +20,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
 from metacortex.errors import ConfigurationError
-from metacortex.storage.base import EmbeddingIdentity, Vector
+from metacortex.storage.base import EmbeddingIdentity
+
+if TYPE_CHECKING:
+    from metacortex.storage.base import Vector
 
 MODEL_NAME: Final = "all-MiniLM-L6-v2-int8"
 DIMENSION: Final = 384

@@ -15,8 +15,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-import numpy as np
-
 from metacortex.domain.records import Memory
 from metacortex.retrieval.text import term_count, term_frequencies
 from metacortex.storage.base import Scored
@@ -103,6 +101,8 @@ def keyword_weights(query_terms: Sequence[str], lexical: Sequence[Scored]) -> di
     them (exactly when the mean-length estimate is exact, as in
     ``relax_length_normalization``). A term no candidate contains gets 0.
     """
+    import numpy as np  # here: answering tools/list at a cold start needs no numpy
+
     wanted = list(dict.fromkeys(query_terms))
     if not wanted or not lexical:
         return {}

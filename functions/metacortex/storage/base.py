@@ -10,14 +10,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol, TypeVar
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar
 
 from metacortex.domain.records import BranchState, Memory, Origin
 
-Vector = npt.NDArray[np.float32]
+if TYPE_CHECKING:  # numpy loads with the first backend or model, not with the Protocol
+    import numpy as np
+    import numpy.typing as npt
+
+    Vector: TypeAlias = npt.NDArray[np.float32]
 T = TypeVar("T")
 
 

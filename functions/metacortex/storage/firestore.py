@@ -48,7 +48,6 @@ from metacortex.storage.base import (
     Neighbours,
     PageKey,
     Scored,
-    Vector,
 )
 from metacortex.storage.firestore_codec import (
     MEMORY_FIELDS,
@@ -73,6 +72,7 @@ from metacortex.storage.firestore_vectors import VectorIndex
 
 if TYPE_CHECKING:
     from metacortex.config import Settings
+    from metacortex.storage.base import Vector
 
 T = TypeVar("T")
 P = ParamSpec("P")

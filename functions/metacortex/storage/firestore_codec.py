@@ -19,7 +19,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 from google.cloud.firestore_v1.vector import Vector as FirestoreVector
@@ -34,7 +34,10 @@ from metacortex.domain.records import (
     SupersessionReason,
 )
 from metacortex.retrieval.text import terms as analyze
-from metacortex.storage.base import Event, Vector
+from metacortex.storage.base import Event
+
+if TYPE_CHECKING:
+    from metacortex.storage.base import Vector
 
 SCHEMA_VERSION: Final = 1
 

@@ -12,14 +12,14 @@ exactly here (``_scan``), so a page is never short while enough records match.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 from google.cloud.firestore_v1.base_vector_query import DistanceMeasure
 from google.cloud.firestore_v1.collection import CollectionReference
 
 from metacortex.domain.records import Memory
-from metacortex.storage.base import MemoryFilter, Scored, Vector
+from metacortex.storage.base import MemoryFilter, Scored
 from metacortex.storage.firestore_codec import (
     EMBEDDING,
     FILTER_FIELDS,
@@ -34,6 +34,9 @@ from metacortex.storage.firestore_queries import (
     native_filters,
     needs_post_filter,
 )
+
+if TYPE_CHECKING:
+    from metacortex.storage.base import Vector
 
 DISTANCE_FIELD: Final = "vector_distance"
 _OVERFETCH: Final = 4

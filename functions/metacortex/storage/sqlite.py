@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import numpy as np
 
@@ -44,10 +44,12 @@ from metacortex.storage.base import (
     Neighbours,
     PageKey,
     Scored,
-    Vector,
 )
 from metacortex.storage.sqlite_schema import migrate
 from metacortex.storage.sqlite_vectors import VectorMirror, VectorRow
+
+if TYPE_CHECKING:
+    from metacortex.storage.base import Vector
 
 T = TypeVar("T")
 

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Final, TypeVar
+from typing import TYPE_CHECKING, Final, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from metacortex.domain.records import BranchState, Origin
-from metacortex.storage.base import MemoryFilter, Vector
+from metacortex.storage.base import MemoryFilter
+
+if TYPE_CHECKING:
+    from metacortex.storage.base import Vector
 
 _NONE: Final = -1
 _NO_LOWER: Final = np.iinfo(np.int64).min

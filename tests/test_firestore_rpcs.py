@@ -21,8 +21,10 @@ from typing import Any, Final
 
 import pytest
 
+from metacortex.domain.records import BranchState, Memory
 from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.service import Access, MemoryService
+from metacortex.storage.base import MemoryFilter, Neighbours
 from metacortex.storage.firestore import FirestoreStore
 from tests.fakes import HashingEmbedder
 from tests.firestore_support import PROJECT, FirestoreStoreFactory
@@ -142,3 +144,37 @@ def test_fetch_and_list_are_one_round_trip_each(
     assert (fetched.depth, fetched.kinds) == (1, {"BatchGetDocuments": 1})
     assert (listed.depth, listed.kinds) == (1, {"RunQuery": 1})
     assert listed.documents == 11  # a page of 10 and one more to know whether more follow
+
+
+def test_neighbour_reads_stop_at_records_the_search_already_holds(
+    counted: tuple[MemoryService, RpcRecorder],
+) -> None:
+    service, recorder = counted
+    store = service.store
+    where = MemoryFilter(states=(BranchState.ACTIVE,), topic="ops-1")
+    topic = store.list_page(where, 100, None, oldest_first=True)  # 20 records, in write order
+    run = topic[5:15]  # ten anchors side by side
+    spread = topic[5:15:3]  # four anchors, two records apart
+
+    docs: dict[str, int] = {}
+    for name, anchors, held in (
+        ("run", run, []),
+        ("run, all held", run, topic),
+        ("spread", spread, []),
+        ("spread, all held", spread, topic),
+    ):
+        exact = store.neighbours(anchors, where, 2)
+
+        def look_up(a: list[Memory] = anchors, h: list[Memory] = held) -> dict[str, Neighbours]:
+            return store.neighbours(a, where, 2, h)
+
+        found, tally = recorder.measure(look_up)
+        assert found == exact
+        assert tally.depth == 1
+        docs[name] = tally.documents
+
+    # Two records each side of every anchor were read before (40 and 16). Now a
+    # query stops at the next anchor (whose own query reads on from there) or at
+    # the second record held beyond its anchor: reads stop where the records in
+    # hand begin, and only the ends of a run of anchors read anything.
+    assert docs == {"run": 4, "run, all held": 2, "spread": 16, "spread, all held": 8}

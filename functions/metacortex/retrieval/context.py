@@ -17,8 +17,8 @@ same topic, in write order, that pass the same filters and were written within
 
 The final score is rescaled to 0..1. Neighbours come from the store's batch
 keyset listing (``MemoryStore.neighbours``: the candidates' neighbours in one
-round trip on Firestore), so every backend supports it with
-indexes it has. Measured effect on LoCoMo in docs/benchmarks.md.
+round trip on Firestore, stopping at records the search already holds), so
+every backend supports it with indexes it has. Measured effect on LoCoMo in docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -49,9 +49,14 @@ _SPAN: Final = max(len(SHARES), WINDOW)
 class _Neighbourhoods:
     """Neighbours of the records looked up so far, with the write-order links they reveal."""
 
-    def __init__(self, store: MemoryStore, where: MemoryFilter) -> None:
+    def __init__(
+        self, store: MemoryStore, where: MemoryFilter, candidates: Sequence[Memory]
+    ) -> None:
         self._store = store
         self._where = where
+        # Records in hand (the search's candidates, then every neighbour learnt):
+        # the store may stop its neighbour reads at them.
+        self._in_hand: dict[str, Memory] = {m.id: m for m in candidates}
         self.seen: dict[str, list[tuple[int, Memory]]] = {}
         self.memories: dict[str, Memory] = {}
         self._older: dict[str, str] = {}
@@ -66,7 +71,11 @@ class _Neighbourhoods:
             if m.id not in self.seen
             and min(len(self._known(m, self._older)), len(self._known(m, self._newer))) < _SPAN
         ]
-        fetched = self._store.neighbours(missing, self._where, _SPAN) if missing else {}
+        fetched = (
+            self._store.neighbours(missing, self._where, _SPAN, list(self._in_hand.values()))
+            if missing
+            else {}
+        )
         for memory in memories:
             if memory.id in self.seen:
                 continue
@@ -80,6 +89,7 @@ class _Neighbourhoods:
                 )
             self.memories[memory.id] = memory
             self.seen[memory.id] = [pair for side in sides for pair in enumerate(side, start=1)]
+            self._in_hand.update((other.id, other) for side in sides for other in side)
 
     def of(self, memory: Memory) -> list[tuple[int, Memory]]:
         """(distance, record) for up to ``_SPAN`` records each side in write order."""
@@ -139,7 +149,7 @@ def with_context(
     """
     own = {r.memory.id: r.score for r in fused}
     memories = {r.memory.id: r.memory for r in fused}
-    hoods = _Neighbourhoods(store, where)
+    hoods = _Neighbourhoods(store, where, [r.memory for r in fused])
     hoods.look_up([source.memory for source in fused[:SOURCES]])
     scores = dict(own)
     weights = {term: w for term, w in (keyword_weights or {}).items() if w > 0}

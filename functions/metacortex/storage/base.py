@@ -172,13 +172,19 @@ class MemoryStore(Protocol):
         ...
 
     def neighbours(
-        self, anchors: Sequence[Memory], where: MemoryFilter, span: int
+        self,
+        anchors: Sequence[Memory],
+        where: MemoryFilter,
+        span: int,
+        known: Sequence[Memory] = (),
     ) -> dict[str, Neighbours]:
         """For each anchor (by id): up to ``span`` records each side of it in write
         order, nearest first, among the records of the anchor's topic that match
         ``where`` (its ``topic`` is replaced by the anchor's). The same records as
         ``list_page(where, span, PageKey(anchor.created_at, anchor.id))`` both ways,
-        fetched together (one round trip where the backend can)."""
+        fetched together (one round trip where the backend can). ``known``: records
+        the caller already holds, as stored, that match ``where``; a backend may use
+        them to read fewer records, never to answer differently."""
         ...
 
     def list_page(

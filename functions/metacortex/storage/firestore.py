@@ -62,6 +62,7 @@ from metacortex.storage.firestore_codec import (
     to_stored_time,
 )
 from metacortex.storage.firestore_lexical import RARE_BUDGET, CorpusStats, LexicalIndex
+from metacortex.storage.firestore_neighbours import assemble, plan
 from metacortex.storage.firestore_queries import (
     MAX_NEAREST,
     filtered,
@@ -380,25 +381,31 @@ class FirestoreStore:
 
     @_translated
     def neighbours(
-        self, anchors: Sequence[Memory], where: MemoryFilter, span: int
+        self,
+        anchors: Sequence[Memory],
+        where: MemoryFilter,
+        span: int,
+        known: Sequence[Memory] = (),
     ) -> dict[str, Neighbours]:
-        """Two keyset queries per anchor (older, newer), all in flight at once."""
+        """Two keyset queries per anchor (older, newer), all in flight at once, each
+        ending at a record already in hand where that saves reads
+        (``firestore_neighbours``)."""
         unique = list({anchor.id: anchor for anchor in anchors}.values())
+        plans = plan(unique, known, where, span)
         jobs = {
-            (anchor.id, oldest_first): self._executor.submit(
+            (side.anchor.id, side.newer): self._executor.submit(
                 self._page,
-                replace(where, topic=anchor.topic),
+                replace(where, topic=side.anchor.topic),
                 span,
-                PageKey(anchor.created_at, anchor.id),
-                oldest_first,
+                PageKey(side.anchor.created_at, side.anchor.id),
+                side.newer,
+                PageKey(side.bound.created_at, side.bound.id) if side.bound else None,
             )
-            for anchor in unique
-            for oldest_first in (False, True)
+            for side in plans
         }
+        side_of = assemble(plans, {key: job.result() for key, job in jobs.items()}, span)
         return {
-            anchor.id: Neighbours(
-                older=jobs[(anchor.id, False)].result(), newer=jobs[(anchor.id, True)].result()
-            )
+            anchor.id: Neighbours(older=side_of(anchor, False), newer=side_of(anchor, True))
             for anchor in unique
         }
 
@@ -419,11 +426,17 @@ class FirestoreStore:
         return self._page(where, limit, after, oldest_first)
 
     def _page(
-        self, where: MemoryFilter, limit: int, after: PageKey | None, oldest_first: bool
+        self,
+        where: MemoryFilter,
+        limit: int,
+        after: PageKey | None,
+        oldest_first: bool,
+        until: PageKey | None = None,
     ) -> list[Memory]:
-        """Keyset pages on (created_at, document id); filters run in the query except
-        ``valid_at``, which is checked after it while more pages are read until
-        ``limit`` records passed or none remain."""
+        """Keyset pages on (created_at, document id), strictly between ``after`` and
+        ``until`` when given; filters run in the query except ``valid_at``, which is
+        checked after it while more pages are read until ``limit`` records passed
+        or none remain."""
         if limit <= 0:
             return []
         direction = "ASCENDING" if oldest_first else "DESCENDING"
@@ -433,6 +446,10 @@ class FirestoreStore:
             .order_by(FieldPath.document_id(), direction=direction)
             .select(list(MEMORY_FIELDS))
         )
+        if until is not None:
+            query = query.end_before(
+                {"created_at": to_stored_time(until.created_at), FieldPath.document_id(): until.id}
+            )
         post_filter = needs_post_filter(where, created_range=True)
         batch = max(limit, 50) if post_filter else limit
         cursor: tuple[datetime, str] | None = (

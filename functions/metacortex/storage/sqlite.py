@@ -476,7 +476,11 @@ class SQLiteStore:
         return dense, self.lexical_search(terms, where, limit) if terms else []
 
     def neighbours(
-        self, anchors: Sequence[Memory], where: MemoryFilter, span: int
+        self,
+        anchors: Sequence[Memory],
+        where: MemoryFilter,
+        span: int,
+        known: Sequence[Memory] = (),  # reads are local: nothing to save
     ) -> dict[str, Neighbours]:
         found: dict[str, Neighbours] = {}
         for anchor in anchors:

@@ -16,7 +16,11 @@ providers, Gemini answered by a loopback fake of its REST API
 - ``first search``: from process start to the first successful ``search_context``
   (adds opening the Firestore and Gemini clients and one query embedding).
 
-Target (issue 4): first response under 1.5 s on the 2-core development machine.
+Targets: first response under 1.5 s on the 2-core development machine (issue
+4), in the worst of the runs (issue 9). One start before the measured ones is
+not counted (it fills the page cache and warms the emulator), and each measured
+start waits until the emulator's JVM is idle: in production Firestore does not
+share the function's CPU. The exit status is 0 when the worst run meets 1.5 s.
 ``FunctionProcess`` is also what tests/cloud/test_functions_entry.py drives.
 """
 
@@ -187,9 +191,31 @@ def one_cold_start(settings: Mapping[str, str]) -> tuple[float, float]:
     return listed, searched
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) the process has used so far, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wait_until_idle(pid: int, what: str, share: float = 0.05, timeout: float = 60.0) -> None:
+    """Return once ``pid`` used under ``share`` of a core for a whole second.
+
+    The emulator's JVM keeps compiling for a while after it starts, on the same
+    two cores as the function being measured; in production Firestore runs
+    elsewhere, so each cold start here begins once the emulator is idle.
+    """
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        before = cpu_seconds(pid)
+        time.sleep(1.0)
+        if cpu_seconds(pid) - before < share:
+            return
+    print(f"warning: {what} still busy after {timeout:.0f} s; measuring anyway", file=sys.stderr)
+
+
 @contextmanager
-def production_backends() -> Iterator[dict[str, str]]:
-    """The Firestore emulator and the fake Gemini wire, for as long as the block runs."""
+def production_backends() -> Iterator[tuple[dict[str, str], int]]:
+    """The Firestore emulator (and its PID) and the fake Gemini wire, while the block runs."""
     from tests.firestore_support import Emulator, find_emulator
     from tests.gemini_wire import FakeGemini, serve_over_http
 
@@ -201,7 +227,7 @@ def production_backends() -> Iterator[dict[str, str]]:
         stack.callback(emulator.stop)
         emulator.wait_ready()
         gemini_url = stack.enter_context(serve_over_http(FakeGemini()))
-        yield production_settings(emulator.host, gemini_url)
+        yield production_settings(emulator.host, gemini_url), emulator.pid
 
 
 def main() -> int:
@@ -219,8 +245,12 @@ def main() -> int:
     listed: list[float] = []
     searched: list[float] = []
     print("starting the Firestore emulator and the fake Gemini API ...", file=sys.stderr)
-    with production_backends() as settings:
+    with production_backends() as (settings, emulator_pid):
+        # One start first, not counted: it fills the page cache with the venv's files
+        # (as runs 2-5 always found it) and warms the emulator's query paths.
+        one_cold_start(settings)
         for run in range(args.runs):
+            wait_until_idle(emulator_pid, "the Firestore emulator")
             first_list, first_search = one_cold_start(settings)
             listed.append(first_list)
             searched.append(first_search)
@@ -244,9 +274,9 @@ def main() -> int:
             f"median of {args.runs}: import {result['import_ms']} ms; process start → first "
             f"tools/list {result['first_tools_list_ms']} ms (worst "
             f"{result['worst_first_tools_list_ms']} ms); → first search "
-            f"{result['first_search_ms']} ms; target < 1500 ms to first response"
+            f"{result['first_search_ms']} ms; target: worst <= 1500 ms to first response"
         )
-    met = statistics.median(listed) < 1.5
+    met = max(listed) <= 1.5
     return 0 if met else 1
 
 

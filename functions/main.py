@@ -77,7 +77,8 @@ class _Process:
         try:
             settings = Settings(deployment="cloud")
             configure_logging(settings.metacortex_log_level)
-            app = create_app(settings)
+            # Requests get in while the store opens: see create_app.
+            app = create_app(settings, background_start=True)
         except Exception as error:  # noqa: BLE001 - reported as 503 + one log line
             self._failure = f"{type(error).__name__}: {error}"
             logger.error("MetaCortex could not start: %s", self._failure)

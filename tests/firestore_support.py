@@ -121,6 +121,10 @@ class Emulator:
             if response.status != 200:
                 raise RuntimeError(f"emulator on {self.host} answered {response.status}")
 
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
     def wipe(self, project: str) -> None:
         url = f"http://{self.host}/emulator/v1/projects/{project}/databases/(default)/documents"
         request = urllib.request.Request(url, method="DELETE")

@@ -43,6 +43,10 @@ class WatchedProcess:
         )
         self._reader.start()
 
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
     def _drain(self, stream: IO[str]) -> None:
         with stream:
             for line in stream:

@@ -13,6 +13,16 @@ from metacortex.service import MemoryService, ServiceOptions
 from metacortex.storage.base import MemoryStore
 
 
+def check_configuration(settings: Settings) -> None:
+    """The checks ``build_service`` would fail on that need no I/O and no heavy import,
+    so that a server starting in the background still refuses a bad configuration
+    before it answers anything (ConfigurationError, saying what to set)."""
+    if settings.embeddings_kind == "gemini" or settings.uses_gemini_generation:
+        from metacortex.providers.gemini_client import Connection
+
+        Connection.from_settings(settings)
+
+
 def build_store(settings: Settings) -> MemoryStore:
     if settings.store_kind == "firestore":
         from metacortex.storage.firestore import FirestoreStore

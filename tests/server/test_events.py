@@ -115,12 +115,11 @@ class _SlowSink:
 def test_recording_never_waits_for_the_store_and_close_drains_the_queue() -> None:
     sink = _SlowSink()
     recorder = EventRecorder(
-        sink,
         retention=timedelta(days=90),
         retrieval_logging=False,
         rejection_budget=RejectionBudget(per_minute=1000),
     )
-    recorder.start()
+    recorder.start(sink)
     for n in range(500):  # returns at once although the store is stuck
         recorder.rejection(
             client_id=None,
@@ -141,10 +140,8 @@ def test_recording_never_waits_for_the_store_and_close_drains_the_queue() -> Non
 
 def test_a_full_queue_drops_and_counts_instead_of_blocking() -> None:
     sink = _SlowSink()
-    recorder = EventRecorder(
-        sink, retention=timedelta(days=1), retrieval_logging=False, max_queue=10
-    )
-    recorder.start()
+    recorder = EventRecorder(retention=timedelta(days=1), retrieval_logging=False, max_queue=10)
+    recorder.start(sink)
     for _ in range(50):
         recorder.fetch(client_id="c", fetched_ids=["x"])  # retrieval logging off: ignored
         recorder.tool_call(
@@ -169,12 +166,11 @@ def test_rejected_requests_are_recorded_bounded_and_past_the_budget_only_counted
     now = [0.0]
     sink = _CollectingSink()
     recorder = EventRecorder(
-        sink,
         retention=timedelta(days=90),
         retrieval_logging=False,
         rejection_budget=RejectionBudget(per_minute=60, clock=lambda: now[0]),
     )
-    recorder.start()
+    recorder.start(sink)
     query = "q=" + "x" * 14_000
     for _ in range(300):
         recorder.rejection(
@@ -215,12 +211,11 @@ def test_rejected_requests_are_recorded_bounded_and_past_the_budget_only_counted
 def test_refusals_suppressed_when_the_server_stops_are_still_counted() -> None:
     sink = _CollectingSink()
     recorder = EventRecorder(
-        sink,
         retention=timedelta(days=90),
         retrieval_logging=False,
         rejection_budget=RejectionBudget(per_minute=1, clock=lambda: 0.0),
     )
-    recorder.start()
+    recorder.start(sink)
     for _ in range(3):
         recorder.rejection(
             client_id=None,

@@ -9,11 +9,13 @@ service the app built itself, closes its store.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
 
+import anyio
 import anyio.to_thread
 from mcp.server.streamable_http_manager import (
     StreamableHTTPASGIApp,
@@ -26,7 +28,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
-from metacortex.composition import build_service
+from metacortex.composition import build_service, check_configuration
 from metacortex.config import Settings
 from metacortex.server.events import EventRecorder
 from metacortex.server.guard import RequestGuard
@@ -43,8 +45,23 @@ async def _healthz(request: Request) -> JSONResponse:
     return JSONResponse({"status": "ok"}, headers={"cache-control": "no-store"})
 
 
-def create_app(settings: Settings, service: MemoryService | None = None) -> Starlette:
-    """The MetaCortex ASGI app. A given ``service`` stays owned by the caller."""
+def create_app(
+    settings: Settings,
+    service: MemoryService | None = None,
+    *,
+    background_start: bool = False,
+) -> Starlette:
+    """The MetaCortex ASGI app. A given ``service`` stays owned by the caller.
+
+    ``background_start``: the lifespan lets requests in before the service is
+    built (opening the store, its first round trips), so a cold instance answers
+    ``initialize`` and ``tools/list`` without waiting for it; tool calls and the
+    routes that need the store wait (``Runtime.ready_service``). A failure to
+    build is logged once and answered 503 from then on. Off, start-up fails
+    before anything is served.
+    """
+    if service is None:
+        check_configuration(settings)  # what building it would refuse, before anything runs
     runtime = Runtime(settings=settings, profiles=load_profiles(settings), service=service)
     if runtime.profiles.admin.token_sha256 is None:
         log(
@@ -60,28 +77,50 @@ def create_app(settings: Settings, service: MemoryService | None = None) -> Star
         max_request_body_size=settings.metacortex_max_body_bytes,
     )
 
+    async def bring_up(recorder: EventRecorder) -> None:
+        if runtime.service is None:
+            runtime.service = await anyio.to_thread.run_sync(build_service, settings)
+        recorder.start(runtime.service.store)
+        if authorization is not None:
+            runtime.oauth = authorization.start(runtime.service.store)
+
+    async def bring_up_in_background(recorder: EventRecorder, started: anyio.Event) -> None:
+        try:
+            await bring_up(recorder)
+        except Exception as error:  # noqa: BLE001 - logged once, answered 503 (guard)
+            runtime.failure = f"{type(error).__name__}: {error}"
+            log(logging.ERROR, f"MetaCortex could not start: {runtime.failure}")
+        finally:
+            started.set()
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         owned = runtime.service is None
-        if runtime.service is None:
-            runtime.service = await anyio.to_thread.run_sync(build_service, settings)
         recorder = EventRecorder(
-            runtime.service.store,
             retention=timedelta(days=settings.metacortex_event_retention_days),
             retrieval_logging=settings.retrieval_event_logging_enabled,
             rejection_budget=RejectionBudget(settings.metacortex_rejection_events_per_minute),
         )
-        recorder.start()
-        runtime.events = recorder
-        if authorization is not None:
-            runtime.oauth = authorization.start(runtime.service.store)
+        runtime.events = recorder  # queues until started with the store
+        started = anyio.Event()
+        runtime.started = started
+        building: asyncio.Task[None] | None = None
+        if background_start:
+            building = asyncio.create_task(bring_up_in_background(recorder, started))
+        else:
+            try:
+                await bring_up(recorder)
+            finally:
+                started.set()
         try:
             async with manager.run():
                 yield
         finally:
+            if building is not None:
+                await building  # a build in its worker thread cannot be cut short
             runtime.oauth = None
             await anyio.to_thread.run_sync(recorder.close)
-            if owned:
+            if owned and runtime.service is not None:
                 runtime.service.store.close()
                 runtime.service = None
 

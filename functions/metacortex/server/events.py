@@ -40,9 +40,11 @@ class EventSink(Protocol):
 
 
 class EventRecorder:
+    """Events are queued at once and written by a thread, in batches, from ``start(store)``
+    on (events recorded before that, while the service is built, wait in the queue)."""
+
     def __init__(
         self,
-        store: EventSink,
         *,
         retention: timedelta,
         retrieval_logging: bool,
@@ -50,7 +52,7 @@ class EventRecorder:
         batch_size: int = 200,
         rejection_budget: RejectionBudget | None = None,
     ) -> None:
-        self._store = store
+        self._store: EventSink | None = None
         self._rejection_budget = rejection_budget or RejectionBudget(60)
         self._retention = retention
         self.retrieval_logging = retrieval_logging
@@ -61,8 +63,9 @@ class EventRecorder:
         self.dropped = 0
 
     # ------------------------------------------------------------ lifecycle
-    def start(self) -> None:
+    def start(self, store: EventSink) -> None:
         if self._thread is None:
+            self._store = store
             self._thread = threading.Thread(
                 target=self._drain, name="metacortex-events", daemon=True
             )
@@ -269,7 +272,7 @@ class EventRecorder:
         self._write(leftovers)
 
     def _write(self, batch: list[Event]) -> None:
-        if not batch:
+        if not batch or self._store is None:
             return
         try:
             self._store.record_events(batch)

@@ -52,7 +52,7 @@ from metacortex.server.logs import log, redact_query
 from metacortex.server.profiles import Profile, token_digest
 from metacortex.server.ratelimit import RateLimiter
 from metacortex.server.routes import Route, resolve
-from metacortex.server.runtime import Runtime
+from metacortex.server.runtime import UNAVAILABLE_MESSAGE, Runtime
 
 PROFILE_SCOPE_KEY: Final = "metacortex.profile"
 URL_TOKEN_PARAM: Final = "auth_" + "token"  # split: not a credential (ruff S105)
@@ -138,6 +138,12 @@ class RequestGuard:
         started = time.perf_counter()
         route = resolve(scope["path"])
         method: str = scope["method"]
+        needs_store = route is not None and route.kind in ("auth", "owner")
+        if self._runtime.failure is not None or (
+            needs_store and not await self._runtime.start_succeeded()
+        ):
+            await self._reject(scope, send, route, started, _UNAVAILABLE)
+            return
         if route is None or (route.kind == "auth" and self._runtime.oauth is None):
             await self._reject(scope, send, None, started, _not_found())
             return
@@ -162,6 +168,14 @@ class RequestGuard:
             return
         profile = self._authenticate(route, scope, headers)
         identity: BearerIdentity | None = None
+        # OAuth tokens are kept in the store: wait for it to be open.
+        if (
+            profile is None
+            and self._runtime.settings.metacortex_oauth
+            and not await self._runtime.start_succeeded()
+        ):
+            await self._reject(scope, send, route, started, _UNAVAILABLE)
+            return
         oauth = self._runtime.oauth
         if profile is None and oauth is not None:
             token, from_url = _credential(headers, scope.get("query_string", b""))
@@ -514,6 +528,11 @@ def _cors_headers(origin: str) -> list[tuple[bytes, bytes]]:
 
 async def _no_receive() -> Message:
     return {"type": "http.disconnect"}
+
+
+_UNAVAILABLE: Final = Rejection(
+    503, "unavailable", "unavailable", UNAVAILABLE_MESSAGE, headers={"retry-after": "30"}
+)
 
 
 def _not_found() -> Rejection:

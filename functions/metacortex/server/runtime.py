@@ -3,6 +3,11 @@
 The service and the event recorder appear during the app's lifespan start-up
 (building the service may load a model), so handlers reach them through this
 holder rather than through module globals.
+
+With a background start (the Cloud Functions entry) the lifespan lets requests
+in before the service is built: ``started`` is set once it is built (or has
+failed, with ``failure`` saying why); whatever needs the service waits for it
+with ``ready_service()``, and the guard holds back routes that need it.
 """
 
 from __future__ import annotations
@@ -10,7 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import anyio
+
 from metacortex.config import Settings
+from metacortex.errors import Unavailable
 from metacortex.server.events import EventRecorder
 from metacortex.server.profiles import Profiles
 from metacortex.service import MemoryService
@@ -27,8 +35,33 @@ class Runtime:
     events: EventRecorder | None = None
     # OAuth access tokens at the MCP endpoints (METACORTEX_OAUTH); None: static tokens only.
     oauth: BearerAuthority | None = None
+    # Set by the lifespan once start-up is over, whether it succeeded or not.
+    started: anyio.Event | None = None
+    failure: str | None = None
 
     def require_service(self) -> MemoryService:
         if self.service is None:
             raise RuntimeError("the MetaCortex app is not started: run it inside its lifespan")
         return self.service
+
+    async def wait_started(self) -> None:
+        """Return once start-up is over (at once unless a background start is running)."""
+        if self.started is not None:
+            await self.started.wait()
+
+    async def start_succeeded(self) -> bool:
+        """Wait for start-up to be over; whether it built the service."""
+        await self.wait_started()
+        return self.failure is None
+
+    async def ready_service(self) -> MemoryService:
+        """The service, once built; Unavailable if building it failed."""
+        await self.wait_started()
+        if self.service is None:
+            raise Unavailable(UNAVAILABLE_MESSAGE)
+        return self.service
+
+
+UNAVAILABLE_MESSAGE = (
+    "the server is not configured correctly; the operator has been told why in the logs"
+)

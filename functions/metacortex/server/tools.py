@@ -223,7 +223,7 @@ async def call_tool(
     try:
         spec = _allowed_spec(profile, name)
         parsed = _parse(spec, raw)
-        service = runtime.require_service()
+        service = await runtime.ready_service()
         payload = await anyio.to_thread.run_sync(partial(spec.run, service, profile.access, parsed))
     except MetaCortexError as error:
         return _failure(runtime, profile, name, raw, error, started, protocol_version)
@@ -256,7 +256,7 @@ async def _call_chatgpt_tool(
             parsed = chatgpt_tools.INPUTS[name].model_validate(raw).model_dump(exclude_none=True)
         except ValidationError as error:
             raise InvalidArgument(_validation_message(error, chatgpt_tools.INPUTS[name])) from None
-        service = runtime.require_service()
+        service = await runtime.ready_service()
         runner = chatgpt_tools.RUNNERS[name]
         payload = await anyio.to_thread.run_sync(partial(runner, service, profile.access, parsed))
     except MetaCortexError as error:

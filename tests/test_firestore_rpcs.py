@@ -35,7 +35,7 @@ pytestmark = pytest.mark.firestore
 # Simulated round trip (see the module docstring): responses are held until this
 # long after the latest RPC start, so the ~40 neighbour queries issued together
 # overlap however slowly a busy machine issues them.
-HOLD_S: Final = 0.2
+HOLD_S: Final = 0.4
 ADMIN: Final = Access.admin()
 WORDS: Final = (
     "deploy release branch hotfix rollback canary metrics alert pager oncall "
@@ -59,31 +59,53 @@ def counted(
     store.close()
 
 
+@pytest.fixture
+def counted_large(
+    firestore_store_factory: FirestoreStoreFactory,
+) -> Iterator[tuple[MemoryService, RpcRecorder]]:
+    """Two topics of 150 notes: more than a search's candidate pool (100), so the
+    vector query cannot return every record the keyword search needs."""
+    firestore_store_factory()
+    recorder = RpcRecorder()
+    store = FirestoreStore(CountingClient(recorder, project=PROJECT), "memory_vectors")
+    service = MemoryService(store, HashingEmbedder(32), merger=SentenceUnionMerger())
+    for i in range(300):
+        words = " ".join(WORDS[(i * k) % len(WORDS)] for k in (1, 3, 7))
+        service.save(ADMIN, content=f"Note {i}: {words}.", topic=f"ops-{i % 2}")
+    recorder.hold_s = HOLD_S
+    yield service, recorder
+    store.close()
+
+
 def _cost(recorder: RpcRecorder, operation: Callable[[], Any]) -> Tally:
     _, tally = recorder.measure(operation)
     return tally
 
 
 def test_search_takes_four_round_trips_with_a_topic_and_five_without(
-    counted: tuple[MemoryService, RpcRecorder],
+    counted_large: tuple[MemoryService, RpcRecorder],
 ) -> None:
-    service, recorder = counted
+    service, recorder = counted_large
 
     scoped = _cost(
         recorder,
-        lambda: service.search(ADMIN, query="deploy rollback latency", filter_topic="ops-1"),
+        lambda: service.search(ADMIN, query="deploy rollback latency notes", filter_topic="ops-1"),
     )
-    everywhere = _cost(recorder, lambda: service.search(ADMIN, query="deploy rollback latency"))
+    everywhere = _cost(
+        recorder, lambda: service.search(ADMIN, query="deploy rollback latency notes")
+    )
 
-    # 1: find_nearest, N and length, df of each of the 3 terms (and with a topic,
-    # each term's count inside the topic), all at once; 2: the records of the rare
-    # terms; 3: the neighbours of the 20 best, at once; (4 without a topic: the
-    # neighbours of candidates that context lifted into the top 20).
+    # 1: find_nearest (which also reads the query terms' frequencies), N and length,
+    # each term's count (and with a topic, its count inside the topic), all at once;
+    # 2: the keyword candidates not already returned by find_nearest (here the
+    # common term "notes": its 150 records outnumber the pool); 3: the neighbours
+    # of the 20 best, at once; (4 without a topic: the neighbours of candidates
+    # that context lifted into the top 20).
     assert (scoped.depth, everywhere.depth) == (3, 4)
-    assert scoped.kinds == {"RunQuery(find_nearest)": 1, "RunAggregationQuery": 7, "RunQuery": 41}
+    assert scoped.kinds == {"RunQuery(find_nearest)": 1, "RunAggregationQuery": 9, "RunQuery": 41}
     assert everywhere.kinds == {
         "RunQuery(find_nearest)": 1,
-        "RunAggregationQuery": 4,
+        "RunAggregationQuery": 5,
         "RunQuery": 45,
     }
 

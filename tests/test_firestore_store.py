@@ -440,6 +440,36 @@ def test_a_term_common_across_topics_but_rare_in_the_searched_topic_is_read_in_f
     fs.close()
 
 
+def test_keyword_search_does_not_read_again_the_rare_term_records_the_vector_query_returned(
+    firestore_store_factory: FirestoreStoreFactory,
+) -> None:
+    recorder = RpcRecorder()
+    fs = FirestoreStore(CountingClient(recorder, project=PROJECT), "memory_vectors")
+    fs.bind_embedding(IDENTITY)
+    corpus = [
+        _memory(f"routine ops note {i} about the weekly deploy", minutes=i) for i in range(30)
+    ]
+    corpus += [_memory(f"zephyr rollout {word}", minutes=40) for word in ("north", "south")]
+    for memory in corpus:
+        _insert(fs, memory)
+    where = MemoryFilter(states=(BranchState.ACTIVE,))
+    wanted = query_terms("zephyr rollout deploy")
+    vector = EMBEDDER.embed_query("zephyr rollout deploy")
+
+    (dense, together), both = recorder.measure(lambda: fs.hybrid_search(vector, wanted, where, 10))
+    alone, lexical = recorder.measure(lambda: fs.lexical_search(wanted, where, 10))
+
+    # The same ranking and scores as the keyword search run on its own...
+    assert [(h.memory.id, h.score) for h in together] == [(h.memory.id, h.score) for h in alone]
+    held = {h.memory.id for h in dense}
+    assert {m.id for m in corpus[-2:]} <= held
+    # ...but the records of "zephyr" and "rollout" (2 each) came with the vector
+    # query: only "deploy" (30 records) is queried, instead of all three terms.
+    assert lexical.documents == 32
+    assert both.documents == len(dense) + 30
+    fs.close()
+
+
 # ----------------------------------------------------------- post-filtering
 def _validity_corpus() -> tuple[list[Memory], datetime]:
     """Records near the query that are NOT valid at the instant, and a few far ones that are."""

@@ -52,6 +52,8 @@ from metacortex.storage.base import (
 from metacortex.storage.firestore_codec import (
     MEMORY_FIELDS,
     SCHEMA_VERSION,
+    TERM_COUNT,
+    TERM_FREQS,
     decode_event,
     decode_memory,
     encode_event,
@@ -374,9 +376,19 @@ class FirestoreStore:
     def hybrid_search(
         self, vector: Vector, terms: Sequence[str], where: MemoryFilter, limit: int
     ) -> tuple[list[Scored], list[Scored]]:
-        """The nearest-neighbour query runs while the term statistics and candidates are read."""
-        dense = self._executor.submit(self._vectors.search, vector, where, limit)
-        lexical = self._lexical.search(terms, where, limit) if terms else []
+        """The nearest-neighbour query runs while the term statistics are read; it
+        also reads the query terms' frequencies, so that the keyword search need not
+        read again the records it already returned (``LexicalIndex.search``)."""
+        wanted = list(dict.fromkeys(term for term in terms if term))
+        extra = [TERM_COUNT, *(FieldPath(TERM_FREQS, term).to_api_repr() for term in wanted)]
+        fields: dict[str, Mapping[str, Any]] = {}
+        dense = self._executor.submit(self._vectors.search, vector, where, limit, extra, fields)
+
+        def held() -> Mapping[str, Mapping[str, Any]]:
+            dense.result()
+            return fields
+
+        lexical = self._lexical.search(wanted, where, limit, held) if wanted else []
         return dense.result(), lexical
 
     @_translated

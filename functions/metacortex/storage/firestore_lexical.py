@@ -23,7 +23,7 @@ stores rank alike. See ``docs/firestore.md`` for costs and limits.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any, Final
@@ -156,7 +156,13 @@ class LexicalIndex:
         query = base.where(filter=FieldFilter(TERMS, "array_contains", term))
         return int(_aggregate(query.count(alias="n"))["n"] or 0)
 
-    def search(self, query_terms: Sequence[str], where: MemoryFilter, limit: int) -> list[Scored]:
+    def search(
+        self,
+        query_terms: Sequence[str],
+        where: MemoryFilter,
+        limit: int,
+        held: Callable[[], Mapping[str, Mapping[str, Any]]] | None = None,
+    ) -> list[Scored]:
         """The ``limit`` best records (with their BM25 score) among those matching ``where``.
 
         Reads are bounded by design, in two round trips:
@@ -172,6 +178,12 @@ class LexicalIndex:
            within what the rare terms leave of that budget (plus one each for
            rounding). Each record is read whole (no second read) with its
            frequencies for every query term, so every record read is scored exactly.
+
+        ``held``: records the caller has read already (id -> fields, with
+        ``term_count`` and the query terms' frequencies), waited for once the
+        statistics are in. A rare term all of whose records inside the filter are
+        held is not queried: those records are scored from what was held, so the
+        records read and their scores are the same, with fewer documents read.
 
         Records holding a rare term are ranked exactly as FTS5 ranks them. The
         common terms' part bounds reads, not an exact top: a longer record
@@ -201,18 +213,24 @@ class LexicalIndex:
             rare.append(term)
             budget += within[term]
         common = present[len(rare) :]
+        found: dict[str, _Candidate] = {}
+        queried = rare
+        if held is not None and rare:
+            covered = self._score_held(held(), rare, within, stats, wanted, where, found)
+            queried = [term for term in rare if term not in covered]
         projection = [
             *MEMORY_FIELDS,
             TERM_COUNT,
             *(FieldPath(TERM_FREQS, term).to_api_repr() for term in present),
         ]
         queries = []
-        if rare:
+        if queried:
             queries.append(
                 filtered(self._memories, native_filters(where, created_range=True))
-                .where(filter=FieldFilter(TERMS, "array_contains_any", rare))
+                .where(filter=FieldFilter(TERMS, "array_contains_any", queried))
                 .order_by("created_at", direction="DESCENDING")
-                .limit(budget)  # the statistics already bound it; a concurrent write may not
+                # The statistics already bound it; a concurrent write may not.
+                .limit(sum(within[term] for term in queried))
                 .select(projection)
             )
         left = max(limit, self._budget) - budget  # what the rare terms do not use
@@ -230,26 +248,52 @@ class LexicalIndex:
                 for term in common
             )
         # All in flight at once: one round trip after the statistics.
-        found: dict[str, _Candidate] = {}
         for snapshots in self._executor.map(lambda q: list(q.stream()), queries):
-            self._score_all(snapshots, stats, wanted, where, found)
+            for snapshot in snapshots:
+                if snapshot.id not in found:
+                    self._score(snapshot.id, fields_of(snapshot), stats, wanted, where, found)
         return _ranked(found, limit)
 
+    @classmethod
+    def _score_held(
+        cls,
+        held: Mapping[str, Mapping[str, Any]],
+        rare: Sequence[str],
+        within: Mapping[str, int],
+        stats: CorpusStats,
+        wanted: Sequence[str],
+        where: MemoryFilter,
+        found: dict[str, _Candidate],
+    ) -> set[str]:
+        """Score the held records of the rare terms all of whose records are held;
+        return those terms."""
+        holders: dict[str, list[str]] = {term: [] for term in rare}
+        usable: dict[str, Mapping[str, Any]] = {}
+        for doc_id, data in held.items():
+            freqs = data.get(TERM_FREQS) or {}
+            terms = [term for term in rare if freqs.get(term)]
+            if terms and where.matches(decode_memory(doc_id, data)):
+                usable[doc_id] = data
+                for term in terms:
+                    holders[term].append(doc_id)
+        covered = {term for term in rare if len(holders[term]) == within[term]}
+        for term in covered:
+            for doc_id in holders[term]:
+                if doc_id not in found:
+                    cls._score(doc_id, usable[doc_id], stats, wanted, where, found)
+        return covered
+
     @staticmethod
-    def _score_all(
-        snapshots: Any,
+    def _score(
+        doc_id: str,
+        data: Mapping[str, Any],
         stats: CorpusStats,
         wanted: Sequence[str],
         where: MemoryFilter,
         found: dict[str, _Candidate],
     ) -> None:
-        for snapshot in snapshots:
-            if snapshot.id in found:
-                continue
-            data = fields_of(snapshot)
-            memory = decode_memory(snapshot.id, data)
-            if not where.matches(memory):
-                continue
+        memory = decode_memory(doc_id, data)
+        if where.matches(memory):
             freqs = data.get(TERM_FREQS) or {}
             score = bm25(stats, wanted, freqs, int(data.get(TERM_COUNT) or 0))
-            found[snapshot.id] = _Candidate(memory, score)
+            found[doc_id] = _Candidate(memory, score)

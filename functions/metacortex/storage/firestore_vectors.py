@@ -11,7 +11,7 @@ exactly here (``_scan``), so a page is never short while enough records match.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
@@ -60,8 +60,19 @@ class VectorIndex:
         self._read_many = read_many
         self._nearest_limit = nearest_limit
 
-    def search(self, vector: Vector, where: MemoryFilter, limit: int) -> list[Scored]:
-        """Top ``limit`` by cosine similarity (1 - cosine distance) among matching records."""
+    def search(
+        self,
+        vector: Vector,
+        where: MemoryFilter,
+        limit: int,
+        extra_fields: Sequence[str] = (),
+        fields_out: dict[str, Mapping[str, Any]] | None = None,
+    ) -> list[Scored]:
+        """Top ``limit`` by cosine similarity (1 - cosine distance) among matching records.
+
+        ``extra_fields`` are read too (one ``find_nearest``, no more reads) and, for
+        each record returned, put in ``fields_out`` by id (the exact-scan fallback
+        reads none)."""
         if limit <= 0:
             return []
         cap = self._nearest_limit
@@ -70,7 +81,7 @@ class VectorIndex:
         post_filter = needs_post_filter(where, created_range=False)
         count = min(cap, max(limit * _OVERFETCH, limit + 20)) if post_filter else limit
         while True:
-            found = self._nearest(vector, where, count)
+            found = self._nearest(vector, where, count, extra_fields, fields_out)
             kept = [hit for hit in found if where.matches(hit.memory)] if post_filter else found
             if len(kept) >= limit or len(found) < count:
                 return _ranked(kept, limit)
@@ -78,11 +89,19 @@ class VectorIndex:
                 return self._scan(vector, where, limit)
             count = min(cap, count * _OVERFETCH)
 
-    def _nearest(self, vector: Vector, where: MemoryFilter, count: int) -> list[Scored]:
+    def _nearest(
+        self,
+        vector: Vector,
+        where: MemoryFilter,
+        count: int,
+        extra_fields: Sequence[str],
+        fields_out: dict[str, Mapping[str, Any]] | None,
+    ) -> list[Scored]:
         """One ``find_nearest`` with the equality part of ``where`` as prefilter."""
         query = filtered(self._memories, native_filters(where, created_range=False))
         # Typed Any: the client annotates find_nearest as returning the VectorQuery class.
-        nearest: Any = query.select([*MEMORY_FIELDS, DISTANCE_FIELD]).find_nearest(
+        projection = [*MEMORY_FIELDS, DISTANCE_FIELD, *extra_fields]
+        nearest: Any = query.select(projection).find_nearest(
             vector_field=EMBEDDING,
             query_vector=vector_value(vector),
             limit=count,
@@ -92,6 +111,8 @@ class VectorIndex:
         hits: list[Scored] = []
         for snapshot in nearest.get():
             data = fields_of(snapshot)
+            if fields_out is not None:
+                fields_out[snapshot.id] = data
             # COSINE distance is 1 - cosine similarity; report similarity, as SQLite does.
             hits.append(Scored(decode_memory(snapshot.id, data), 1.0 - float(data[DISTANCE_FIELD])))
         return hits

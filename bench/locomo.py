@@ -5,6 +5,8 @@ Protocol (../shared/datasets/locomo/README.md): every dialog turn is one memory
 time with the conversation as its topic; every question of categories 1-4 with
 evidence is a search restricted to its conversation's topic. Reports recall,
 hit rate and MRR at 1/5/10, search latency p50/p95 and the ingest rate.
+Searches run as ``metacortex serve`` runs them: with the warm heap frozen
+(``server/heap.py``) once the memories are in; ``--no-freeze`` to compare.
 
     .venv/bin/python bench/locomo.py                  # SQLite + local model
     .venv/bin/python bench/locomo.py --store firestore # starts the Firestore emulator
@@ -35,6 +37,7 @@ from metacortex.operations.progress import progress
 from metacortex.providers.local import MiniLMEmbedder
 from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.retrieval.fusion import DENSE_WEIGHT
+from metacortex.server.heap import freeze_startup_heap
 from metacortex.service import Access, MemoryService, ServiceOptions
 from metacortex.storage.base import MemoryStore
 from metacortex.storage.sqlite import SQLiteStore
@@ -147,6 +150,7 @@ def run(
     options: ServiceOptions,
     reuse: Path | None = None,
     per_conversation: bool = False,
+    freeze: bool = True,
 ) -> Outcome:
     embedder = MiniLMEmbedder.load()
     with tempfile.TemporaryDirectory() as folder:
@@ -162,6 +166,8 @@ def run(
         cases, ingest_seconds, saved = ingest(service, files, known)
         if reuse is not None:
             id_file.write_text(json.dumps(known))
+        if freeze:  # as `metacortex serve` does once warm (server/heap.py)
+            freeze_startup_heap()
         report = run_cases(service, cases, limit=10)
         by_conversation = (
             {
@@ -200,6 +206,11 @@ def main() -> int:
     parser.add_argument(
         "--per-conversation", action="store_true", help="also report each conversation"
     )
+    parser.add_argument(
+        "--no-freeze",
+        action="store_true",
+        help="search without freezing the warm heap first (metacortex serve freezes it)",
+    )
     args = parser.parse_args()
     if args.reuse is not None and args.store != "sqlite":
         parser.error("--reuse is for the SQLite store")
@@ -214,7 +225,9 @@ def main() -> int:
         dense_weight=args.dense_weight, conversational_context=not args.no_context
     )
     with emulator_for(args.store):
-        outcome = run(args.store, files, options, args.reuse, args.per_conversation)
+        outcome = run(
+            args.store, files, options, args.reuse, args.per_conversation, not args.no_freeze
+        )
     report, ingest_rate, saved = outcome.report, outcome.ingest_rate, outcome.saved
     print(f"store           {args.store}")
     print(f"ranking         dense weight {args.dense_weight}, context {not args.no_context}")

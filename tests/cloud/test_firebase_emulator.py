@@ -35,7 +35,13 @@ from tests.gemini_wire import FakeGemini, serve_over_http
 from tests.processes import WatchedProcess
 from tests.tool_results import payload
 
-pytestmark = [pytest.mark.anyio, pytest.mark.firestore, pytest.mark.slow]
+# The first run installs firebase-tools and the Python 3.12 venv (a few minutes).
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.firestore,
+    pytest.mark.slow,
+    pytest.mark.timeout(900),
+]
 
 ROOT: Final = Path(__file__).resolve().parents[2]
 CACHE: Final = ROOT / ".cache" / "firebase-tools"

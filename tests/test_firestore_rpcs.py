@@ -17,6 +17,7 @@ consolidating 10 drafts depth <= 4, deprecate depth <= 3.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, Final
 
 import pytest
@@ -43,20 +44,29 @@ WORDS: Final = (
 ).split()
 
 
+@contextmanager
+def _seeded(notes: int, topics: int) -> Iterator[tuple[MemoryService, RpcRecorder]]:
+    """A fresh store of ``notes`` notes over ``topics`` topics, its RPCs counted and held."""
+    recorder = RpcRecorder()
+    store = FirestoreStore(CountingClient(recorder, project=PROJECT), "memory_vectors")
+    service = MemoryService(store, HashingEmbedder(32), merger=SentenceUnionMerger())
+    for i in range(notes):
+        words = " ".join(WORDS[(i * k) % len(WORDS)] for k in (1, 3, 7))
+        service.save(ADMIN, content=f"Note {i}: {words}.", topic=f"ops-{i % topics}")
+    recorder.hold_s = HOLD_S
+    try:
+        yield service, recorder
+    finally:
+        store.close()
+
+
 @pytest.fixture
 def counted(
     firestore_store_factory: FirestoreStoreFactory,
 ) -> Iterator[tuple[MemoryService, RpcRecorder]]:
     firestore_store_factory()  # wipes the emulator database and points the client at it
-    recorder = RpcRecorder()
-    store = FirestoreStore(CountingClient(recorder, project=PROJECT), "memory_vectors")
-    service = MemoryService(store, HashingEmbedder(32), merger=SentenceUnionMerger())
-    for i in range(60):
-        words = " ".join(WORDS[(i * k) % len(WORDS)] for k in (1, 3, 7))
-        service.save(ADMIN, content=f"Note {i}: {words}.", topic=f"ops-{i % 3}")
-    recorder.hold_s = HOLD_S
-    yield service, recorder
-    store.close()
+    with _seeded(60, 3) as seeded:
+        yield seeded
 
 
 @pytest.fixture
@@ -66,15 +76,8 @@ def counted_large(
     """Two topics of 150 notes: more than a search's candidate pool (100), so the
     vector query cannot return every record the keyword search needs."""
     firestore_store_factory()
-    recorder = RpcRecorder()
-    store = FirestoreStore(CountingClient(recorder, project=PROJECT), "memory_vectors")
-    service = MemoryService(store, HashingEmbedder(32), merger=SentenceUnionMerger())
-    for i in range(300):
-        words = " ".join(WORDS[(i * k) % len(WORDS)] for k in (1, 3, 7))
-        service.save(ADMIN, content=f"Note {i}: {words}.", topic=f"ops-{i % 2}")
-    recorder.hold_s = HOLD_S
-    yield service, recorder
-    store.close()
+    with _seeded(300, 2) as seeded:
+        yield seeded
 
 
 def _cost(recorder: RpcRecorder, operation: Callable[[], Any]) -> Tally:

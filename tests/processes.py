@@ -9,6 +9,9 @@ never block on a full pipe.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import subprocess
 import threading
 from collections.abc import Mapping
@@ -24,12 +27,17 @@ class WatchedProcess:
         *,
         env: Mapping[str, str] | None = None,
         cwd: Path | None = None,
+        own_group: bool = False,
     ) -> None:
+        """``own_group``: run it in a process group of its own and stop the whole
+        group, for programs whose children outlive them (the firebase CLI)."""
         self.log: list[str] = []
         self._ready_line = ready_line
         self._ready = threading.Event()
+        self._own_group = own_group
         self._process = subprocess.Popen(  # noqa: S603 - argv from our own code, no shell
             argv,
+            start_new_session=own_group,
             cwd=cwd,
             env=dict(env) if env is not None else None,
             stdout=subprocess.PIPE,
@@ -65,10 +73,20 @@ class WatchedProcess:
 
     def stop(self) -> None:
         if self._process.poll() is None:
-            self._process.terminate()
+            self._signal(signal.SIGTERM)
             try:
                 self._process.wait(timeout=20)
             except subprocess.TimeoutExpired:
-                self._process.kill()
+                self._signal(signal.SIGKILL)
                 self._process.wait(timeout=20)
+        if self._own_group:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self._process.pid, signal.SIGKILL)  # children left behind
         self._reader.join(timeout=5)
+
+    def _signal(self, number: int) -> None:
+        if self._own_group:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self._process.pid, number)
+        else:
+            self._process.send_signal(number)

@@ -163,6 +163,7 @@ def function_url(firestore_emulator: Emulator, tmp_path: Path) -> Iterator[str]:
             READY,
             env=environment | {"HOME": str(tmp_path), "CI": "true"},
             cwd=project,
+            own_group=True,  # the CLI leaves its Python runtime behind otherwise
         )
         try:
             emulator.wait_ready(180, "firebase emulators:start --only functions")

@@ -344,14 +344,20 @@ def test_bm25_scores_and_order_match_sqlite_fts5(
         assert all(where.matches(hit.memory) for hit in ours)
 
 
+def _counted_twins(
+    tmp_path: Path, lexical_budget: int
+) -> tuple[RpcRecorder, FirestoreStore, SQLiteStore]:
+    """A Firestore store whose RPCs are counted, and an empty SQLite twin to compare with."""
+    recorder = RpcRecorder()
+    client = CountingClient(recorder, project=PROJECT)
+    fs = FirestoreStore(client, "memory_vectors", lexical_budget=lexical_budget)
+    return recorder, fs, SQLiteStore(tmp_path / "lite.sqlite3")
+
+
 def test_rare_terms_are_read_in_full_and_common_ones_only_within_what_they_leave_of_the_budget(
     firestore_store_factory: FirestoreStoreFactory, tmp_path: Path
 ) -> None:
-    recorder = RpcRecorder()
-    fs = FirestoreStore(
-        CountingClient(recorder, project=PROJECT), "memory_vectors", lexical_budget=7
-    )
-    lite = SQLiteStore(tmp_path / "lite.sqlite3")
+    recorder, fs, lite = _counted_twins(tmp_path, lexical_budget=7)
     corpus = [
         _memory(f"common filler {i}", minutes=i, branch_state=ALL_STATES[i % 4]) for i in range(30)
     ]
@@ -402,11 +408,7 @@ def test_rare_terms_are_read_in_full_and_common_ones_only_within_what_they_leave
 def test_a_term_common_across_topics_but_rare_in_the_searched_topic_is_read_in_full(
     firestore_store_factory: FirestoreStoreFactory, tmp_path: Path
 ) -> None:
-    recorder = RpcRecorder()
-    fs = FirestoreStore(
-        CountingClient(recorder, project=PROJECT), "memory_vectors", lexical_budget=7
-    )
-    lite = SQLiteStore(tmp_path / "lite.sqlite3")
+    recorder, fs, lite = _counted_twins(tmp_path, lexical_budget=7)
     # Elsewhere both words are everywhere (collection-wide they are common terms);
     # in "home" six records hold "kafka", one of them long and full of it.
     corpus = [_memory(f"kafka broker ops note {i}", minutes=i, topic="ops") for i in range(40)]

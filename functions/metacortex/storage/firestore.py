@@ -117,6 +117,21 @@ def _translated(method: Callable[P, T]) -> Callable[P, T]:
     return wrapper
 
 
+def _underlying(error: ValueError) -> Exception | None:
+    """The Firestore failure behind the transaction wrapper's ValueError, if any.
+
+    The wrapper raises ValueError in two cases that are really Firestore errors:
+    attempts exhausted (the last Aborted commit is its ``__cause__``), and a
+    transaction that never began (BeginTransaction refused, e.g. PERMISSION_DENIED,
+    or unreachable after the client's retries): its rollback then fails with "no
+    transaction ID", and the real error is only the ``__context__``.
+    """
+    for linked in (error.__cause__, error.__context__):
+        if isinstance(linked, google_errors.GoogleAPICallError | RetryError):
+            return linked
+    return None
+
+
 class _Transaction:
     """``StoreTransaction`` over a Firestore transaction: reads lock, writes wait for commit."""
 
@@ -240,9 +255,12 @@ class FirestoreStore:
             except google_errors.Aborted as error:  # a read lost a lock conflict
                 logger.debug("transaction aborted on read: %s", error)
             except ValueError as error:
-                if not isinstance(error.__cause__, google_errors.Aborted):
+                failure = _underlying(error)
+                if failure is None:
                     raise
-                logger.debug("transaction aborted on commit: %s", error.__cause__)
+                if not isinstance(failure, google_errors.Aborted):
+                    raise failure from None
+                logger.debug("transaction aborted: %s", failure)
             ceiling = min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2**attempt)
             time.sleep(ceiling * secrets.randbelow(1001) / 1000)
         raise Unavailable(

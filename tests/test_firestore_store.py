@@ -472,6 +472,39 @@ def test_keyword_search_does_not_read_again_the_rare_term_records_the_vector_que
     fs.close()
 
 
+def test_a_long_record_with_common_terms_keeps_its_keyword_rank_when_the_vector_query_holds_it(
+    firestore_store_factory: FirestoreStoreFactory, tmp_path: Path
+) -> None:
+    recorder, fs, lite = _counted_twins(tmp_path, lexical_budget=7)
+    # Both query words are common (31 records each, budget 7): the keyword lists read
+    # only their shortest records, and the long record repeating both is not among them.
+    corpus = [_memory(f"kafka note {i}", minutes=i) for i in range(30)]
+    corpus += [_memory(f"broker memo {i}", minutes=30 + i) for i in range(30)]
+    long_text = "we rebuilt the kafka cluster and then the kafka broker fleet, broker by broker"
+    corpus.append(_memory(long_text, minutes=90))
+    for memory in corpus:
+        _insert(fs, memory)
+        _insert(lite, memory)
+    where = MemoryFilter(states=(BranchState.ACTIVE,))
+    wanted = query_terms("kafka broker")
+    vector = EMBEDDER.embed_query(long_text)  # the nearest record is the long one
+
+    (dense, together), both = recorder.measure(lambda: fs.hybrid_search(vector, wanted, where, 10))
+    alone, lexical = recorder.measure(lambda: fs.lexical_search(wanted, where, 10))
+
+    theirs = lite.lexical_search(wanted, where, 10)
+    assert dense[0].memory.id == corpus[-1].id
+    assert corpus[-1].id not in {h.memory.id for h in alone}  # the bound, on its own
+    # Held by the vector query, it is scored anyway: first, as FTS5 ranks it.
+    assert together[0].memory.id == theirs[0].memory.id == corpus[-1].id
+    exact = {h.memory.id: h.score for h in lite.lexical_search(wanted, where, 100)}
+    assert [h.score for h in together] == pytest.approx([exact[h.memory.id] for h in together])
+    # No read more than the two searches apart.
+    assert both.documents == len(dense) + lexical.documents
+    lite.close()
+    fs.close()
+
+
 # ----------------------------------------------------------- post-filtering
 def _validity_corpus() -> tuple[list[Memory], datetime]:
     """Records near the query that are NOT valid at the instant, and a few far ones that are."""

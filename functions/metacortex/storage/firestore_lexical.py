@@ -252,6 +252,15 @@ class LexicalIndex:
             for snapshot in snapshots:
                 if snapshot.id not in found:
                     self._score(snapshot.id, fields_of(snapshot), stats, wanted, where, found)
+        if held is not None and common:
+            # Held records are scored whatever terms they hold: a long record with a
+            # common term, which the bounded lists above may miss, keeps the rank
+            # FTS5 gives it when the caller holds it (the nearest neighbours, which
+            # are the likeliest to need their keyword score).
+            for doc_id, data in held().items():
+                freqs = data.get(TERM_FREQS) or {}
+                if doc_id not in found and any(freqs.get(term) for term in present):
+                    self._score(doc_id, data, stats, wanted, where, found)
         return _ranked(found, limit)
 
     @classmethod

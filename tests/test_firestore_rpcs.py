@@ -92,10 +92,10 @@ def test_search_takes_four_round_trips_with_a_topic_and_five_without(
 
     scoped = _cost(
         recorder,
-        lambda: service.search(ADMIN, query="deploy rollback latency notes", filter_topic="ops-1"),
+        lambda: service.search(ADMIN, query="backup restore quota notes", filter_topic="ops-1"),
     )
     everywhere = _cost(
-        recorder, lambda: service.search(ADMIN, query="deploy rollback latency notes")
+        recorder, lambda: service.search(ADMIN, query="backup restore quota notes")
     )
 
     # 1: find_nearest (which also reads the query terms' frequencies), N and length,

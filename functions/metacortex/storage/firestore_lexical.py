@@ -54,6 +54,10 @@ B: Final = 0.75
 _IDF_FLOOR: Final = 1e-6  # FTS5 replaces a non-positive IDF with this
 # Records read for the rare terms at most (the search's candidate pool is 100).
 RARE_BUDGET: Final = 100
+# Records read for the common terms at most, within what the rare terms leave.
+# Their lists look for records strong in words but not near in meaning: the
+# records the vector query returned are scored for every term anyway.
+COMMON_BUDGET: Final = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,11 +114,16 @@ class LexicalIndex:
     """BM25 search over the term index of one memory collection."""
 
     def __init__(
-        self, memories: CollectionReference, executor: Executor, budget: int = RARE_BUDGET
+        self,
+        memories: CollectionReference,
+        executor: Executor,
+        budget: int = RARE_BUDGET,
+        common_budget: int = COMMON_BUDGET,
     ) -> None:
         self._memories = memories
         self._executor = executor
         self._budget = budget
+        self._common_budget = common_budget
 
     def statistics(self, query_terms: Sequence[str]) -> CorpusStats:
         """N, total length and the document frequency of each term, as stored right now."""
@@ -233,7 +242,8 @@ class LexicalIndex:
                 .limit(sum(within[term] for term in queried))
                 .select(projection)
             )
-        left = max(limit, self._budget) - budget  # what the rare terms do not use
+        # What the rare terms do not use
+        left = min(max(limit, self._budget) - budget, self._common_budget)
         if common and left > 0:
             # Per common term, the shortest records holding it, which BM25 ranks
             # highest for that term; a record holding several common terms shows up

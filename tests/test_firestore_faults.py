@@ -75,6 +75,11 @@ def test_a_refused_transaction_is_reported_as_the_refusal_not_as_a_failed_rollba
         )
 
 
-def test_a_refused_read_is_reported_as_the_refusal(refusing_store: FirestoreStore) -> None:
-    with pytest.raises(Unavailable, match=REFUSAL):
+def test_a_refused_read_names_the_role_the_operator_must_grant(
+    refusing_store: FirestoreStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    with pytest.raises(Unavailable, match=f"refused this service's credentials: {REFUSAL}"):
         refusing_store.get(new_memory_id())
+
+    [record] = [r for r in caplog.records if r.name == "metacortex.storage.firestore"]
+    assert "roles/datastore.user" in record.getMessage()

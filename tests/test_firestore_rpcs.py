@@ -94,9 +94,7 @@ def test_search_takes_four_round_trips_with_a_topic_and_five_without(
         recorder,
         lambda: service.search(ADMIN, query="backup restore quota notes", filter_topic="ops-1"),
     )
-    everywhere = _cost(
-        recorder, lambda: service.search(ADMIN, query="backup restore quota notes")
-    )
+    everywhere = _cost(recorder, lambda: service.search(ADMIN, query="backup restore quota notes"))
 
     # 1: find_nearest (which also reads the query terms' frequencies), N and length,
     # each term's count (and with a topic, its count inside the topic), all at once;

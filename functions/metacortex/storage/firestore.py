@@ -110,6 +110,15 @@ def _translated(method: Callable[P, T]) -> Callable[P, T]:
                     "deploy firestore.indexes.json and wait until every index is READY"
                 ) from None
             raise FailedPrecondition(f"Firestore refused the request: {error.message}") from None
+        except (google_errors.PermissionDenied, google_errors.Unauthenticated) as error:
+            logger.error(
+                "Firestore refused the service's credentials (%s): grant the function's "
+                "service account roles/datastore.user on the project (docs/DEPLOYMENT.md)",
+                error.message,
+            )
+            raise Unavailable(
+                f"the memory store (Firestore) refused this service's credentials: {error.message}"
+            ) from None
         except (google_errors.GoogleAPICallError, RetryError) as error:
             logger.warning("Firestore call failed: %r", error)
             raise Unavailable(f"the memory store (Firestore) is unavailable: {error}") from None

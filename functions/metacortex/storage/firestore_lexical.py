@@ -184,15 +184,18 @@ class LexicalIndex:
            at most ``max(limit, budget)`` (so it reads that many records at most,
            whatever the corpus size); and, per *common* term, the shortest records
            holding it (BM25 ranks them highest for a term found once), together
-           within what the rare terms leave of that budget (plus one each for
-           rounding). Each record is read whole (no second read) with its
-           frequencies for every query term, so every record read is scored exactly.
+           within what the rare terms leave of that budget and at most
+           ``common_budget`` (plus one each for rounding). Each record is read
+           whole (no second read) with its frequencies for every query term, so
+           every record read is scored exactly.
 
         ``held``: records the caller has read already (id -> fields, with
         ``term_count`` and the query terms' frequencies), waited for once the
         statistics are in. A rare term all of whose records inside the filter are
         held is not queried: those records are scored from what was held, so the
         records read and their scores are the same, with fewer documents read.
+        Every held record holding a query term is scored too, so a long record the
+        common terms' lists skip keeps its FTS5 rank when the caller holds it.
 
         Records holding a rare term are ranked exactly as FTS5 ranks them. The
         common terms' part bounds reads, not an exact top: a longer record

@@ -245,7 +245,7 @@ class LexicalIndex:
                 .limit(sum(within[term] for term in queried))
                 .select(projection)
             )
-        # What the rare terms do not use
+        # What the rare terms leave of the budget, within the common terms' own cap
         left = min(max(limit, self._budget) - budget, self._common_budget)
         if common and left > 0:
             # Per common term, the shortest records holding it, which BM25 ranks

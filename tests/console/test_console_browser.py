@@ -148,7 +148,7 @@ async def test_owner_signs_in_browses_filters_pages_and_opens_a_record(
     assert await page.locator("#memory-list > li").count() == len(seeded.garden)
 
     await browser.open(f"/console/memories/{seeded.merged}")
-    assert await page.locator("#lineage-sources li").count() == 2
+    await playwright_api.expect(page.locator("#lineage-sources li")).to_have_count(2)
     await browser.shoot("record")
     await page.locator("#lineage-sources a").first.click()
     assert await page.locator("#lineage-merged").is_visible()
@@ -227,7 +227,8 @@ async def test_consolidation_is_previewed_then_confirmed(browser: Browser) -> No
 
     await page.get_by_role("combobox", name="Topic").select_option("trip")
     await page.get_by_role("button", name="Preview").click()
-    assert await page.locator("#preview-sources li").count() == 2
+    # count() does not wait for the preview page; expect() waits for it to load.
+    await playwright_api.expect(page.locator("#preview-sources li")).to_have_count(2)
     assert "We fly to Lisbon on May 3." in await page.locator("#preview-merged").inner_text()
     drafts = live.service.list_memories(ADMIN, filter_topic="trip", filter_state="wip")
     assert len(drafts["items"]) == 2
@@ -235,7 +236,7 @@ async def test_consolidation_is_previewed_then_confirmed(browser: Browser) -> No
 
     await page.get_by_role("button", name="Confirm consolidation").click()
     assert "merged into this memory" in await page.get_by_role("status").inner_text()
-    assert await page.locator("#lineage-sources li").count() == 2
+    await playwright_api.expect(page.locator("#lineage-sources li")).to_have_count(2)
     for source in seeded.drafts:
         meta = live.service.fetch(ADMIN, id=source)["item"]["metadata"]
         assert meta["branch_state"] == "deprecated"

@@ -6,18 +6,47 @@ clients and a Cloud Functions cold start never loads the ONNX model.
 
 from __future__ import annotations
 
+import importlib.util
+
 from metacortex.config import Settings
+from metacortex.errors import ConfigurationError
 from metacortex.providers.base import Embedder, ImageDescriber, Merger
 from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.service import MemoryService, ServiceOptions
 from metacortex.storage.base import MemoryStore
+
+_CLOUD_MODULES = {
+    "firestore": "google.cloud.firestore",
+    "gemini": "google.genai",
+}
+
+
+def require_cloud_extra(what: str, backend: str) -> None:
+    """Refuse a cloud-only ``backend`` on a core install with the extra to install.
+
+    ``pip install metacortex`` (the laptop install) has no Google libraries; a
+    command or setting that needs them says so instead of ending in an ImportError.
+    """
+    module = _CLOUD_MODULES[backend]
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        found = False
+    if not found:
+        raise ConfigurationError(
+            f"{what} needs the Google Cloud libraries ({module} is not installed): "
+            "install them with `pip install 'metacortex[cloud]'`"
+        )
 
 
 def check_configuration(settings: Settings) -> None:
     """The checks ``build_service`` would fail on that need no I/O and no heavy import,
     so that a server starting in the background still refuses a bad configuration
     before it answers anything (ConfigurationError, saying what to set)."""
+    if settings.store_kind == "firestore":
+        require_cloud_extra("METACORTEX_STORE=firestore", "firestore")
     if settings.embeddings_kind == "gemini" or settings.uses_gemini_generation:
+        require_cloud_extra("Gemini (METACORTEX_EMBEDDINGS=gemini or Gemini generation)", "gemini")
         from metacortex.providers.gemini_client import Connection
 
         Connection.from_settings(settings)
@@ -25,6 +54,7 @@ def check_configuration(settings: Settings) -> None:
 
 def build_store(settings: Settings) -> MemoryStore:
     if settings.store_kind == "firestore":
+        require_cloud_extra("METACORTEX_STORE=firestore", "firestore")
         from metacortex.storage.firestore import FirestoreStore
 
         return FirestoreStore.from_settings(settings)
@@ -35,6 +65,7 @@ def build_store(settings: Settings) -> MemoryStore:
 
 def build_embedder(settings: Settings) -> Embedder:
     if settings.embeddings_kind == "gemini":
+        require_cloud_extra("METACORTEX_EMBEDDINGS=gemini", "gemini")
         from metacortex.providers.gemini import GeminiEmbedder
 
         return GeminiEmbedder.from_settings(settings)
@@ -45,6 +76,7 @@ def build_embedder(settings: Settings) -> Embedder:
 
 def build_generation(settings: Settings) -> tuple[Merger, ImageDescriber | None]:
     if settings.uses_gemini_generation:
+        require_cloud_extra("Gemini generation (METACORTEX_USE_GEMINI_GENERATION)", "gemini")
         from metacortex.providers.gemini import GeminiImageDescriber, GeminiMerger
 
         return GeminiMerger.from_settings(settings), GeminiImageDescriber.from_settings(settings)

@@ -11,19 +11,20 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from metacortex.composition import require_cloud_extra
 from metacortex.config import Settings
 from metacortex.errors import ConfigurationError
-from metacortex.migration.firestore_corpus import (
-    DEFAULT_PAGE,
-    CorpusReport,
-    backfill,
-    count_documents,
-)
 from metacortex.migration.profiles import migrate_profiles
 from metacortex.operations.progress import progress
-from metacortex.storage.firestore import open_client
+
+if TYPE_CHECKING:  # the Firestore step needs the cloud extra; `profiles` must not
+    from metacortex.migration.firestore_corpus import CorpusReport
+
+# Documents per batch of `migrate firestore` (firestore_corpus.DEFAULT_PAGE; kept
+# here so the parser is built without importing the Google library).
+DEFAULT_PAGE = 200
 
 
 def add_parser(commands: Any) -> None:
@@ -96,6 +97,10 @@ def run_profiles(args: argparse.Namespace) -> int:
 def run_firestore(args: argparse.Namespace) -> int:
     if not 1 <= args.page_size <= 400:
         raise ConfigurationError("--page-size must be between 1 and 400")
+    require_cloud_extra("`metacortex migrate firestore`", "firestore")
+    from metacortex.migration.firestore_corpus import backfill, count_documents
+    from metacortex.storage.firestore import open_client
+
     settings = Settings(deployment="cloud")
     client = open_client(settings)
     collection = settings.memory_collection

@@ -13,14 +13,15 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Final, Protocol
-
-from google.cloud import firestore
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from metacortex.config import Settings
 from metacortex.domain.records import utc_now
 from metacortex.errors import ConfigurationError
 from metacortex.operations.evaluation import Case, load_cases, save_cases
+
+if TYPE_CHECKING:  # the Google library is the cloud extra; the file cases never need it
+    from google.cloud import firestore
 
 EVAL_CASES_COLLECTION: Final = "retrieval_eval_cases"
 _BATCH: Final = 400
@@ -94,6 +95,9 @@ def case_store(settings: Settings, path: Path | None) -> CaseStore:
     if path is not None:
         return FileCases(path)
     if settings.store_kind == "firestore":
+        from metacortex.composition import require_cloud_extra
+
+        require_cloud_extra("cases in Firestore's retrieval_eval_cases", "firestore")
         from metacortex.storage.firestore import open_client
 
         return FirestoreCases(open_client(settings))

@@ -570,12 +570,9 @@ class MemoryService:
             done = self._latest_consolidation(access, topic_name)
         if done is not None:
             return done
+        # As the original: named sources merge whatever their topic (the merged record
+        # takes the call's topic); only sources already retired are refused.
         for source in sources:
-            if source.topic != topic_name:
-                raise InvalidArgument(
-                    f"source {source.id!r} belongs to topic {source.topic!r}, not {topic_name!r}; "
-                    "pass its topic"
-                )
             _require_mergeable(source)
         if len(sources) < 2:
             where = "source_ids" if ids else f"the wip queue of topic {topic_name!r}"

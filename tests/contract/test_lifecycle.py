@@ -175,21 +175,38 @@ def test_fewer_than_two_sources_is_a_failed_precondition(
         service.consolidate(admin, topic="empty")
 
 
-def test_consolidation_refuses_duplicate_missing_foreign_or_retired_sources(
+def test_consolidation_refuses_duplicate_missing_or_retired_sources(
     service: MemoryService, admin: Access
 ) -> None:
     a = _save(service, admin, "a.")
     b = _save(service, admin, "b.")
-    foreign = _save(service, admin, "c.", topic="other")
     with pytest.raises(InvalidArgument, match="unique"):
         service.consolidate(admin, source_ids=[a, a])
     with pytest.raises(NotFound):
         service.consolidate(admin, source_ids=[a, "missingSource"])
-    with pytest.raises(InvalidArgument, match="belongs to topic 'other'"):
-        service.consolidate(admin, source_ids=[a, foreign])
     service.deprecate(admin, id=b)
     with pytest.raises(Conflict, match="deprecated"):
         service.consolidate(admin, source_ids=[a, b])
+
+
+def test_named_sources_from_any_topic_merge_into_the_calls_topic(
+    service: MemoryService, admin: Access
+) -> None:
+    """The original merges source_ids "regardless of their current state" and topic;
+    here active and draft sources of any topic merge, and the result takes `topic`."""
+    here = _save(service, admin, "The build runs on Fridays.", topic="ops")
+    elsewhere = service.save(
+        admin, content="The deploy needs two approvals.", topic="release", draft=True
+    )["item"]["id"]
+    result = service.consolidate(admin, topic="ops", source_ids=[here, elsewhere])
+    assert result["item"]["topic"] == "ops"
+    assert sorted(result["deprecated_ids"]) == sorted([here, elsewhere])
+    merged = service.fetch(admin, id=result["item"]["merged_id"])["item"]
+    assert merged["metadata"]["topic"] == "ops"
+    for source in (here, elsewhere):
+        retired = service.fetch(admin, id=source)["item"]["metadata"]
+        assert retired["branch_state"] == "deprecated"
+        assert retired["superseded_by"] == merged["id"]
 
 
 def test_a_failed_merge_changes_nothing_and_the_same_call_then_completes(

@@ -213,13 +213,15 @@ class DeprecateContextInput(ToolInput):
 
 class ConsolidateContextInput(ToolInput):
     topic: Topic | None = Field(
-        default=None, description="The topic whose memories are merged. Default 'general'."
+        default=None,
+        description="The topic of the merged memory, and whose wip drafts are merged when "
+        "source_ids is omitted. Default 'general'.",
     )
     source_ids: list[Id] | None = Field(
         default=None,
         max_length=limits.MAX_CONSOLIDATE_SOURCES,
-        description="The wip or active memories to merge (unique ids, at least two, all of "
-        "this topic). Omit to merge the topic's wip drafts, oldest first.",
+        description="The wip or active memories to merge (unique ids, at least two, from "
+        "any topic). Omit to merge the topic's wip drafts, oldest first.",
     )
 
 

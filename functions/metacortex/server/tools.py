@@ -162,11 +162,13 @@ _SPECS: Final = (
         name="consolidate_context",
         title="Consolidate memories",
         description=(
-            "Merge several draft (wip) or active memories of one topic into a single new "
-            "active memory that keeps every distinct fact, and deprecate the sources "
-            "(superseded by the merged one). Without source_ids it merges the topic's wip "
-            "drafts, oldest first. Needs at least two sources. Re-running the same call "
-            "returns the same merged memory instead of merging again.\n"
+            "Merge several draft (wip) or active memories into a single new active memory "
+            "that keeps every distinct fact, and deprecate the sources (superseded by the "
+            "merged one). Without source_ids it merges the topic's wip drafts, oldest "
+            "first. Named source_ids may come from any topic; the merged memory gets "
+            "`topic`. Sources already deprecated or merged are refused (conflict). Needs "
+            "at least two sources. Re-running the same call returns the same merged memory "
+            "instead of merging again.\n"
             'Example: {"topic": "project-x"} or {"topic": "project-x", "source_ids": '
             '["01ha...", "01hb..."]}'
         ),

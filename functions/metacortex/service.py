@@ -8,20 +8,14 @@ worker threads.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hashlib
-import json
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime, timedelta
-from typing import Any, TypeVar
+from datetime import datetime
+from typing import Any
 
 from metacortex.domain import limits
 from metacortex.domain.fingerprint import WriteIdentity
 from metacortex.domain.images import ImagePayload, decode_image
 from metacortex.domain.records import (
-    ALL_STATES,
     DEFAULT_TOPIC,
     BranchState,
     Initiator,
@@ -31,7 +25,6 @@ from metacortex.domain.records import (
     Provenance,
     SupersessionReason,
     new_memory_id,
-    to_wire_time,
     utc_now,
 )
 from metacortex.domain.text import summarize
@@ -44,51 +37,21 @@ from metacortex.errors import (
 )
 from metacortex.providers.base import Embedder, ImageDescriber, Merger
 from metacortex.retrieval.context import with_context
-from metacortex.retrieval.fusion import DENSE_WEIGHT, fuse, keyword_weights
+from metacortex.retrieval.fusion import fuse, keyword_weights
 from metacortex.retrieval.text import query_terms
-from metacortex.storage.base import MemoryFilter, MemoryStore, PageKey, StoreTransaction
+from metacortex.storage.base import MemoryFilter, MemoryStore, StoreTransaction
+from metacortex.usecases.access import Access, all_visible, parse_enum, visible
+from metacortex.usecases.cursors import decode_cursor, encode_cursor
+from metacortex.usecases.filters import applied_filters, read_states, reported
+from metacortex.usecases.options import ServiceOptions
 
-E = TypeVar("E", BranchState, Origin, SupersessionReason, Initiator)
+__all__ = ["Access", "MemoryService", "ServiceOptions"]
 
 # How many candidates each retriever contributes before fusion.
 CANDIDATE_POOL = 100
 _MAX_CHAIN_HOPS = 1_000
 # How many of a topic's newest agent-inferred active records are scanned for its last merge.
 _RECENT_MERGES_SCANNED = 20
-
-
-@dataclass(frozen=True, slots=True)
-class Access:
-    """What the calling profile may see and write; built by the server from a profile."""
-
-    readable_states: frozenset[BranchState]
-    default_state: BranchState
-    may_write_lifecycle: bool
-    # Who writes (the profile id): scopes the dedupe of writes the caller cannot read.
-    principal: str = "default"
-
-    @classmethod
-    def admin(cls, default_state: BranchState = BranchState.ACTIVE) -> Access:
-        return cls(frozenset(ALL_STATES), default_state, may_write_lifecycle=True)
-
-
-@dataclass(frozen=True, slots=True)
-class ServiceOptions:
-    search_result_limit: int = 5
-    dedupe_window: timedelta = timedelta(minutes=15)
-    # Ranking knobs (retrieval/fusion.py, retrieval/context.py; docs/benchmarks.md).
-    dense_weight: float = DENSE_WEIGHT
-    conversational_context: bool = True
-
-
-def _enum(enum_type: type[E], value: str | None, field_name: str) -> E | None:
-    if value is None:
-        return None
-    try:
-        return enum_type(value)
-    except ValueError:
-        allowed = ", ".join(member.value for member in enum_type)
-        raise InvalidArgument(f"{field_name} must be one of {allowed}; got {value!r}") from None
 
 
 def _match(memory: Memory, score: float, similarity: float | None) -> dict[str, Any]:
@@ -224,7 +187,7 @@ class MemoryService:
         if draft is not None and branch_state is not None:
             raise InvalidArgument("give either draft or branch_state, not both")
         if branch_state is not None:
-            state = _enum(BranchState, branch_state, "branch_state")
+            state = parse_enum(BranchState, branch_state, "branch_state")
             assert state is not None
             if not access.may_write_lifecycle:
                 raise Forbidden(
@@ -249,31 +212,13 @@ class MemoryService:
         for index, value in enumerate(derived):
             limits.check_id(value, f"derived_from[{index}]")
         return Provenance(
-            origin=_enum(Origin, origin, "origin"),
+            origin=parse_enum(Origin, origin, "origin"),
             source_session=limits.check_source_session(source_session),
             derived_from=tuple(dict.fromkeys(derived)),
             confidence=limits.check_confidence(confidence),
         )
 
     # ---------------------------------------------------------------- search
-    def _read_states(
-        self, access: Access, filter_state: str | Sequence[str] | None
-    ) -> tuple[BranchState, ...]:
-        if filter_state is None or filter_state == [] or filter_state == ():
-            requested: list[BranchState] = [access.default_state]
-        else:
-            raw = [filter_state] if isinstance(filter_state, str) else list(filter_state)
-            requested = []
-            for value in raw:
-                state = _enum(BranchState, value, "filter_state")
-                assert state is not None
-                if state not in requested:
-                    requested.append(state)
-        for state in requested:
-            if state not in access.readable_states:
-                raise Forbidden(f"this endpoint may not read memories in state {state.value!r}")
-        return tuple(requested)
-
     def search(
         self,
         access: Access,
@@ -295,9 +240,9 @@ class MemoryService:
             limits.MAX_SEARCH_LIMIT,
         )
         where = MemoryFilter(
-            states=self._read_states(access, filter_state),
+            states=read_states(access, filter_state),
             topic=limits.check_topic(filter_topic, "filter_topic") if filter_topic else None,
-            origin=_enum(Origin, filter_origin, "filter_origin"),
+            origin=parse_enum(Origin, filter_origin, "filter_origin"),
             valid_at=limits.parse_instant(valid_at, "valid_at"),
         )
         vector = self._embedder.embed_query(query)
@@ -320,23 +265,8 @@ class MemoryService:
                 }
         return {
             "matches": matches,
-            "applied_filters": _reported(self._applied(where), where, count),
+            "applied_filters": reported(applied_filters(where), where, count),
         }
-
-    @staticmethod
-    def _applied(where: MemoryFilter) -> dict[str, Any]:
-        applied: dict[str, Any] = {
-            "topic": where.topic,
-            "states": [state.value for state in where.states],
-            "origin": where.origin.value if where.origin else None,
-        }
-        if where.valid_at is not None:
-            applied["valid_at"] = to_wire_time(where.valid_at)
-        if where.created_after is not None:
-            applied["created_after"] = to_wire_time(where.created_after)
-        if where.created_before is not None:
-            applied["created_before"] = to_wire_time(where.created_before)
-        return applied
 
     # ----------------------------------------------------------------- fetch
     def fetch(
@@ -347,26 +277,12 @@ class MemoryService:
         memory_id = id if id is not None else document_id
         if memory_id is None:
             raise InvalidArgument("id is required")
-        memory = self._visible(access, limits.check_id(memory_id))
+        memory = visible(self._store, access, limits.check_id(memory_id))
         return {"item": memory.to_item()}
-
-    def _all_visible(self, access: Access, memory_ids: Sequence[str]) -> list[Memory]:
-        """``_visible`` of each id, read in one round trip."""
-        found = self._store.get_many(memory_ids)
-        for memory_id, memory in zip(memory_ids, found, strict=True):
-            if memory is None or memory.branch_state not in access.readable_states:
-                raise NotFound(f"no memory with id {memory_id!r}")
-        return [memory for memory in found if memory is not None]
 
     def memory(self, access: Access, memory_id: str) -> Memory:
         """The whole record (with its retrieval text), as ``fetch`` would find it."""
-        return self._visible(access, limits.check_id(memory_id))
-
-    def _visible(self, access: Access, memory_id: str) -> Memory:
-        memory = self._store.get(memory_id)
-        if memory is None or memory.branch_state not in access.readable_states:
-            raise NotFound(f"no memory with id {memory_id!r}")
-        return memory
+        return visible(self._store, access, limits.check_id(memory_id))
 
     # ------------------------------------------------------------------ list
     def list_memories(
@@ -386,9 +302,9 @@ class MemoryService:
             limit if limit is not None else limits.DEFAULT_LIST_LIMIT, limits.MAX_LIST_LIMIT
         )
         where = MemoryFilter(
-            states=self._read_states(access, filter_state),
+            states=read_states(access, filter_state),
             topic=limits.check_topic(filter_topic, "filter_topic") if filter_topic else None,
-            origin=_enum(Origin, filter_origin, "filter_origin"),
+            origin=parse_enum(Origin, filter_origin, "filter_origin"),
             created_after=limits.parse_instant(created_after, "created_after"),
             created_before=limits.parse_instant(created_before, "created_before"),
             valid_at=limits.parse_instant(valid_at, "valid_at"),
@@ -399,19 +315,19 @@ class MemoryService:
             and where.created_after >= where.created_before
         ):
             raise InvalidArgument("created_after must be earlier than created_before")
-        applied = self._applied(where)
-        after = _decode_cursor(cursor, applied) if cursor else None
+        applied = applied_filters(where)
+        after = decode_cursor(cursor, applied) if cursor else None
         page = self._store.list_page(where, count + 1, after)
         more = len(page) > count
         page = page[:count]
-        next_cursor = _encode_cursor(page[-1], applied) if more and page else None
+        next_cursor = encode_cursor(page[-1], applied) if more and page else None
         return {
             "items": [
                 {"id": m.id, "summary": summarize(m.content), "metadata": m.metadata()}
                 for m in page
             ],
             "next_cursor": next_cursor,
-            "applied_filters": _reported(applied, where, count),
+            "applied_filters": reported(applied, where, count),
         }
 
     # ------------------------------------------------------------- deprecate
@@ -428,9 +344,9 @@ class MemoryService:
         replacement_id = (
             limits.check_id(superseding_id, "superseding_id") if superseding_id else None
         )
-        reason = _enum(SupersessionReason, supersession_reason, "supersession_reason")
+        reason = parse_enum(SupersessionReason, supersession_reason, "supersession_reason")
         reason = reason or SupersessionReason.CHANGED
-        who = _enum(Initiator, initiator, "initiator")
+        who = parse_enum(Initiator, initiator, "initiator")
         if replacement_id == target_id:
             raise InvalidArgument("a memory cannot supersede itself")
 
@@ -509,7 +425,7 @@ class MemoryService:
     ) -> dict[str, Any]:
         """The ``correct_memory`` flow: save the right memory (user-asserted), then deprecate
         the wrong one with reason ``corrected`` and the new one as its replacement."""
-        wrong = self._visible(access, limits.check_id(id))
+        wrong = visible(self._store, access, limits.check_id(id))
         if wrong.branch_state is BranchState.DEPRECATED:
             raise Conflict(f"memory {wrong.id!r} is already deprecated; correct its replacement")
         if not corrected_content.strip():
@@ -553,7 +469,7 @@ class MemoryService:
                 f"source_ids has {len(ids)} ids; the limit is {limits.MAX_CONSOLIDATE_SOURCES}"
             )
         if ids:
-            sources = self._all_visible(access, ids)
+            sources = all_visible(self._store, access, ids)
         else:
             if BranchState.WIP not in access.readable_states:
                 raise Forbidden("this endpoint may not read memories in state 'wip'")
@@ -716,18 +632,6 @@ def _folded_into_one(sources: Sequence[Memory]) -> bool:
     )
 
 
-def _reported(applied: dict[str, Any], where: MemoryFilter, count: int) -> dict[str, Any]:
-    """applied_filters as returned: the original MetaCortex's keys first (``filter_topic``;
-    ``filter_state`` a string when one state applies, as the original returns it), then ours.
-    """
-    states = [state.value for state in where.states]
-    original = {
-        "filter_topic": where.topic,
-        "filter_state": states[0] if len(states) == 1 else states,
-    }
-    return original | applied | {"limit": count}
-
-
 def _require_mergeable(memory: Memory) -> None:
     if memory.branch_state not in (BranchState.WIP, BranchState.ACTIVE):
         detail = f" (superseded by {memory.superseded_by!r})" if memory.superseded_by else ""
@@ -778,35 +682,3 @@ def _consolidation_result(merged: Memory, source_ids: list[str]) -> dict[str, An
         "deprecated_ids": source_ids,
         "source_count": len(source_ids),
     }
-
-
-# ----------------------------------------------------------------- cursors
-CursorFilters = dict[str, Any]
-
-
-def _filters_digest(applied: CursorFilters) -> str:
-    encoded = json.dumps(applied, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(encoded.encode()).hexdigest()[:16]
-
-
-def _encode_cursor(last: Memory, applied: CursorFilters) -> str:
-    payload = {"c": to_wire_time(last.created_at), "i": last.id, "f": _filters_digest(applied)}
-    raw = json.dumps(payload, separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def _decode_cursor(cursor: str, applied: CursorFilters) -> PageKey:
-    bad = InvalidArgument("cursor is not valid; start again without a cursor")
-    try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        payload = json.loads(base64.urlsafe_b64decode(padded.encode()))
-        created = limits.parse_instant(str(payload["c"]), "cursor")
-        memory_id = str(payload["i"])
-        digest = str(payload["f"])
-    except (binascii.Error, ValueError, KeyError, TypeError, UnicodeDecodeError, InvalidArgument):
-        raise bad from None
-    if created is None or not limits.ID_PATTERN.fullmatch(memory_id):
-        raise bad
-    if digest != _filters_digest(applied):
-        raise InvalidArgument("cursor belongs to a listing with other filters; start again")
-    return PageKey(created_at=created, id=memory_id)

@@ -1,0 +1,62 @@
+"""What a caller may see and write, and the lookups that respect it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+from metacortex.domain.records import (
+    ALL_STATES,
+    BranchState,
+    Initiator,
+    Memory,
+    Origin,
+    SupersessionReason,
+)
+from metacortex.errors import InvalidArgument, NotFound
+from metacortex.storage.base import MemoryStore
+
+E = TypeVar("E", BranchState, Origin, SupersessionReason, Initiator)
+
+
+@dataclass(frozen=True, slots=True)
+class Access:
+    """What the calling profile may see and write; built by the server from a profile."""
+
+    readable_states: frozenset[BranchState]
+    default_state: BranchState
+    may_write_lifecycle: bool
+    # Who writes (the profile id): scopes the dedupe of writes the caller cannot read.
+    principal: str = "default"
+
+    @classmethod
+    def admin(cls, default_state: BranchState = BranchState.ACTIVE) -> Access:
+        return cls(frozenset(ALL_STATES), default_state, may_write_lifecycle=True)
+
+
+def parse_enum(enum_type: type[E], value: str | None, field_name: str) -> E | None:
+    if value is None:
+        return None
+    try:
+        return enum_type(value)
+    except ValueError:
+        allowed = ", ".join(member.value for member in enum_type)
+        raise InvalidArgument(f"{field_name} must be one of {allowed}; got {value!r}") from None
+
+
+def visible(store: MemoryStore, access: Access, memory_id: str) -> Memory:
+    """The record, when it exists in a state the caller may read; else ``NotFound``."""
+    memory = store.get(memory_id)
+    if memory is None or memory.branch_state not in access.readable_states:
+        raise NotFound(f"no memory with id {memory_id!r}")
+    return memory
+
+
+def all_visible(store: MemoryStore, access: Access, memory_ids: Sequence[str]) -> list[Memory]:
+    """``visible`` of each id, read in one round trip."""
+    found = store.get_many(memory_ids)
+    for memory_id, memory in zip(memory_ids, found, strict=True):
+        if memory is None or memory.branch_state not in access.readable_states:
+            raise NotFound(f"no memory with id {memory_id!r}")
+    return [memory for memory in found if memory is not None]

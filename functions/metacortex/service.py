@@ -13,8 +13,6 @@ from datetime import datetime
 from typing import Any
 
 from metacortex.domain import limits
-from metacortex.domain.fingerprint import WriteIdentity
-from metacortex.domain.images import ImagePayload, decode_image
 from metacortex.domain.records import (
     DEFAULT_TOPIC,
     BranchState,
@@ -36,32 +34,18 @@ from metacortex.errors import (
     NotFound,
 )
 from metacortex.providers.base import Embedder, ImageDescriber, Merger
-from metacortex.retrieval.context import with_context
-from metacortex.retrieval.fusion import fuse, keyword_weights
-from metacortex.retrieval.text import query_terms
 from metacortex.storage.base import MemoryFilter, MemoryStore, StoreTransaction
 from metacortex.usecases.access import Access, all_visible, parse_enum, visible
-from metacortex.usecases.cursors import decode_cursor, encode_cursor
-from metacortex.usecases.filters import applied_filters, read_states, reported
 from metacortex.usecases.options import ServiceOptions
+from metacortex.usecases.reading import Reading
+from metacortex.usecases.save import Saving
+from metacortex.usecases.search import Searching
 
 __all__ = ["Access", "MemoryService", "ServiceOptions"]
 
-# How many candidates each retriever contributes before fusion.
-CANDIDATE_POOL = 100
 _MAX_CHAIN_HOPS = 1_000
 # How many of a topic's newest agent-inferred active records are scanned for its last merge.
 _RECENT_MERGES_SCANNED = 20
-
-
-def _match(memory: Memory, score: float, similarity: float | None) -> dict[str, Any]:
-    return {
-        "id": memory.id,
-        "summary": summarize(memory.content),
-        "score": round(score, 6),
-        "similarity": None if similarity is None else round(similarity, 6),
-        "metadata": memory.metadata(),
-    }
 
 
 class MemoryService:
@@ -80,6 +64,13 @@ class MemoryService:
         self._describer = describer
         self._options = options or ServiceOptions()
         store.bind_embedding(embedder.identity)
+        saving = Saving(store, embedder, describer, self._options.dedupe_window)
+        self.save = saving.save
+        self.search = Searching(store, embedder, self._options).search
+        reading = Reading(store)
+        self.fetch = reading.fetch
+        self.memory = reading.memory
+        self.list_memories = reading.list_memories
 
     @property
     def store(self) -> MemoryStore:
@@ -89,246 +80,6 @@ class MemoryService:
     def embedding_key(self) -> str:
         """``model:dimension`` of the embedder (what a portable backup names as its source)."""
         return self._embedder.identity.key()
-
-    # ------------------------------------------------------------------ save
-    def save(
-        self,
-        access: Access,
-        *,
-        content: str | None = None,
-        topic: str | None = None,
-        draft: bool | None = None,
-        branch_state: str | None = None,
-        valid_from: str | datetime | None = None,
-        valid_until: str | datetime | None = None,
-        origin: str | None = None,
-        source_session: str | None = None,
-        derived_from: Sequence[str] | None = None,
-        confidence: float | None = None,
-        image_base64: str | None = None,
-        image_mime_type: str | None = None,
-        artifact_refs: Sequence[str] | None = None,
-    ) -> dict[str, Any]:
-        text = limits.check_content(content or "")
-        has_text = bool(text.strip())
-        if not has_text and not image_base64:
-            raise InvalidArgument("content or image_base64 is required")
-        if image_mime_type and not image_base64:
-            raise InvalidArgument("image_mime_type was given without image_base64")
-        image: ImagePayload | None = (
-            decode_image(image_base64, image_mime_type) if image_base64 else None
-        )
-        state = self._write_state(access, draft, branch_state)
-        from_at = limits.parse_instant(valid_from, "valid_from")
-        until_at = limits.parse_instant(valid_until, "valid_until")
-        limits.check_validity(from_at, until_at)
-        provenance = self._provenance(origin, source_session, derived_from, confidence)
-        refs = limits.check_artifact_refs(list(artifact_refs or ()))
-        topic_name = limits.check_topic(topic if topic is not None else DEFAULT_TOPIC)
-
-        identity = WriteIdentity(
-            content=text,
-            topic=topic_name,
-            branch_state=state,
-            image_sha256=image.sha256 if image else None,
-            artifact_refs=refs,
-            valid_from=from_at,
-            valid_until=until_at,
-            provenance=provenance,
-            writer_scope=None if state in access.readable_states else access.principal,
-        )
-        fingerprint = identity.fingerprint()
-        now = utc_now()
-        not_before = now - self._options.dedupe_window
-        # Dedupe before any model call: a retried write costs nothing.
-        existing = self._store.find_duplicate(fingerprint, not_before)
-        if existing is not None and existing.branch_state is state:
-            return {"item": existing.to_item(), "write_status": "duplicate"}
-
-        retrieval_text = text.strip()
-        if image is not None:
-            if self._describer is None:
-                raise FailedPrecondition(
-                    "image writes need an image-description model, and none is configured: "
-                    "set METACORTEX_USE_GEMINI_GENERATION=true and GEMINI_API_KEY "
-                    "(or run on Google Cloud), or save the image's description as content"
-                )
-            description = self._describer.describe(image.data, image.mime_type).strip()
-            retrieval_text = (
-                f"{retrieval_text}\n\n[Image] {description}" if has_text else description
-            )
-        modality = (
-            Modality.TEXT if image is None else (Modality.MIXED if has_text else Modality.IMAGE)
-        )
-        memory = Memory(
-            id=new_memory_id(),
-            content=text.strip() if has_text else retrieval_text,
-            retrieval_text=retrieval_text,
-            topic=topic_name,
-            branch_state=state,
-            modality=modality,
-            created_at=now,
-            updated_at=now,
-            artifact_refs=refs,
-            valid_from=from_at,
-            valid_until=until_at,
-            provenance=provenance,
-        )
-        [vector] = self._embedder.embed_documents([retrieval_text])
-        outcome = self._store.insert(memory, vector, fingerprint, not_before)
-        return {
-            "item": outcome.memory.to_item(),
-            "write_status": "created" if outcome.created else "duplicate",
-        }
-
-    def _write_state(
-        self, access: Access, draft: bool | None, branch_state: str | None
-    ) -> BranchState:
-        if draft is not None and branch_state is not None:
-            raise InvalidArgument("give either draft or branch_state, not both")
-        if branch_state is not None:
-            state = parse_enum(BranchState, branch_state, "branch_state")
-            assert state is not None
-            if not access.may_write_lifecycle:
-                raise Forbidden(
-                    "this endpoint may not set branch_state; use draft=true for a work-in-progress "
-                    "memory or omit it for an active one"
-                )
-            return state
-        return BranchState.WIP if draft else BranchState.ACTIVE
-
-    @staticmethod
-    def _provenance(
-        origin: str | None,
-        source_session: str | None,
-        derived_from: Sequence[str] | None,
-        confidence: float | None,
-    ) -> Provenance:
-        derived = list(derived_from or ())
-        if len(derived) > limits.MAX_DERIVED_FROM:
-            raise InvalidArgument(
-                f"derived_from has {len(derived)} ids; the limit is {limits.MAX_DERIVED_FROM}"
-            )
-        for index, value in enumerate(derived):
-            limits.check_id(value, f"derived_from[{index}]")
-        return Provenance(
-            origin=parse_enum(Origin, origin, "origin"),
-            source_session=limits.check_source_session(source_session),
-            derived_from=tuple(dict.fromkeys(derived)),
-            confidence=limits.check_confidence(confidence),
-        )
-
-    # ---------------------------------------------------------------- search
-    def search(
-        self,
-        access: Access,
-        *,
-        query: str,
-        filter_topic: str | None = None,
-        filter_state: str | Sequence[str] | None = None,
-        limit: int | None = None,
-        valid_at: str | datetime | None = None,
-        filter_origin: str | None = None,
-        explain: bool = False,
-    ) -> dict[str, Any]:
-        """Hybrid search. ``explain`` adds each match's ``breakdown``: the parts of its
-        score from semantic similarity, keywords and conversational context (the owner's
-        console shows them; the ranking is the same either way)."""
-        query = limits.check_query(query)
-        count = limits.check_limit(
-            limit if limit is not None else self._options.search_result_limit,
-            limits.MAX_SEARCH_LIMIT,
-        )
-        where = MemoryFilter(
-            states=read_states(access, filter_state),
-            topic=limits.check_topic(filter_topic, "filter_topic") if filter_topic else None,
-            origin=parse_enum(Origin, filter_origin, "filter_origin"),
-            valid_at=limits.parse_instant(valid_at, "valid_at"),
-        )
-        vector = self._embedder.embed_query(query)
-        pool = max(CANDIDATE_POOL, count)
-        terms = query_terms(query)
-        dense, lexical = self._store.hybrid_search(vector, terms, where, pool)
-        fused = fuse(dense, lexical, self._options.dense_weight)
-        if self._options.conversational_context:
-            fused = with_context(self._store, fused, where, keyword_weights(terms, lexical))
-        ranked = fused[:count]
-        # The raw cosine similarity, for clients that thresholded the original's score.
-        cosine = {hit.memory.id: hit.score for hit in dense}
-        matches = [_match(r.memory, r.score, cosine.get(r.memory.id)) for r in ranked]
-        if explain:
-            for match, r in zip(matches, ranked, strict=True):
-                match["breakdown"] = {
-                    "semantic": round(r.semantic, 6),
-                    "keyword": round(r.keyword, 6),
-                    "context": round(r.context, 6),
-                }
-        return {
-            "matches": matches,
-            "applied_filters": reported(applied_filters(where), where, count),
-        }
-
-    # ----------------------------------------------------------------- fetch
-    def fetch(
-        self, access: Access, *, id: str | None = None, document_id: str | None = None
-    ) -> dict[str, Any]:
-        if id is not None and document_id is not None and id != document_id:
-            raise InvalidArgument("id and document_id name different memories; give one")
-        memory_id = id if id is not None else document_id
-        if memory_id is None:
-            raise InvalidArgument("id is required")
-        memory = visible(self._store, access, limits.check_id(memory_id))
-        return {"item": memory.to_item()}
-
-    def memory(self, access: Access, memory_id: str) -> Memory:
-        """The whole record (with its retrieval text), as ``fetch`` would find it."""
-        return visible(self._store, access, limits.check_id(memory_id))
-
-    # ------------------------------------------------------------------ list
-    def list_memories(
-        self,
-        access: Access,
-        *,
-        filter_topic: str | None = None,
-        filter_state: str | Sequence[str] | None = None,
-        filter_origin: str | None = None,
-        created_after: str | datetime | None = None,
-        created_before: str | datetime | None = None,
-        limit: int | None = None,
-        cursor: str | None = None,
-        valid_at: str | datetime | None = None,
-    ) -> dict[str, Any]:
-        count = limits.check_limit(
-            limit if limit is not None else limits.DEFAULT_LIST_LIMIT, limits.MAX_LIST_LIMIT
-        )
-        where = MemoryFilter(
-            states=read_states(access, filter_state),
-            topic=limits.check_topic(filter_topic, "filter_topic") if filter_topic else None,
-            origin=parse_enum(Origin, filter_origin, "filter_origin"),
-            created_after=limits.parse_instant(created_after, "created_after"),
-            created_before=limits.parse_instant(created_before, "created_before"),
-            valid_at=limits.parse_instant(valid_at, "valid_at"),
-        )
-        if (
-            where.created_after is not None
-            and where.created_before is not None
-            and where.created_after >= where.created_before
-        ):
-            raise InvalidArgument("created_after must be earlier than created_before")
-        applied = applied_filters(where)
-        after = decode_cursor(cursor, applied) if cursor else None
-        page = self._store.list_page(where, count + 1, after)
-        more = len(page) > count
-        page = page[:count]
-        next_cursor = encode_cursor(page[-1], applied) if more and page else None
-        return {
-            "items": [
-                {"id": m.id, "summary": summarize(m.content), "metadata": m.metadata()}
-                for m in page
-            ],
-            "next_cursor": next_cursor,
-            "applied_filters": reported(applied, where, count),
-        }
 
     # ------------------------------------------------------------- deprecate
     def deprecate(

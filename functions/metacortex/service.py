@@ -1,51 +1,26 @@
-"""The six memory use cases, independent of MCP and HTTP.
+"""``MemoryService``: the memory use cases behind one facade.
 
-Every rule of the spec's §1–2 lives here or in ``domain``; stores provide
-atomicity and filtering, providers the models, the server only translation.
-Methods are synchronous (stores and models are); the async edge runs them in
-worker threads.
+Each use case lives in a module of its own under ``metacortex.usecases`` (save,
+search, reading, lifecycle, consolidation); this class builds them over one
+store and one set of models and exposes their methods, so the server, the
+console, the CLI, operations and benches call ``service.save(...)``,
+``service.search(...)`` and so on. Every rule of the spec's §1–2 lives in those
+modules or in ``domain``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import datetime
-from typing import Any
-
-from metacortex.domain import limits
-from metacortex.domain.records import (
-    DEFAULT_TOPIC,
-    BranchState,
-    Initiator,
-    Memory,
-    Modality,
-    Origin,
-    Provenance,
-    SupersessionReason,
-    new_memory_id,
-    utc_now,
-)
-from metacortex.domain.text import summarize
-from metacortex.errors import (
-    Conflict,
-    FailedPrecondition,
-    Forbidden,
-    InvalidArgument,
-    NotFound,
-)
 from metacortex.providers.base import Embedder, ImageDescriber, Merger
-from metacortex.storage.base import MemoryFilter, MemoryStore, StoreTransaction
-from metacortex.usecases.access import Access, all_visible, parse_enum, visible
+from metacortex.storage.base import MemoryStore
+from metacortex.usecases.access import Access
+from metacortex.usecases.consolidation import Consolidation
+from metacortex.usecases.lifecycle import Lifecycle
 from metacortex.usecases.options import ServiceOptions
 from metacortex.usecases.reading import Reading
 from metacortex.usecases.save import Saving
 from metacortex.usecases.search import Searching
 
 __all__ = ["Access", "MemoryService", "ServiceOptions"]
-
-_MAX_CHAIN_HOPS = 1_000
-# How many of a topic's newest agent-inferred active records are scanned for its last merge.
-_RECENT_MERGES_SCANNED = 20
 
 
 class MemoryService:
@@ -60,17 +35,27 @@ class MemoryService:
     ) -> None:
         self._store = store
         self._embedder = embedder
-        self._merger = merger
-        self._describer = describer
         self._options = options or ServiceOptions()
         store.bind_embedding(embedder.identity)
+
         saving = Saving(store, embedder, describer, self._options.dedupe_window)
         self.save = saving.save
+
         self.search = Searching(store, embedder, self._options).search
+
         reading = Reading(store)
         self.fetch = reading.fetch
         self.memory = reading.memory
         self.list_memories = reading.list_memories
+
+        lifecycle = Lifecycle(store, saving)
+        self.deprecate = lifecycle.deprecate
+        self.promote = lifecycle.promote
+        self.correct = lifecycle.correct
+
+        consolidation = Consolidation(store, embedder, merger)
+        self.consolidate = consolidation.consolidate
+        self.preview_consolidation = consolidation.preview_consolidation
 
     @property
     def store(self) -> MemoryStore:
@@ -80,356 +65,3 @@ class MemoryService:
     def embedding_key(self) -> str:
         """``model:dimension`` of the embedder (what a portable backup names as its source)."""
         return self._embedder.identity.key()
-
-    # ------------------------------------------------------------- deprecate
-    def deprecate(
-        self,
-        access: Access,
-        *,
-        id: str,
-        superseding_id: str | None = None,
-        supersession_reason: str | None = None,
-        initiator: str | None = None,
-    ) -> dict[str, Any]:
-        target_id = limits.check_id(id)
-        replacement_id = (
-            limits.check_id(superseding_id, "superseding_id") if superseding_id else None
-        )
-        reason = parse_enum(SupersessionReason, supersession_reason, "supersession_reason")
-        reason = reason or SupersessionReason.CHANGED
-        who = parse_enum(Initiator, initiator, "initiator")
-        if replacement_id == target_id:
-            raise InvalidArgument("a memory cannot supersede itself")
-
-        def apply(txn: StoreTransaction) -> dict[str, Any]:
-            # Both records in one read; the chain beyond the replacement only when it has one.
-            target, replacement = txn.get_many([target_id, replacement_id or target_id])
-            if target is None or target.branch_state not in access.readable_states:
-                raise NotFound(f"no memory with id {target_id!r}")
-            if replacement_id is not None:
-                if replacement is None or replacement.branch_state not in access.readable_states:
-                    raise NotFound(f"superseding memory {replacement_id!r} does not exist")
-                _refuse_cycle(txn, target_id, replacement)
-            if target.branch_state is BranchState.DEPRECATED:
-                if (target.superseded_by, target.supersession_reason) == (replacement_id, reason):
-                    return _deprecation_result(target, BranchState.DEPRECATED)
-                raise Conflict(
-                    f"memory {target_id!r} is already deprecated "
-                    f"(superseded_by={target.superseded_by!r}, reason="
-                    f"{target.supersession_reason.value if target.supersession_reason else None!r})"
-                    "; deprecating it differently is not allowed"
-                )
-            now = utc_now()
-            valid_until = target.valid_until
-            if reason is SupersessionReason.CHANGED and (valid_until is None or valid_until > now):
-                valid_until = now
-                if target.valid_from is not None and target.valid_from > now:
-                    valid_until = target.valid_from
-            updated = target.with_changes(
-                branch_state=BranchState.DEPRECATED,
-                superseded_by=replacement_id,
-                supersession_reason=reason,
-                initiator=who or target.initiator,
-                valid_until=valid_until,
-                updated_at=now,
-            )
-            txn.put(updated)
-            return _deprecation_result(updated, target.branch_state)
-
-        return self._store.transaction(apply)
-
-    # ------------------------------------------------------- promote, correct
-    def promote(self, access: Access, *, id: str) -> dict[str, Any]:
-        """A draft (``wip``) becomes ``active``; promoting an active record changes nothing."""
-        target_id = limits.check_id(id)
-        if not access.may_write_lifecycle:
-            raise Forbidden("this endpoint may not change a memory's branch_state")
-
-        def apply(txn: StoreTransaction) -> dict[str, Any]:
-            target = txn.get(target_id)
-            if target is None or target.branch_state not in access.readable_states:
-                raise NotFound(f"no memory with id {target_id!r}")
-            previous = target.branch_state
-            if previous is BranchState.WIP:
-                target = target.with_changes(branch_state=BranchState.ACTIVE, updated_at=utc_now())
-                txn.put(target)
-            elif previous is not BranchState.ACTIVE:
-                raise FailedPrecondition(
-                    f"memory {target_id!r} is {previous.value!r}; only a draft (wip) is promoted"
-                )
-            return {
-                "item": {"id": target.id, "branch_state": target.branch_state.value},
-                "previous_state": previous.value,
-            }
-
-        return self._store.transaction(apply)
-
-    def correct(
-        self,
-        access: Access,
-        *,
-        id: str,
-        corrected_content: str,
-        topic: str | None = None,
-        valid_from: str | datetime | None = None,
-        valid_until: str | datetime | None = None,
-    ) -> dict[str, Any]:
-        """The ``correct_memory`` flow: save the right memory (user-asserted), then deprecate
-        the wrong one with reason ``corrected`` and the new one as its replacement."""
-        wrong = visible(self._store, access, limits.check_id(id))
-        if wrong.branch_state is BranchState.DEPRECATED:
-            raise Conflict(f"memory {wrong.id!r} is already deprecated; correct its replacement")
-        if not corrected_content.strip():
-            raise InvalidArgument("corrected_content is required")
-        saved = self.save(
-            access,
-            content=corrected_content,
-            topic=topic or wrong.topic,
-            valid_from=valid_from,
-            valid_until=valid_until,
-            origin=Origin.USER_ASSERTED.value,
-        )
-        new_id = str(saved["item"]["id"])
-        deprecated = self.deprecate(
-            access,
-            id=wrong.id,
-            superseding_id=new_id,
-            supersession_reason=SupersessionReason.CORRECTED.value,
-            initiator=Initiator.USER.value,
-        )
-        return {
-            "item": saved["item"],
-            "write_status": saved["write_status"],
-            "deprecated": deprecated,
-        }
-
-    # ----------------------------------------------------------- consolidate
-    def consolidate(
-        self,
-        access: Access,
-        *,
-        topic: str | None = None,
-        source_ids: Sequence[str] | None = None,
-    ) -> dict[str, Any]:
-        topic_name = limits.check_topic(topic if topic is not None else DEFAULT_TOPIC)
-        ids = [limits.check_id(v, f"source_ids[{i}]") for i, v in enumerate(source_ids or ())]
-        if len(set(ids)) != len(ids):
-            raise InvalidArgument("source_ids must be unique")
-        if len(ids) > limits.MAX_CONSOLIDATE_SOURCES:
-            raise InvalidArgument(
-                f"source_ids has {len(ids)} ids; the limit is {limits.MAX_CONSOLIDATE_SOURCES}"
-            )
-        if ids:
-            sources = all_visible(self._store, access, ids)
-        else:
-            if BranchState.WIP not in access.readable_states:
-                raise Forbidden("this endpoint may not read memories in state 'wip'")
-            sources = self._store.list_page(
-                MemoryFilter(states=(BranchState.WIP,), topic=topic_name),
-                limits.MAX_CONSOLIDATE_SOURCES,
-                None,
-                oldest_first=True,
-            )
-        done = self._completed_consolidation(sources)
-        if done is None and not ids and not sources:
-            # The queue is empty: a re-run (or a concurrent twin) after the merge
-            # committed. Answer with that merge, as an idempotent call should.
-            done = self._latest_consolidation(access, topic_name)
-        if done is not None:
-            return done
-        # As the original: named sources merge whatever their topic (the merged record
-        # takes the call's topic); only sources already retired are refused.
-        for source in sources:
-            _require_mergeable(source)
-        if len(sources) < 2:
-            where = "source_ids" if ids else f"the wip queue of topic {topic_name!r}"
-            raise FailedPrecondition(
-                f"consolidation needs at least two sources; {where} has {len(sources)}"
-            )
-        sources.sort(key=lambda m: (m.created_at, m.id))
-        merged_text = self._merger.merge(topic_name, [m.content for m in sources]).strip()
-        if not merged_text:
-            raise FailedPrecondition(
-                "the merge produced no text; the sources were left as they are"
-            )
-        if len(merged_text) > limits.MAX_CONTENT_CHARS:
-            raise FailedPrecondition(
-                f"the merged memory would be {len(merged_text)} characters, over the "
-                f"{limits.MAX_CONTENT_CHARS} limit; consolidate fewer sources at a time"
-            )
-        [vector] = self._embedder.embed_documents([merged_text])
-        now = utc_now()
-        refs = tuple(dict.fromkeys(ref for m in sources for ref in m.artifact_refs))
-        merged = Memory(
-            id=new_memory_id(),
-            content=merged_text,
-            retrieval_text=merged_text,
-            topic=topic_name,
-            branch_state=BranchState.ACTIVE,
-            modality=Modality.TEXT,
-            created_at=now,
-            updated_at=now,
-            artifact_refs=refs[: limits.MAX_ARTIFACT_REFS * limits.MAX_CONSOLIDATE_SOURCES],
-            initiator=Initiator.AGENT,
-            provenance=Provenance(
-                origin=Origin.AGENT_INFERRED,
-                derived_from=tuple(m.id for m in sources),
-            ),
-            merge_method=self._merger.method,
-        )
-        source_ids_in_order = [m.id for m in sources]
-
-        def apply(txn: StoreTransaction) -> dict[str, Any]:
-            current = txn.get_many(source_ids_in_order)
-            present = [m for m in current if m is not None]
-            finished = self._completed_in(txn, present) if len(present) == len(current) else None
-            if finished is not None:
-                return finished  # a concurrent identical call won; keep its record
-            for memory in current:
-                if memory is None:
-                    raise Conflict("a source memory disappeared during consolidation; retry")
-                _require_mergeable(memory)
-            txn.put(merged, vector)
-            for memory in present:
-                txn.put(
-                    memory.with_changes(
-                        branch_state=BranchState.DEPRECATED,
-                        superseded_by=merged.id,
-                        updated_at=now,
-                    )
-                )
-            return _consolidation_result(merged, source_ids_in_order)
-
-        return self._store.transaction(apply)
-
-    def preview_consolidation(self, access: Access, *, topic: str) -> dict[str, Any]:
-        """What ``consolidate(topic=...)`` would merge and into what text; nothing changes.
-
-        Confirm by passing the previewed ``source_ids``, so exactly those are merged."""
-        topic_name = limits.check_topic(topic)
-        if BranchState.WIP not in access.readable_states:
-            raise Forbidden("this endpoint may not read memories in state 'wip'")
-        sources = self._store.list_page(
-            MemoryFilter(states=(BranchState.WIP,), topic=topic_name),
-            limits.MAX_CONSOLIDATE_SOURCES,
-            None,
-            oldest_first=True,
-        )
-        if len(sources) < 2:
-            raise FailedPrecondition(
-                "consolidation needs at least two sources; "
-                f"the wip queue of topic {topic_name!r} has {len(sources)}"
-            )
-        for source in sources:
-            _require_mergeable(source)
-        merged_text = self._merger.merge(topic_name, [m.content for m in sources]).strip()
-        return {
-            "topic": topic_name,
-            "source_ids": [m.id for m in sources],
-            "sources": [{"id": m.id, "summary": summarize(m.content)} for m in sources],
-            "merged_content": merged_text,
-            "merge_method": self._merger.method,
-        }
-
-    def _latest_consolidation(self, access: Access, topic: str) -> dict[str, Any] | None:
-        """The topic's most recent merge, if every one of its sources is still folded into it."""
-        if BranchState.ACTIVE not in access.readable_states:
-            return None
-        recent = self._store.list_page(
-            MemoryFilter(states=(BranchState.ACTIVE,), topic=topic, origin=Origin.AGENT_INFERRED),
-            _RECENT_MERGES_SCANNED,
-            None,
-        )
-        merged = next((m for m in recent if m.merge_method and m.provenance.derived_from), None)
-        if merged is None:
-            return None
-        source_ids = merged.provenance.derived_from
-
-        def check(txn: StoreTransaction) -> dict[str, Any] | None:
-            sources = [txn.get(source_id) for source_id in source_ids]
-            present = [m for m in sources if m is not None]
-            return self._completed_in(txn, present) if len(present) == len(sources) else None
-
-        return self._store.transaction(check)
-
-    def _completed_consolidation(self, sources: list[Memory]) -> dict[str, Any] | None:
-        if not _folded_into_one(sources):
-            return None  # nothing to look up: skip the transaction and its round trips
-        return self._store.transaction(lambda txn: self._completed_in(txn, sources))
-
-    @staticmethod
-    def _completed_in(txn: StoreTransaction, sources: list[Memory]) -> dict[str, Any] | None:
-        """The earlier result when every source was already folded into one merged record."""
-        if not _folded_into_one(sources):
-            return None
-        merged_id = sources[0].superseded_by
-        assert merged_id is not None
-        merged = txn.get(merged_id)
-        ids = [m.id for m in sorted(sources, key=lambda m: (m.created_at, m.id))]
-        if merged is None or set(merged.provenance.derived_from) != set(ids):
-            return None
-        return _consolidation_result(merged, list(merged.provenance.derived_from))
-
-
-def _folded_into_one(sources: Sequence[Memory]) -> bool:
-    """Whether at least two sources are all deprecated and superseded by one record."""
-    if len(sources) < 2:
-        return False
-    targets = {m.superseded_by for m in sources}
-    return (
-        len(targets) == 1
-        and None not in targets
-        and all(m.branch_state is BranchState.DEPRECATED for m in sources)
-    )
-
-
-def _require_mergeable(memory: Memory) -> None:
-    if memory.branch_state not in (BranchState.WIP, BranchState.ACTIVE):
-        detail = f" (superseded by {memory.superseded_by!r})" if memory.superseded_by else ""
-        raise Conflict(
-            f"source {memory.id!r} is {memory.branch_state.value}{detail}; "
-            "only wip or active memories can be consolidated"
-        )
-
-
-def _refuse_cycle(txn: StoreTransaction, target_id: str, replacement: Memory) -> None:
-    current: Memory | None = replacement
-    hops = 0
-    while current is not None and current.superseded_by is not None:
-        if current.superseded_by == target_id:
-            raise Conflict(
-                f"superseding {target_id!r} with {replacement.id!r} would make a loop: "
-                f"{replacement.id!r} is already superseded (directly or through a chain) "
-                f"by {target_id!r}"
-            )
-        hops += 1
-        if hops > _MAX_CHAIN_HOPS:
-            raise Conflict("supersession chain is too long to check")
-        current = txn.get(current.superseded_by)
-
-
-def _deprecation_result(memory: Memory, previous: BranchState) -> dict[str, Any]:
-    return {
-        "item": {
-            "id": memory.id,
-            "branch_state": memory.branch_state.value,
-            "superseded_by": memory.superseded_by,
-            "supersession_reason": (
-                memory.supersession_reason.value if memory.supersession_reason else None
-            ),
-        },
-        "previous_state": previous.value,
-    }
-
-
-def _consolidation_result(merged: Memory, source_ids: list[str]) -> dict[str, Any]:
-    return {
-        "item": {
-            "merged_id": merged.id,
-            "merged_content": merged.content,
-            "topic": merged.topic,
-            "branch_state": merged.branch_state.value,
-        },
-        "deprecated_ids": source_ids,
-        "source_count": len(source_ids),
-    }

@@ -8,7 +8,7 @@ from urllib.parse import urlencode
 from starlette.requests import Request
 from starlette.responses import Response
 
-from metacortex.console.web import ADMIN, Console
+from metacortex.console.base import ADMIN, ConsoleBase
 from metacortex.domain.records import ALL_STATES, BranchState, Memory, Origin
 from metacortex.errors import MetaCortexError, NotFound
 from metacortex.owner import Session
@@ -37,7 +37,7 @@ def _row(item: dict[str, Any]) -> dict[str, Any]:
     return {"id": item["id"], "summary": item["summary"], **item["metadata"]}
 
 
-async def browse(console: Console, request: Request, session: Session) -> Response:
+async def browse(console: ConsoleBase, request: Request, session: Session) -> Response:
     filters = _filters(request)
     cursor = request.query_params.get("cursor") or None
     service = console.service
@@ -86,14 +86,14 @@ async def browse(console: Console, request: Request, session: Session) -> Respon
     return console.render(request, session, "browse.html", context)
 
 
-async def _lookup(console: Console, memory_id: str) -> Memory | None:
+async def _lookup(console: ConsoleBase, memory_id: str) -> Memory | None:
     try:
         return await console.call(console.service.memory, access=ADMIN, memory_id=memory_id)
     except NotFound:
         return None
 
 
-async def record(console: Console, request: Request, session: Session) -> Response:
+async def record(console: ConsoleBase, request: Request, session: Session) -> Response:
     memory_id = request.path_params["memory_id"]
     try:
         memory = await console.call(console.service.memory, access=ADMIN, memory_id=memory_id)
@@ -140,7 +140,7 @@ _NOTICES: Final = {
 }
 
 
-async def search(console: Console, request: Request, session: Session) -> Response:
+async def search(console: ConsoleBase, request: Request, session: Session) -> Response:
     filters = _filters(request)
     query = request.query_params.get("q", "").strip()
     context: dict[str, Any] = {

@@ -1,7 +1,7 @@
 """``MemoryService``: the memory use cases behind one facade.
 
 Each use case lives in a module of its own under ``metacortex.usecases`` (save,
-search, reading, lifecycle, consolidation); this class builds them over one
+search, reading, lifecycle, consolidation, erase); this class builds them over one
 store and one set of models and exposes their methods, so the server, the
 console, the CLI, operations and benches call ``service.save(...)``,
 ``service.search(...)`` and so on. Every rule of the spec's §1–2 lives in those
@@ -14,6 +14,7 @@ from metacortex.providers.base import Embedder, ImageDescriber, Merger
 from metacortex.storage.base import MemoryStore
 from metacortex.usecases.access import Access
 from metacortex.usecases.consolidation import Consolidation
+from metacortex.usecases.erase import Erasure
 from metacortex.usecases.lifecycle import Lifecycle
 from metacortex.usecases.options import ServiceOptions
 from metacortex.usecases.reading import Reading
@@ -56,6 +57,10 @@ class MemoryService:
         consolidation = Consolidation(store, embedder, merger)
         self.consolidate = consolidation.consolidate
         self.preview_consolidation = consolidation.preview_consolidation
+
+        erasure = Erasure(store)
+        self.plan_erase = erasure.plan_erase
+        self.erase = erasure.erase
 
     @property
     def store(self) -> MemoryStore:

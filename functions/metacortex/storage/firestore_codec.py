@@ -32,6 +32,7 @@ from metacortex.domain.records import (
     Origin,
     Provenance,
     SupersessionReason,
+    Tombstone,
 )
 from metacortex.retrieval.text import terms as analyze
 from metacortex.storage.base import Event
@@ -223,6 +224,21 @@ def encode_fingerprint(
         "expires_at": to_stored_time(expires_at),
         "schema_version": SCHEMA_VERSION,
     }
+
+
+# ------------------------------------------------------------------ tombstone
+def encode_tombstone(erased_by: str, erased_at: datetime) -> dict[str, Any]:
+    """An erased record's tombstone document (id = the memory id): never content."""
+    return {
+        "erased_at": to_stored_time(erased_at),
+        "erased_by": erased_by,
+        "schema_version": SCHEMA_VERSION,
+    }
+
+
+def decode_tombstone(document_id: str, data: Mapping[str, Any]) -> Tombstone:
+    erased_at = _read_time(data.get("erased_at")) or datetime.fromtimestamp(0, UTC)
+    return Tombstone(document_id, erased_at, str(data.get("erased_by") or ""))
 
 
 # --------------------------------------------------------------------- events

@@ -29,10 +29,14 @@ class Access:
     may_write_lifecycle: bool
     # Who writes (the profile id): scopes the dedupe of writes the caller cannot read.
     principal: str = "default"
+    # Erasure is the owner's: the console, the CLI, and the admin endpoint only when
+    # the operator offers its erase tool (METACORTEX_ADMIN_ERASE_TOOL).
+    may_erase: bool = False
 
     @classmethod
     def admin(cls, default_state: BranchState = BranchState.ACTIVE) -> Access:
-        return cls(frozenset(ALL_STATES), default_state, may_write_lifecycle=True)
+        """The owner's access (console, CLI): every state, lifecycle changes, erasure."""
+        return cls(frozenset(ALL_STATES), default_state, may_write_lifecycle=True, may_erase=True)
 
 
 def parse_enum(enum_type: type[E], value: str | None, field_name: str) -> E | None:
@@ -46,10 +50,11 @@ def parse_enum(enum_type: type[E], value: str | None, field_name: str) -> E | No
 
 
 def visible(store: MemoryStore, access: Access, memory_id: str) -> Memory:
-    """The record, when it exists in a state the caller may read; else ``NotFound``."""
+    """The record, when it exists in a state the caller may read; else ``NotFound``
+    (saying so when the record was erased)."""
     memory = store.get(memory_id)
     if memory is None or memory.branch_state not in access.readable_states:
-        raise NotFound(f"no memory with id {memory_id!r}")
+        raise not_found(store, memory_id, memory)
     return memory
 
 
@@ -58,5 +63,15 @@ def all_visible(store: MemoryStore, access: Access, memory_ids: Sequence[str]) -
     found = store.get_many(memory_ids)
     for memory_id, memory in zip(memory_ids, found, strict=True):
         if memory is None or memory.branch_state not in access.readable_states:
-            raise NotFound(f"no memory with id {memory_id!r}")
+            raise not_found(store, memory_id, memory)
     return [memory for memory in found if memory is not None]
+
+
+def not_found(store: MemoryStore, memory_id: str, memory: Memory | None) -> NotFound:
+    """The error for an id the caller cannot see: an erased record's says so (one more
+    read, only on this path); a record in a state the caller may not read stays unnamed."""
+    if memory is None:
+        tombstone = store.tombstones([memory_id]).get(memory_id)
+        if tombstone is not None:
+            return NotFound(f"{tombstone.describe()}; its content is gone")
+    return NotFound(f"no memory with id {memory_id!r}")

@@ -9,7 +9,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from metacortex.console.base import ADMIN, ConsoleBase
-from metacortex.domain.records import ALL_STATES, BranchState, Memory, Origin
+from metacortex.domain.records import ALL_STATES, BranchState, Memory, Origin, to_wire_time
 from metacortex.errors import MetaCortexError, NotFound
 from metacortex.owner import Session
 
@@ -59,6 +59,7 @@ async def browse(console: ConsoleBase, request: Request, session: Session) -> Re
         "items": [],
         "next_url": None,
         "first_url": None,
+        "topic_total": 0,
     }
     try:
         page = await console.call(
@@ -83,6 +84,9 @@ async def browse(console: ConsoleBase, request: Request, session: Session) -> Re
         if cursor
         else None
     )
+    context["topic_total"] = next(
+        (topic["total"] for topic in topics if topic["name"] == filters.get("topic")), 0
+    )
     return console.render(request, session, "browse.html", context)
 
 
@@ -102,9 +106,13 @@ async def record(console: ConsoleBase, request: Request, session: Session) -> Re
     chain: list[Memory] = []
     seen = {memory.id}
     current = memory
+    broken: str | None = None  # where the chain leads to a record no longer stored
     while current.superseded_by and len(chain) < CHAIN_HOPS:
         following = await _lookup(console, current.superseded_by)
-        if following is None or following.id in seen:
+        if following is None:
+            broken = current.superseded_by
+            break
+        if following.id in seen:
             break
         chain.append(following)
         seen.add(following.id)
@@ -113,6 +121,16 @@ async def record(console: ConsoleBase, request: Request, session: Session) -> Re
         (source_id, await _lookup(console, source_id))
         for source_id in memory.provenance.derived_from
     ]
+    gone = [source_id for source_id, source in sources if source is None]
+    if broken is not None:
+        gone.append(broken)
+    tombstones = (
+        await console.call(console.service.store.tombstones, memory_ids=gone) if gone else {}
+    )
+    erased = {
+        memory_id: {"erased_at": to_wire_time(t.erased_at), "erased_by": t.erased_by}
+        for memory_id, t in tombstones.items()
+    }
     merged_into = chain[0] if chain and memory.id in chain[0].provenance.derived_from else None
     description = None
     if memory.retrieval_text != memory.content:
@@ -124,6 +142,8 @@ async def record(console: ConsoleBase, request: Request, session: Session) -> Re
         "memory": memory,
         "meta": memory.metadata(),
         "chain": chain,
+        "broken": broken,
+        "erased": erased,
         "sources": sources,
         "merged_into": merged_into,
         "description": description,

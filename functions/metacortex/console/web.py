@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from metacortex.console import activity, clients, curate, pages
+from metacortex.console import activity, clients, curate, erase, pages
 from metacortex.console.base import HERE, HOME, STYLESHEET, ConsoleBase, text
 from metacortex.owner import Session
 from metacortex.server.routes import FUNCTION_PREFIX
@@ -72,6 +72,8 @@ class Console(ConsoleBase):
             ("/consolidate", curate.consolidate_page, ["GET"]),
             ("/consolidate/preview", curate.consolidate_preview, ["POST"]),
             ("/consolidate/confirm", curate.consolidate_confirm, ["POST"]),
+            ("/erase", erase.erase_page, ["GET"]),
+            ("/erase", erase.erase_confirm, ["POST"]),
             ("/clients", clients.clients_page, ["GET"]),
             ("/clients/grants/{grant_id}/revoke", clients.revoke_grant, ["POST"]),
             ("/activity", activity.activity_page, ["GET"]),

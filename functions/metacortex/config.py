@@ -75,6 +75,9 @@ class Settings(BaseSettings):
     # written together in a topic lend each other evidence (docs/benchmarks.md).
     metacortex_dense_weight: float = Field(default=0.4, ge=0.0, le=1.0)
     metacortex_conversation_context: bool = True
+    # Offer the owner's erase_context tool on the admin endpoint /mcp (never on a client
+    # endpoint or an OAuth grant). Off: erasing is the console's and `metacortex erase`'s.
+    metacortex_admin_erase_tool: bool = False
 
     # --- HTTP surface ---------------------------------------------------------------
     mcp_admin_token: SecretStr | None = None

@@ -15,7 +15,7 @@ topic's count changed in between.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -180,7 +180,7 @@ class Erasure:
         ]
 
 
-def event_summary(result: dict[str, Any]) -> dict[str, Any]:
+def event_summary(result: Mapping[str, Any]) -> dict[str, Any]:
     """An erase result as an event records it: ids and counts, never content."""
     return {
         "erased_count": result["erased_count"],

@@ -50,17 +50,9 @@ class Consolidation:
             raise InvalidArgument(
                 f"source_ids has {len(ids)} ids; the limit is {limits.MAX_CONSOLIDATE_SOURCES}"
             )
-        if ids:
-            sources = all_visible(self._store, access, ids)
-        else:
-            if BranchState.WIP not in access.readable_states:
-                raise Forbidden("this endpoint may not read memories in state 'wip'")
-            sources = self._store.list_page(
-                MemoryFilter(states=(BranchState.WIP,), topic=topic_name),
-                limits.MAX_CONSOLIDATE_SOURCES,
-                None,
-                oldest_first=True,
-            )
+        sources = (
+            all_visible(self._store, access, ids) if ids else self._wip_queue(access, topic_name)
+        )
         done = self._completed_consolidation(sources)
         if done is None and not ids and not sources:
             # The queue is empty: a re-run (or a concurrent twin) after the merge
@@ -138,14 +130,7 @@ class Consolidation:
 
         Confirm by passing the previewed ``source_ids``, so exactly those are merged."""
         topic_name = limits.check_topic(topic)
-        if BranchState.WIP not in access.readable_states:
-            raise Forbidden("this endpoint may not read memories in state 'wip'")
-        sources = self._store.list_page(
-            MemoryFilter(states=(BranchState.WIP,), topic=topic_name),
-            limits.MAX_CONSOLIDATE_SOURCES,
-            None,
-            oldest_first=True,
-        )
+        sources = self._wip_queue(access, topic_name)
         if len(sources) < 2:
             raise FailedPrecondition(
                 "consolidation needs at least two sources; "
@@ -161,6 +146,17 @@ class Consolidation:
             "merged_content": merged_text,
             "merge_method": self._merger.method,
         }
+
+    def _wip_queue(self, access: Access, topic: str) -> list[Memory]:
+        """The topic's drafts, oldest first, as many as one consolidation takes."""
+        if BranchState.WIP not in access.readable_states:
+            raise Forbidden("this endpoint may not read memories in state 'wip'")
+        return self._store.list_page(
+            MemoryFilter(states=(BranchState.WIP,), topic=topic),
+            limits.MAX_CONSOLIDATE_SOURCES,
+            None,
+            oldest_first=True,
+        )
 
     def _latest_consolidation(self, access: Access, topic: str) -> dict[str, Any] | None:
         """The topic's most recent merge, if every one of its sources is still folded into it."""

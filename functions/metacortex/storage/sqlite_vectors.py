@@ -129,9 +129,6 @@ class VectorMirror:
             self.corrected,
         )
 
-    def __len__(self) -> int:
-        return self._size
-
     def search(self, vector: Vector, where: MemoryFilter, limit: int) -> list[tuple[int, float]]:
         """(seq, cosine similarity) of the best ``limit`` matching rows, best first."""
         with self._lock:

@@ -16,7 +16,11 @@ from typing import TYPE_CHECKING, Any
 from metacortex.composition import require_cloud_extra
 from metacortex.config import Settings
 from metacortex.errors import ConfigurationError
-from metacortex.migration.profiles import migrate_profiles
+from metacortex.migration.profiles import (
+    migrate_profiles,
+    read_profiles_file,
+    read_profiles_text,
+)
 from metacortex.operations.progress import progress
 
 if TYPE_CHECKING:  # the Firestore step needs the cloud extra; `profiles` must not
@@ -67,9 +71,9 @@ def add_parser(commands: Any) -> None:
 
 def run_profiles(args: argparse.Namespace) -> int:
     if args.source == "-":
-        text = sys.stdin.read()
+        text = read_profiles_text(sys.stdin.buffer, "standard input")
     elif args.source:
-        text = Path(args.source).read_text(encoding="utf-8")
+        text = read_profiles_file(Path(args.source))
     else:
         text = os.environ.get("MCP_CLIENT_PROFILES_JSON", "")
         if not text.strip():

@@ -92,11 +92,15 @@ def instant(value: Any, name: str, notes: list[str] | None = None) -> datetime |
         if notes is not None:
             notes.append(f"{label}: epoch ms -> Timestamp")
         return result
+    if isinstance(value, datetime):
+        # A plain datetime: the Firestore client's subclass does not survive replace().
+        value = datetime(*value.timetuple()[:6], value.microsecond, tzinfo=value.tzinfo)
     if isinstance(value, datetime | str):
         try:
             parsed = parse_instant(value, name)
         except InvalidArgument as error:
-            raise Refused(error.message) from None
+            shown = f"; got {value[:80]!r}" if isinstance(value, str) else ""
+            raise Refused(error.message + shown) from None
         if isinstance(value, str) and notes is not None:
             notes.append(f"{label}: ISO text -> Timestamp")
         return parsed

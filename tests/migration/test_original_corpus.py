@@ -12,13 +12,11 @@ had, and deprecate and consolidate keep working on them.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 from google.cloud import firestore
-from google.cloud.firestore_v1.vector import Vector
 
 from metacortex.cli.main import main
 from metacortex.errors import FailedPrecondition
@@ -29,120 +27,18 @@ from tests.fakes import HashingEmbedder
 from tests.firestore_support import PROJECT, FirestoreStoreFactory
 from tests.migration.original_metacortex import (
     MEMORY_COLLECTION,
-    OriginalMetaCortex,
-    first_release_document,
-    iso,
 )
-from tests.migration.support import connected, served, the_original
+from tests.migration.support import (
+    as_the_original_had_it,
+    connected,
+    served,
+    the_original,
+    the_originals_corpus,
+)
 
 pytestmark = [pytest.mark.firestore, pytest.mark.anyio]
 
 ALL_STATES = ["active", "wip", "merged", "deprecated"]
-DAY_MS = 24 * 60 * 60 * 1000
-
-
-def _the_originals_corpus(original: OriginalMetaCortex) -> dict[str, str]:
-    """What a few weeks of the original's tools leave in Firestore."""
-    ids: dict[str, str] = {}
-    ids["design"] = original.remember(
-        "Uploads use the Ktor client with a 30 second timeout.",
-        "kmp-networking",
-        artifact_refs=["gs://team-bucket/upload-diagram.png", " gs://team-bucket/retry.md "],
-        origin="user_asserted",
-        source_session="chat-2026-01-01",
-    )
-    ids["draft1"] = original.remember(
-        "Draft: retries use exponential backoff.", "kmp-networking", draft=True
-    )
-    ids["draft2"] = original.remember(
-        "Draft: the backoff is capped at 8 seconds.", "kmp-networking", draft=True
-    )
-    ids["merged"] = original.consolidate(
-        "kmp-networking",
-        [ids["draft1"], ids["draft2"]],
-        "Retries use exponential backoff capped at 8 seconds.",
-    )
-    ids["wrong"] = original.remember("Release 2.0 ships in March.", "release-timeline")
-    ids["right"] = original.remember(
-        "Release 2.0 ships in April.", "release-timeline", origin="user_asserted"
-    )
-    original.deprecate(ids["wrong"], ids["right"], reason="corrected", initiator="user")
-    ids["derived"] = original.remember(
-        "Large uploads fail on slow networks because of the 30 second timeout.",
-        "kmp-networking",
-        derived_from=[ids["design"]],
-        confidence=0.8,
-        valid_from=original.now_ms - DAY_MS,
-        valid_until=original.now_ms + 30 * DAY_MS,
-    )
-    ids["screenshot"] = original.remember(
-        "Settings screen layout",
-        "ui-settings",
-        image_mime_type="image/png",
-        image_summary="A settings screen with a dark mode toggle.",
-    )
-    ids["parked"] = original.remember("Old sync protocol notes.", "sync", branch_state="merged")
-    ids["draft3"] = original.remember(
-        "Draft: the settings widget uses Compose.", "ui-settings", draft=True
-    )
-    first = original.auto_id()
-    original.client.collection(MEMORY_COLLECTION).document(first).set(
-        first_release_document(
-            original.embed,
-            "Use MVI for the Android screens.",
-            "android",
-            timestamp=1_741_000_000_000,
-            modality="text_image",
-        )
-    )
-    ids["first-release"] = first
-    flat = original.auto_id()
-    original.client.collection(MEMORY_COLLECTION).document(flat).set(
-        {
-            "content": "The staging project is metacortex-staging.",
-            "module_name": "ops",
-            "branch_state": "active",
-            "modality": "text",
-            "embedding": Vector(original.embed("The staging project is metacortex-staging.")),
-            "created_at": datetime(2025, 12, 1, 9, 30, tzinfo=UTC),
-            "origin": "user_asserted",
-        }
-    )
-    ids["top-level"] = flat
-    return ids
-
-
-def _as_the_original_had_it(data: dict[str, Any]) -> dict[str, Any]:
-    """A stored document of the original's as this server's wire metadata: topic,
-    state, links and times read from the original's own fields."""
-    meta = data.get("metadata") or {
-        "module_name": data["module_name"],
-        "branch_state": data["branch_state"],
-        "modality": data["modality"],
-        "created_at": int(data["created_at"].timestamp() * 1000),
-        "provenance": {"origin": data["origin"]},
-    }
-    created: int = meta["created_at"] if "created_at" in meta else meta["timestamp"]
-    provenance = meta.get("provenance") or {"origin": "legacy_import"}
-    return {
-        "topic": meta["module_name"],
-        "branch_state": meta["branch_state"],
-        "modality": "mixed" if meta["modality"] == "text_image" else meta["modality"],
-        "created_at": iso(created),
-        "updated_at": iso(meta.get("updated_at", created)),
-        "artifact_refs": meta.get("artifact_refs", []),
-        "valid_from": iso(meta["valid_from"]) if "valid_from" in meta else None,
-        "valid_until": iso(meta["valid_until"]) if "valid_until" in meta else None,
-        "superseded_by": meta.get("superseded_by"),
-        "supersession_reason": meta.get("supersession_reason"),
-        "initiator": meta.get("initiator"),
-        "provenance": {
-            "origin": provenance["origin"],
-            "source_session": provenance.get("source_session"),
-            "derived_from": provenance.get("derived_from", []),
-            "confidence": provenance.get("confidence"),
-        },
-    }
 
 
 def _documents(client: firestore.Client) -> dict[str, dict[str, Any]]:
@@ -175,15 +71,15 @@ def migrate(capsys: pytest.CaptureFixture[str], *flags: str) -> str:
     return capsys.readouterr().out
 
 
-async def test_the_originals_corpus_migrates_and_answers_through_mcp_as_the_original_had_it(
+async def test_the_originals_corpus_migrates_and_answers_through_mcpas_the_original_had_it(
     client: firestore.Client,
     firestore_store_factory: FirestoreStoreFactory,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    ids = _the_originals_corpus(the_original(client))
+    ids = the_originals_corpus(the_original(client))
     before = _documents(client)
-    expected = {memory_id: _as_the_original_had_it(data) for memory_id, data in before.items()}
+    expected = {memory_id: as_the_original_had_it(data) for memory_id, data in before.items()}
 
     dry = migrate(capsys)
     assert _documents(client) == before  # the dry run wrote nothing

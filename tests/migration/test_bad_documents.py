@@ -9,7 +9,6 @@ reports exactly what ``--apply`` does.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +17,6 @@ from google.cloud.firestore_v1.vector import Vector
 
 from metacortex.cli.main import main
 from metacortex.migration.firestore_corpus import backfill
-from tests.firestore_support import PROJECT, FirestoreStoreFactory
 from tests.migration.original_metacortex import MEMORY_COLLECTION
 from tests.migration.support import the_original
 
@@ -88,17 +86,6 @@ def _corpus(client: firestore.Client) -> list[str]:
         _top_level("Staging lives in metacortex-staging.", embedding=Vector([0.5] * 768))
     )
     return good
-
-
-@pytest.fixture
-def client(
-    firestore_store_factory: FirestoreStoreFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> firestore.Client:
-    firestore_store_factory()
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", PROJECT)
-    monkeypatch.setenv("MEMORY_COLLECTION", MEMORY_COLLECTION)
-    return firestore.Client(project=PROJECT)
 
 
 def test_every_good_document_migrates_and_every_bad_one_is_named_and_left_alone(

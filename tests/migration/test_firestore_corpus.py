@@ -156,3 +156,10 @@ def test_the_command_runs_dry_first_then_applies(
     assert "refused 2 document(s), left as they are" in applied
     assert main(["migrate", "firestore", "--apply"]) == 0
     assert "updated 0" in capsys.readouterr().out
+
+
+def test_an_embedding_model_without_its_dimension_is_one_clear_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["migrate", "firestore", "--embedding-model", "text-embedding-004"]) == 2
+    assert "must be MODEL:DIMENSION, e.g. text-embedding-004:768" in capsys.readouterr().err

@@ -24,7 +24,7 @@ from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.service import MemoryService
 from metacortex.storage.firestore import FirestoreStore
 from tests.fakes import HashingEmbedder
-from tests.firestore_support import PROJECT, FirestoreStoreFactory
+from tests.firestore_support import FirestoreStoreFactory
 from tests.migration.original_metacortex import (
     MEMORY_COLLECTION,
 )
@@ -43,19 +43,6 @@ ALL_STATES = ["active", "wip", "merged", "deprecated"]
 
 def _documents(client: firestore.Client) -> dict[str, dict[str, Any]]:
     return {d.id: d.to_dict() or {} for d in client.collection(MEMORY_COLLECTION).stream()}
-
-
-@pytest.fixture
-def client(
-    firestore_store_factory: FirestoreStoreFactory,
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
-) -> firestore.Client:
-    firestore_store_factory()  # wipes the emulator and points the environment at it
-    monkeypatch.chdir(tmp_path)  # no stray .env
-    monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", PROJECT)
-    monkeypatch.setenv("MEMORY_COLLECTION", MEMORY_COLLECTION)
-    return firestore.Client(project=PROJECT)
 
 
 def _as_applied(dry_report: str) -> str:

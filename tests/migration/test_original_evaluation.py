@@ -9,7 +9,6 @@ no ``saved_at``).
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
 from google.cloud import firestore
@@ -21,7 +20,6 @@ from metacortex.operations.evaluation import run_cases
 from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.service import MemoryService
 from metacortex.storage.firestore import FirestoreStore
-from tests.firestore_support import PROJECT, FirestoreStoreFactory
 from tests.migration.original_metacortex import MEMORY_COLLECTION
 from tests.migration.support import original_model, the_original
 
@@ -30,16 +28,9 @@ pytestmark = pytest.mark.firestore
 HOUR_MS = 60 * 60 * 1000
 
 
-@pytest.fixture
-def client(
-    firestore_store_factory: FirestoreStoreFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> firestore.Client:
-    firestore_store_factory()
-    monkeypatch.chdir(tmp_path)
+@pytest.fixture(autouse=True)
+def _cases_on_firestore(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("METACORTEX_STORE", "firestore")
-    monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", PROJECT)
-    monkeypatch.setenv("MEMORY_COLLECTION", MEMORY_COLLECTION)
-    return firestore.Client(project=PROJECT)
 
 
 def test_import_events_turns_the_originals_searches_and_fetches_into_cases(

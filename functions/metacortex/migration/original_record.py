@@ -12,7 +12,10 @@ of the original's source that writes them, in ``tests/migration/original_metacor
 * ``top-level``: the same fields beside ``content`` (``module_name``,
   ``branch_state``, ``origin`` ...), times as Timestamps, ISO strings or epoch
   milliseconds: what earlier versions of this migration expected;
-* ``current``: this server's own documents (they carry ``schema_version``).
+* ``current``: this server's own documents (they carry ``schema_version``);
+* ``portable``: a line of this server's own archive (``Memory.to_item``: wire
+  metadata with ``topic``, provenance nested, times as ISO text), read by the same
+  rules so that both archives are checked alike.
 
 Nothing is guessed. A topic or state that cannot be found, a value of the wrong
 type (``derived_from: "abc"`` is not a list of ids, ``module_name: ["x"]`` is not
@@ -52,7 +55,7 @@ from metacortex.domain.stored_values import (
 )
 from metacortex.errors import InvalidArgument
 
-Layout = Literal["nested", "top-level", "current"]
+Layout = Literal["nested", "top-level", "current", "portable"]
 # The original's first modality name for text with an image (service.ts
 # normalizePublicModality maps it to "mixed" on every read).
 _LEGACY_MODALITIES: Final = {"text_image": Modality.MIXED}
@@ -87,13 +90,22 @@ def read_document(
 
 def read_archived(record: Mapping[str, Any]) -> Reading:
     """One line of the original's portable archive (archive.ts ``ArchivedMemory``)."""
+    return _read_line(record, "nested")
+
+
+def read_portable(record: Mapping[str, Any]) -> Reading:
+    """One line of this server's portable archive (``metacortex backup``)."""
+    return _read_line(record, "portable")
+
+
+def _read_line(record: Mapping[str, Any], layout: Layout) -> Reading:
     memory_id = record.get("id")
     if not isinstance(memory_id, str):
         raise Refused(f"id is {kind(memory_id)}, not a string")
     metadata = record.get("metadata")
     if not isinstance(metadata, Mapping):
         raise Refused(f"metadata is {kind(metadata)}, not a map")
-    return _read(memory_id, record, metadata, "metadata.", None, "nested")
+    return _read(memory_id, record, metadata, "metadata.", None, layout)
 
 
 def _read(
@@ -105,7 +117,8 @@ def _read(
     layout: Layout,
 ) -> Reading:
     notes: list[str] = []
-    legacy = layout != "current"
+    legacy = layout in ("nested", "top-level")  # the original's: its own defaults apply
+    topic_key = "topic" if layout == "portable" else "module_name"
     content = text(top.get("content"), "content")
     if content is None or not content.strip():
         raise Refused("content is missing or empty")
@@ -113,9 +126,9 @@ def _read(
     if retrieval_text is None:
         retrieval_text = content
         notes.append("retrieval_text: none, the content (as the original read it)")
-    topic = text(meta.get("module_name"), prefix + "module_name")
+    topic = text(meta.get(topic_key), prefix + topic_key)
     if topic is None:
-        raise Refused(f"no topic: {prefix}module_name is missing")
+        raise Refused(f"no topic: {prefix}{topic_key} is missing")
     state_value = meta.get("branch_state")
     if state_value is None:
         raise Refused(f"no state: {prefix}branch_state is missing")
@@ -133,7 +146,7 @@ def _read(
 
     created = instant(meta.get("created_at"), prefix + "created_at", notes)
     if created is None and legacy and meta.get("timestamp") is not None:
-        created = instant(meta["timestamp"], prefix + "timestamp", notes)
+        created = instant(meta["timestamp"], prefix + "timestamp")
         notes.append(f"created_at: from {prefix}timestamp (the original's first name for it)")
     if created is None and create_time is not None:
         created = instant(create_time, "the document's creation time")
@@ -145,7 +158,7 @@ def _read(
         updated = created
         notes.append("updated_at: none, created_at")
 
-    if layout == "nested":
+    if layout in ("nested", "portable"):
         provenance_map = meta.get("provenance")
         if provenance_map is not None and not isinstance(provenance_map, Mapping):
             raise Refused(f"{prefix}provenance is {kind(provenance_map)}, not a map")

@@ -137,6 +137,11 @@ class MemoryStore(Protocol):
         after every vector was rewritten with the new model."""
         ...
 
+    def recorded_embedding(self) -> EmbeddingIdentity | None:
+        """The identity ``bind_embedding`` recorded, or None on a store that has none
+        (a new store, or a corpus another program wrote). Reads only."""
+        ...
+
     def get(self, memory_id: str) -> Memory | None: ...
 
     def get_many(self, memory_ids: Sequence[str]) -> list[Memory | None]:

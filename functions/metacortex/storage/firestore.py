@@ -60,6 +60,7 @@ from metacortex.storage.firestore_codec import (
     TERM_FREQS,
     decode_event,
     decode_memory,
+    decode_record,
     decode_tombstone,
     encode_event,
     encode_fingerprint,
@@ -327,6 +328,14 @@ class FirestoreStore:
 
         self._run(body)
 
+    @_translated
+    def recorded_embedding(self) -> EmbeddingIdentity | None:
+        snapshot = self._identity_ref.get()
+        data = snapshot.to_dict() if snapshot.exists else None
+        if not data:
+            return None
+        return EmbeddingIdentity(str(data["model"]), int(data["dimension"]))
+
     # ----------------------------------------------------------------- reads
     def _read_one(self, memory_id: str, transaction: Transaction | None = None) -> Memory | None:
         if not storable_id(memory_id):
@@ -336,7 +345,7 @@ class FirestoreStore:
         )
         if not snapshot.exists:
             return None
-        return decode_memory(snapshot.id, snapshot.to_dict() or {})
+        return decode_record(snapshot.id, snapshot.to_dict() or {})
 
     def _read_many(
         self, memory_ids: Iterable[str], transaction: Transaction | None = None
@@ -353,7 +362,7 @@ class FirestoreStore:
         )
         for snapshot in snapshots:
             if snapshot.exists:
-                found[snapshot.id] = decode_memory(snapshot.id, fields_of(snapshot))
+                found[snapshot.id] = decode_record(snapshot.id, fields_of(snapshot))
         return found
 
     @_translated

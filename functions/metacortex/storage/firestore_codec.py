@@ -34,6 +34,7 @@ from metacortex.domain.records import (
     SupersessionReason,
     Tombstone,
 )
+from metacortex.errors import FailedPrecondition
 from metacortex.retrieval.text import terms as analyze
 from metacortex.storage.base import Event
 
@@ -211,6 +212,19 @@ def decode_memory(document_id: str, data: Mapping[str, Any]) -> Memory:
         ),
         merge_method=data.get("merge_method"),
     )
+
+
+def decode_record(document_id: str, data: Mapping[str, Any]) -> Memory:
+    """``decode_memory`` of a document read by id, refusing one without a top-level topic
+    or state rather than reading it as an active record of topic "" (a document still in
+    the TypeScript MetaCortex's layout, which keeps both in a ``metadata`` map)."""
+    if "module_name" not in data or "branch_state" not in data:
+        raise FailedPrecondition(
+            f"memory {document_id!r} has no top-level topic or state: it is still in the "
+            "TypeScript MetaCortex's layout. Run `metacortex migrate firestore`, which "
+            "migrates it or names what keeps it from being migrated"
+        )
+    return decode_memory(document_id, data)
 
 
 # ---------------------------------------------------------------- fingerprint

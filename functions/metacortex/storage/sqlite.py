@@ -244,16 +244,31 @@ class SQLiteStore:
             raise
 
     def copy_to(self, destination: Path) -> None:
-        """A consistent online copy of the whole database (vectors, events and all)."""
+        """A consistent online copy of the whole database (vectors, events and all) into a
+        NEW file: ``FileExistsError`` if anything (a file, a link) is already there."""
         destination.parent.mkdir(parents=True, exist_ok=True)
         # A full copy holds every memory: private from its first byte, like the store.
-        os.close(os.open(destination, os.O_WRONLY | os.O_CREAT, sqlite_files.FILE_MODE))
-        destination.chmod(sqlite_files.FILE_MODE)
-        target = sqlite3.connect(destination)
+        # O_EXCL also refuses a symbolic link, dangling or not, so nothing is followed.
+        descriptor = os.open(
+            destination,
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+            sqlite_files.FILE_MODE,
+        )
         try:
-            self._conn().backup(target)
+            os.fchmod(descriptor, sqlite_files.FILE_MODE)
+            target = sqlite3.connect(destination)
+            try:
+                # sqlite opens by name: make sure the name is still the file created above.
+                if (
+                    os.stat(destination, follow_symlinks=False).st_ino
+                    != os.fstat(descriptor).st_ino
+                ):
+                    raise FileExistsError(f"{destination} was replaced while the copy started")
+                self._conn().backup(target)
+            finally:
+                target.close()
         finally:
-            target.close()
+            os.close(descriptor)
 
     def close(self) -> None:
         self._closed = True
@@ -291,6 +306,14 @@ class SQLiteStore:
                     )
         with self._mirror_lock:
             self._mirror = VectorMirror(identity.dimension)
+
+    def recorded_embedding(self) -> EmbeddingIdentity | None:
+        conn = self._conn()
+        model = self._meta(conn, "embedding_model")
+        dimension = self._meta(conn, "embedding_dimension")
+        if model is None or dimension is None:
+            return None
+        return EmbeddingIdentity(model, int(dimension))
 
     # ----------------------------------------------------------------- reads
     def _select_one(self, conn: sqlite3.Connection, memory_id: str) -> Memory | None:

@@ -32,7 +32,11 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import h11
+import uvicorn
+from starlette.types import ASGIApp
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from metacortex.config import Settings
 
 _LOG = logging.getLogger("metacortex.connections")
 # Descriptors kept for everything that is not a client connection: the listening
@@ -59,6 +63,24 @@ def fitted_connection_cap(configured: int) -> int:
         open_now = 16
     room = soft - open_now - _RESERVED_DESCRIPTORS
     return max(_MINIMUM_CONNECTIONS, min(configured, room))
+
+
+def uvicorn_config(app: ASGIApp, settings: Settings) -> uvicorn.Config:
+    """How ``metacortex serve`` runs ``app`` under uvicorn (tests run the very same)."""
+    limits = ConnectionLimits(
+        head_timeout=settings.metacortex_head_timeout_seconds,
+        body_timeout=settings.metacortex_body_timeout_seconds,
+        max_connections=fitted_connection_cap(settings.metacortex_max_connections),
+    )
+    return uvicorn.Config(
+        app,
+        http=guarded_protocol(limits),
+        ws="none",  # MCP is HTTP only; a stray Upgrade is answered as plain HTTP
+        log_config=None,  # keep the JSON logging the caller configured
+        access_log=False,  # its lines would carry ?auth_token=; the guard logs instead
+        server_header=False,
+        timeout_graceful_shutdown=10,
+    )
 
 
 def guarded_protocol(limits: ConnectionLimits) -> type[H11Protocol]:

@@ -78,6 +78,10 @@ def uvicorn_config(app: ASGIApp, settings: Settings) -> uvicorn.Config:
         ws="none",  # MCP is HTTP only; a stray Upgrade is answered as plain HTTP
         log_config=None,  # keep the JSON logging the caller configured
         access_log=False,  # its lines would carry ?auth_token=; the guard logs instead
+        # The client address is decided by the guard alone (server/addresses.py), under
+        # METACORTEX_TRUSTED_PROXY_HOPS; uvicorn's default believes any X-Forwarded-For
+        # sent from loopback.
+        proxy_headers=False,
         server_header=False,
         timeout_graceful_shutdown=10,
     )

@@ -46,6 +46,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from metacortex.server.addresses import AddressResolver, client_address
 from metacortex.server.bearer import BearerIdentity
 from metacortex.server.hosts import HostPolicy, is_loopback_origin
 from metacortex.server.logs import log, redact_query
@@ -121,6 +122,7 @@ class RequestGuard:
         )
         self._max_body = settings.metacortex_max_body_bytes
         self._limiter = rate_limiter or RateLimiter()
+        self._addresses = AddressResolver(settings.trusted_proxy_hops)
         # Compared against when there is no real digest, so every path costs the same.
         self._no_token = secrets.token_bytes(32)
         self._loopback_origins = settings.bind_is_loopback
@@ -136,6 +138,7 @@ class RequestGuard:
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
+        self._addresses.remember(scope)
         route = resolve(scope["path"])
         method: str = scope["method"]
         needs_store = route is not None and route.kind in ("auth", "owner")
@@ -459,7 +462,6 @@ class RequestGuard:
         reason: str | None = None,
     ) -> None:
         headers = Headers(scope=scope)
-        client = scope.get("client")
         level = (
             logging.ERROR if status >= 500 else logging.WARNING if status >= 400 else logging.INFO
         )
@@ -473,7 +475,7 @@ class RequestGuard:
                 "status": status,
                 "latency": f"{latency:.6f}s",
                 "userAgent": headers.get("user-agent"),
-                "remoteIp": client[0] if client else None,
+                "remoteIp": client_address(scope).ip,
                 "protocol": f"HTTP/{scope.get('http_version', '1.1')}",
             },
             client_id=client_id,

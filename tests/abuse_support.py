@@ -121,6 +121,20 @@ def closed_by_server(sock: socket.socket) -> bool:
         return False
 
 
+def read_until_closed(sock: socket.socket) -> bytes | None:
+    """Everything the server sends until it closes the connection; None if it has not
+    closed it within WAIT."""
+    received = b""
+    try:
+        while chunk := sock.recv(65536):
+            received += chunk
+    except ConnectionResetError:
+        pass
+    except TimeoutError:
+        return None
+    return received
+
+
 def read_response_head(sock: socket.socket) -> bytes:
     """Bytes up to the end of one response head (the status line and headers)."""
     received = b""

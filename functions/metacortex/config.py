@@ -90,6 +90,9 @@ class Settings(BaseSettings):
     # connection is closed.
     metacortex_head_timeout_seconds: float = Field(default=10.0, gt=0, le=600)
     metacortex_body_timeout_seconds: float = Field(default=30.0, gt=0, le=600)
+    # The whole request body must arrive within this, however it trickles (server/guard.py;
+    # also in the cloud): 408 and the connection closed past it.
+    metacortex_body_deadline_seconds: float = Field(default=60.0, gt=0, le=3600)
     metacortex_max_connections: int = Field(default=1000, ge=8)
     # Which X-Forwarded-For entry names the client (server/addresses.py): the N-th from the
     # right, or none (0: the socket peer). Unset: 0 for `metacortex serve`, 1 in the cloud

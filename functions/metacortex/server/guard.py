@@ -15,7 +15,9 @@ enforced while the body is read and nothing is buffered beyond it. In order:
 5. ``Origin``, when sent, must be one of the profile's origins exactly (403);
 6. content type and accept (415, 406), so every refusal is JSON;
 7. per-profile rate limit (429 with ``Retry-After``);
-8. body limit, checked on ``Content-Length`` and again while reading (413).
+8. body limit, checked on ``Content-Length`` and again while reading (413), and
+   the body deadline: the whole body within ``METACORTEX_BODY_DEADLINE_SECONDS``
+   however it trickles (408, and the connection is closed).
 
 With OAuth on (``runtime.oauth``), routes of kind ``auth`` pass after the Host
 check; a bearer token that is no static token is asked of the OAuth resource
@@ -39,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import parse_qsl, urlencode
 
+import anyio
 from mcp.server.streamable_http import check_accept_headers
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from starlette.datastructures import Headers
@@ -96,8 +99,12 @@ class Rejection:
     jsonrpc_code: int | None = None
 
 
-class _BodyTooLarge(Exception):
-    pass
+class _BodyRefused(Exception):
+    """The body was refused while reading it (too large, too slow)."""
+
+    def __init__(self, rejection: Rejection) -> None:
+        super().__init__(rejection.reason)
+        self.rejection = rejection
 
 
 class _Disconnected(Exception):
@@ -121,6 +128,7 @@ class RequestGuard:
             enforce=settings.deployment == "local" or bool(settings.metacortex_allowed_hosts),
         )
         self._max_body = settings.metacortex_max_body_bytes
+        self._body_deadline = settings.metacortex_body_deadline_seconds
         self._limiter = rate_limiter or RateLimiter()
         self._addresses = AddressResolver(settings.trusted_proxy_hops)
         # Compared against when there is no real digest, so every path costs the same.
@@ -213,8 +221,8 @@ class RequestGuard:
             return
         try:
             body = await self._read_body(headers, receive)
-        except _BodyTooLarge:
-            await self._reject(scope, send, route, started, self._too_large())
+        except _BodyRefused as refused:
+            await self._reject(scope, send, route, started, refused.rejection)
             return
         except _Disconnected:
             return
@@ -266,8 +274,8 @@ class RequestGuard:
         if scope["method"] == "POST":
             try:
                 body = await self._read_body(headers, receive)
-            except _BodyTooLarge:
-                await self._reject(scope, send, route, started, self._too_large())
+            except _BodyRefused as refused:
+                await self._reject(scope, send, route, started, refused.rejection)
                 return
             except _Disconnected:
                 return
@@ -292,22 +300,25 @@ class RequestGuard:
 
     # ------------------------------------------------------------------ body
     async def _read_body(self, headers: Headers, receive: Receive) -> bytes:
+        """The whole body, within the size limit and the body deadline (however it trickles)."""
         declared = headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > self._max_body:
-            raise _BodyTooLarge
+            raise _BodyRefused(self._too_large())
         chunks: list[bytes] = []
         size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                raise _Disconnected
-            chunk: bytes = message.get("body", b"")
-            size += len(chunk)
-            if size > self._max_body:
-                raise _BodyTooLarge
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                return b"".join(chunks)
+        with anyio.move_on_after(self._body_deadline):
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    raise _Disconnected
+                chunk: bytes = message.get("body", b"")
+                size += len(chunk)
+                if size > self._max_body:
+                    raise _BodyRefused(self._too_large())
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    return b"".join(chunks)
+        raise _BodyRefused(self._too_slow())
 
     def _too_large(self) -> Rejection:
         return Rejection(
@@ -317,6 +328,17 @@ class RequestGuard:
             f"request body is larger than {self._max_body} bytes; send less content "
             "(split long text into several memories, or reference large files through "
             "artifact_refs)",
+        )
+
+    def _too_slow(self) -> Rejection:
+        return Rejection(
+            408,
+            "request_timeout",
+            "body_timeout",
+            f"the request body did not arrive within {self._body_deadline:g} s; send it "
+            "at once (the operator sets METACORTEX_BODY_DEADLINE_SECONDS)",
+            # Whatever is still on its way is not read: the connection ends here.
+            {"connection": "close"},
         )
 
     # --------------------------------------------------------------- forward

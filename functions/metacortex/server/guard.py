@@ -26,8 +26,9 @@ outside the token's scopes is refused with 403 ``insufficient_scope``.
 
 Every refusal is a small JSON body ``{"error": {"code", "message"}}``, logged
 and recorded as a ``memory_events`` rejection. The ``auth_token`` query
-parameter is removed from the request before anything downstream (or any log
-line) sees it.
+parameter is removed from the request before anything downstream sees it. A
+request's log line is bounded like a refusal's event: the path cut at 200
+characters, the query only as its length and digest, the User-Agent cut.
 """
 
 from __future__ import annotations
@@ -52,9 +53,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from metacortex.server.addresses import AddressResolver, client_address
 from metacortex.server.bearer import BearerIdentity
 from metacortex.server.hosts import HostPolicy, is_loopback_origin
-from metacortex.server.logs import log, redact_query
+from metacortex.server.logs import bounded_text, log, redact_query
 from metacortex.server.profiles import Profile, token_digest
 from metacortex.server.ratelimit import RateLimiter
+from metacortex.server.rejections import bounded_request
 from metacortex.server.routes import Route, resolve
 from metacortex.server.runtime import UNAVAILABLE_MESSAGE, Runtime
 
@@ -483,23 +485,32 @@ class RequestGuard:
         client_id: str | None,
         reason: str | None = None,
     ) -> None:
-        headers = Headers(scope=scope)
+        """One line per request, bounded as a refusal's event is: anyone can send a
+        60 KB User-Agent or path, and a query (authorize's ``state``, a console search)
+        is logged only as its length and digest."""
+        request = bounded_request(
+            scope["method"],
+            scope["path"],
+            redact_query(scope.get("query_string", b"").decode("latin-1")),
+        )
         level = (
             logging.ERROR if status >= 500 else logging.WARNING if status >= 400 else logging.INFO
         )
         latency = time.perf_counter() - started
         log(
             level,
-            f"{scope['method']} {_loggable_path(scope)} {status}",
+            f"{request['method']} {request['path']} {status}",
             httpRequest={
-                "requestMethod": scope["method"],
-                "requestUrl": _loggable_path(scope),
+                "requestMethod": request["method"],
+                "requestUrl": request["path"],
                 "status": status,
                 "latency": f"{latency:.6f}s",
-                "userAgent": headers.get("user-agent"),
+                "userAgent": bounded_text(Headers(scope=scope).get("user-agent")),
                 "remoteIp": client_address(scope).ip,
-                "protocol": f"HTTP/{scope.get('http_version', '1.1')}",
+                "protocol": f"HTTP/{scope.get('http_version', '1.1')[:8]}",
             },
+            path_chars=request.get("path_chars"),
+            query=request.get("query"),
             client_id=client_id,
             reason=reason,
             route=route.kind if route is not None else None,
@@ -534,12 +545,6 @@ def _without_url_token(query_string: bytes) -> bytes:
     pairs = parse_qsl(query_string.decode("latin-1"), keep_blank_values=True)
     kept = [(key, value) for key, value in pairs if key != URL_TOKEN_PARAM]
     return urlencode(kept).encode("latin-1") if len(kept) != len(pairs) else query_string
-
-
-def _loggable_path(scope: Scope) -> str:
-    query = redact_query(scope.get("query_string", b"").decode("latin-1"))
-    path: str = scope["path"]
-    return f"{path}?{query}" if query else path
 
 
 def _cors_headers(origin: str) -> list[tuple[bytes, bytes]]:

@@ -110,6 +110,10 @@ class Settings(BaseSettings):
     metacortex_oauth_access_token_minutes: int = Field(default=60, ge=1, le=24 * 60)
     metacortex_oauth_refresh_token_days: int = Field(default=30, ge=1, le=365)
     metacortex_owner_session_hours: int = Field(default=12, ge=1, le=24 * 30)
+    # Owner sign-in attempts a minute: per client address (and per known browser, through
+    # its device cookie: owner/devices.py), and over all addresses together.
+    metacortex_sign_in_per_minute: int = Field(default=5, ge=1, le=1000)
+    metacortex_sign_in_per_minute_overall: int = Field(default=30, ge=1, le=10_000)
     # Test only: an http origin on a loopback address (e.g. http://127.0.0.1:8123) from
     # which Client ID Metadata Documents may be fetched. Never set it in production.
     metacortex_oauth_cimd_test_origin: str | None = None

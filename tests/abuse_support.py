@@ -109,18 +109,6 @@ def sign_in(
     )
 
 
-def closed_by_server(sock: socket.socket) -> bool:
-    """True when the server closes the connection (EOF or reset) within WAIT."""
-    try:
-        while True:
-            if not sock.recv(65536):
-                return True
-    except ConnectionResetError:
-        return True
-    except TimeoutError:
-        return False
-
-
 def read_until_closed(sock: socket.socket) -> bytes | None:
     """Everything the server sends until it closes the connection; None if it has not
     closed it within WAIT."""

@@ -52,6 +52,7 @@ from metacortex.auth.tokens import Issued, TokenStore, pkce_matches
 from metacortex.config import Settings
 from metacortex.owner import OwnerWeb, public_base, templates
 from metacortex.owner.web import origin_of
+from metacortex.server.addresses import client_address
 from metacortex.server.logs import log
 from metacortex.server.ratelimit import RateLimiter
 from metacortex.server.routes import FUNCTION_PREFIX, resolve
@@ -163,8 +164,8 @@ class AuthorizationServer:
         limiter = RateLimiter()
 
         async def register(request: Request) -> Response:
-            address = request.client.host if request.client else "unknown"
-            wait = limiter.acquire(f"address:{address}", REGISTRATIONS_PER_MINUTE_PER_ADDRESS)
+            address = client_address(request).bucket
+            wait = limiter.acquire(address, REGISTRATIONS_PER_MINUTE_PER_ADDRESS)
             wait = wait or limiter.acquire("overall", REGISTRATIONS_PER_MINUTE_OVERALL)
             if wait is not None:
                 return JSONResponse(

@@ -129,7 +129,7 @@ class AuthorizationServer:
             store, test_origin=self.settings.metacortex_oauth_cimd_test_origin
         )
         self._clients = ClientRegistry(store, self._documents)
-        return OAuthResource(self.settings, self.runtime.profiles, self._tokens)
+        return OAuthResource(self.settings, lambda: self.runtime.profiles, self._tokens)
 
     @property
     def tokens(self) -> TokenStore:

@@ -273,4 +273,19 @@ class MemoryStore(Protocol):
         """Every unexpired record of a kind, as (key, data), ordered by key."""
         ...
 
+    def auth_create(
+        self, kind: str, key: str, data: Mapping[str, Any], expires_at: datetime | None
+    ) -> bool:
+        """Create a record unless a live one has this (kind, key): True when created,
+        False (nothing written) when one exists. An expired record is replaced. Of two
+        concurrent creates of one key, exactly one wins."""
+        ...
+
+    def auth_update(self, kind: str, key: str, changes: Mapping[str, Any]) -> dict[str, Any] | None:
+        """Atomically merge ``changes`` into a live record's data, keeping its expiry and
+        consumed mark: the new data, or None (nothing written) when the record is absent
+        or expired. Unlike ``auth_get`` then ``auth_put``, it never brings back a record
+        deleted in between (a paused client removed meanwhile stays removed)."""
+        ...
+
     def close(self) -> None: ...

@@ -9,6 +9,7 @@ import json
 from datetime import timedelta
 
 import pytest
+from pydantic import SecretStr
 
 from metacortex.clients import ClientDirectory, ClientManager
 from metacortex.clients import stored as stored_clients
@@ -26,7 +27,7 @@ def _settings(refresh: float = 10.0) -> Settings:
     entry = {"id": "from-env", "token": ENV_TOKEN, "allowedTools": ["search_context"]}
     return Settings(  # type: ignore[call-arg]
         _env_file=None,
-        mcp_client_profiles_json=json.dumps([entry]),
+        mcp_client_profiles_json=SecretStr(json.dumps([entry])),
         metacortex_client_refresh_seconds=refresh,
     )
 

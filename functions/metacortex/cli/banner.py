@@ -1,19 +1,21 @@
 """What ``metacortex serve`` prints once it is ready: endpoints and client configurations.
 
-The token itself appears only on the run that generated it; the snippets read
-it from an environment variable, so a pasted configuration never contains it.
+The token itself appears only on the run that generated it; the snippets
+(``metacortex.clients.snippets``, the same as the console's) read it from an
+environment variable, so a pasted configuration never contains it.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import json
+from collections.abc import Iterable
 from pathlib import Path
 
 from metacortex import __version__
+from metacortex.clients.snippets import TOKEN_VARIABLE, Endpoint, render
 from metacortex.server.profiles import Profiles
 
-SHELL_VARIABLE = "METACORTEX_TOKEN"
+SHELL_VARIABLE = TOKEN_VARIABLE
 
 
 def base_url(host: str, port: int) -> str:
@@ -37,6 +39,7 @@ def banner(
     token_path: Path | None,
     new_token: str | None,
     oauth: bool = False,
+    stored_clients: Iterable[str] = (),
 ) -> str:
     admin_url = f"{url}/mcp"
     lines = [
@@ -44,8 +47,9 @@ def banner(
         f"  data directory    {data_dir}",
         f"  admin endpoint    POST {admin_url}",
     ]
-    if profiles.clients:
-        ids = ", ".join(sorted(profiles.clients))
+    client_ids = sorted({*profiles.clients, *stored_clients})
+    if client_ids:
+        ids = ", ".join(client_ids)
         lines.append(f"  client endpoints  POST {url}/clients/<id>/mcp  (ids: {ids})")
     lines += [f"  health            GET  {url}/healthz", ""]
     if new_token is not None:
@@ -60,28 +64,16 @@ def banner(
     else:
         lines.append("The admin token is MCP_ADMIN_TOKEN. Load it into your shell:")
         lines.append(f'  export {SHELL_VARIABLE}="$MCP_ADMIN_TOKEN"')
-    generic = {
-        "mcpServers": {
-            "metacortex": {
-                "type": "http",
-                "url": admin_url,
-                "headers": {"Authorization": f"Bearer ${{{SHELL_VARIABLE}}}"},
-            }
-        }
-    }
+    lines += ["", "Connect an application to the admin endpoint:"]
+    endpoint = Endpoint(admin_url, token_variable=SHELL_VARIABLE, oauth=oauth)
+    for snippet in render(endpoint):
+        lines.append(f"{snippet.app} ({snippet.where}):")
+        lines += [f"  {line}" for line in snippet.text.splitlines()]
+        lines.append(f"  {snippet.note}")
     lines += [
         "",
-        "Claude Code:",
-        f"  claude mcp add --transport http metacortex {admin_url} "
-        f'--header "Authorization: Bearer ${SHELL_VARIABLE}"',
-        "Codex (~/.codex/config.toml):",
-        "  [mcp_servers.metacortex]",
-        f'  url = "{admin_url}"',
-        f'  bearer_token_env_var = "{SHELL_VARIABLE}"',
-        "Any MCP client that takes JSON:",
-        "  " + json.dumps(generic),
-        "",
-        "Scoped endpoints for other clients: metacortex client add <id> --help",
+        "Scoped endpoints for other clients: metacortex client add <id> --help, or the "
+        f"console's clients page ({url}/console/clients)",
     ]
     if oauth:
         lines += [

@@ -212,13 +212,13 @@ class ClientManager:
 
     def remove(self, client_id: str) -> None:
         """Delete the client: its token never works again (a new client gets a new one)."""
-        self._refuse_environment(client_id, "removed")
+        self.require_stored(client_id, "removed")
         if not self._store.auth_delete(stored.KIND, client_id):
             raise NotFound(f"no client {client_id!r}")
         stored.mark_changed(self._store)
 
     def _set_paused(self, client_id: str, *, paused: bool) -> ClientView:
-        self._refuse_environment(client_id, "paused" if paused else "resumed")
+        self.require_stored(client_id, "paused" if paused else "resumed")
         changed = self._store.auth_update(
             stored.KIND,
             client_id,
@@ -229,7 +229,8 @@ class ClientManager:
         stored.mark_changed(self._store)
         return self._stored_view(stored.decode(client_id, changed))
 
-    def _refuse_environment(self, client_id: str, done: str) -> None:
+    def require_stored(self, client_id: str, done: str) -> None:
+        """FailedPrecondition when the client is the environment's (``done``: "removed")."""
         if client_id in self._environment:
             raise FailedPrecondition(
                 f"client {client_id!r} is defined in {ENVIRONMENT}, so it cannot be {done} "

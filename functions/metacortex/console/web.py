@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from metacortex.console import activity, clients, curate, erase, pages
+from metacortex.console import activity, client_page, clients, curate, erase, pages
 from metacortex.console.base import HERE, HOME, STYLESHEET, ConsoleBase, text
 from metacortex.owner import Session
 from metacortex.server.routes import FUNCTION_PREFIX
@@ -75,7 +75,16 @@ class Console(ConsoleBase):
             ("/erase", erase.erase_page, ["GET"]),
             ("/erase", erase.erase_confirm, ["POST"]),
             ("/clients", clients.clients_page, ["GET"]),
-            ("/clients/grants/{grant_id}/revoke", clients.revoke_grant, ["POST"]),
+            ("/clients", clients.create_client, ["POST"]),
+            ("/clients/grants/{grant_id}/pause", client_page.pause_grant_action, ["POST"]),
+            ("/clients/grants/{grant_id}/resume", client_page.resume_grant_action, ["POST"]),
+            ("/clients/grants/{grant_id}/revoke", client_page.revoke_page, ["GET"]),
+            ("/clients/grants/{grant_id}/revoke", client_page.revoke_grant_action, ["POST"]),
+            ("/clients/{client_id}", client_page.client_page, ["GET"]),
+            ("/clients/{client_id}/pause", client_page.pause_client, ["POST"]),
+            ("/clients/{client_id}/resume", client_page.resume_client, ["POST"]),
+            ("/clients/{client_id}/remove", client_page.remove_page, ["GET"]),
+            ("/clients/{client_id}/remove", client_page.remove_client, ["POST"]),
             ("/activity", activity.activity_page, ["GET"]),
             ("/export", activity.export, ["GET"]),
         ]

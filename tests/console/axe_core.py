@@ -54,7 +54,5 @@ async def violations(page: Any) -> list[dict[str, Any]]:
 
 async def overflow(page: Any) -> int:
     """How many pixels the page is wider than the window (0: no horizontal scroll)."""
-    width: int = await page.evaluate(
-        "document.scrollingElement.scrollWidth - window.innerWidth"
-    )
+    width: int = await page.evaluate("document.scrollingElement.scrollWidth - window.innerWidth")
     return width

@@ -43,9 +43,9 @@ def _serve(data_dir: Path) -> tuple[WatchedProcess, str]:
         "METACORTEX_CLIENT_REFRESH_SECONDS": str(BOUND_S),
         "METACORTEX_RATE_LIMIT_PER_MINUTE": "1000000",  # B is asked many times a second
     }
+    command = [sys.executable, "-m", "metacortex.cli.main", "serve", "--port", "0"]
     process = WatchedProcess(
-        [sys.executable, "-m", "metacortex.cli.main", "serve", "--port", "0"]
-        + ["--data-dir", str(data_dir)],
+        [*command, "--data-dir", str(data_dir)],
         "Scoped endpoints",
         env=env,
         cwd=data_dir.parent,

@@ -1,44 +1,24 @@
 """axe-core (Deque's accessibility engine, from npm) for the browser tests.
 
-``axe_script()`` installs ``axe-core@4`` into ``.cache/axe-core`` once (reused after)
-and returns the path of ``axe.min.js``; without npm or the registry the calling test
-is skipped, loudly. ``violations(page)`` injects it into a Playwright page (opened with
-``bypass_csp=True``: the console's CSP allows no script) and returns axe's violations.
+``axe_script()`` installs ``axe-core@4`` into ``.cache/axe-core`` once (reused after,
+``tests/npm_cache.py``) and returns the path of ``axe.min.js``; without npm or the
+registry the calling test is skipped, loudly. ``violations(page)`` injects it into a
+Playwright page (opened with ``bypass_csp=True``: the console's CSP allows no script)
+and returns axe's violations.
 """
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any, Final
 
-import pytest
+from tests.npm_cache import installed
 
-ROOT: Final = Path(__file__).resolve().parents[2]
-CACHE: Final = ROOT / ".cache" / "axe-core"
 PACKAGE: Final = "axe-core@4"
-SCRIPT: Final = CACHE / "node_modules" / "axe-core" / "axe.min.js"
 
 
 def axe_script() -> Path:
-    if SCRIPT.exists():
-        return SCRIPT
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.skip("SKIPPED LOUDLY: npm is not installed, so axe-core could not be fetched")
-    CACHE.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(  # noqa: S603 (fixed arguments)
-        [npm, "install", "--no-audit", "--no-fund", "--prefix", str(CACHE), PACKAGE],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    if done.returncode != 0 or not SCRIPT.exists():
-        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        pytest.skip(f"SKIPPED LOUDLY: npm could not install {PACKAGE} ({last})")
-    return SCRIPT
+    return installed("axe-core", PACKAGE, "axe-core/axe.min.js")
 
 
 async def violations(page: Any) -> list[dict[str, Any]]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -50,7 +51,7 @@ def test_claude_code_connects_to_a_stored_client_with_the_pasted_command(
     env = {"PATH": os.environ["PATH"], "HOME": str(home), variable: created.token}
 
     added = subprocess.run(  # noqa: S603 - our own snippet, run as the user would
-        ["bash", "-c", command.replace("claude ", f"{claude} ", 1)],
+        [shutil.which("bash") or "/bin/bash", "-c", command.replace("claude ", f"{claude} ", 1)],
         env=env,
         cwd=home,
         capture_output=True,

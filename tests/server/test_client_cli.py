@@ -168,3 +168,15 @@ def test_client_add_prints_the_token_once_and_connections_that_do_not_hold_it(
     assert 'bearer_token_env_var = "METACORTEX_TOKEN_DESK"' in out
     for app in ("ChatGPT", "Claude", "Claude Code", "Codex", "Cursor", "VS Code"):
         assert f"\n{app} (" in out
+
+
+def test_tools_shows_the_surface_of_a_stored_client(
+    data_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _add(data_dir, "reader-two", "--tools", "search_context,list_context")
+    monkeypatch.setenv("METACORTEX_DATA_DIR", str(data_dir))
+
+    shown = _json(["tools", "--profile", "reader-two", "--json"])
+
+    assert shown["endpoint"] == "POST /clients/reader-two/mcp"
+    assert [tool["name"] for tool in shown["tools"]] == ["search_context", "list_context"]

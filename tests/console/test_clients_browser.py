@@ -6,10 +6,12 @@ At 390 px the clients page used to be 632 px wide with its Revoke button off-scr
 and axe-core reported ``scrollable-region-focusable``. Here every clients page must fit
 the window (``document.scrollingElement.scrollWidth <= innerWidth``) and axe-core (npm,
 the engine behind Lighthouse's accessibility audit) must report no violation.
+``METACORTEX_UPDATE_SCREENSHOTS=1`` writes the clients screenshots of ``docs/CONSOLE.md``.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -27,6 +29,7 @@ from tests.oauth_support import PASSPHRASE, Browserless, OAuthLive, tool_call, t
 playwright_api = pytest.importorskip("playwright.async_api")
 
 pytestmark = pytest.mark.slow
+IMAGES: Final = Path(__file__).resolve().parents[2] / "docs" / "images"
 WIDTHS: Final = ({"width": 390, "height": 844}, {"width": 1280, "height": 800})
 LONG_ID: Final = "research-assistant-with-a-very-long-client-identifier-0123456789"  # 64
 LONG_NAME: Final = "Quarterly-Planning-Assistant-For-The-Whole-Operations-Team-Edition-2026"
@@ -124,6 +127,7 @@ async def test_every_clients_page_fits_a_phone_and_a_desktop_with_no_axe_violati
         f"/console/clients/{LONG_ID}/remove",
         f"/console/clients/grants/{seeded.grant_id}/revoke",
     ]
+    shots = {paths[0]: "clients", paths[1]: "client"}
     found: dict[str, Any] = {}
     for size in WIDTHS:
         await page.set_viewport_size(size)
@@ -131,6 +135,10 @@ async def test_every_clients_page_fits_a_phone_and_a_desktop_with_no_axe_violati
             await page.goto(seeded.live.url + path)
             where = f"{path} at {size['width']} px"
             found[where] = (await overflow(page), await violations(page))
+            if path in shots and os.environ.get("METACORTEX_UPDATE_SCREENSHOTS") == "1":
+                suffix = "phone" if size["width"] < 500 else "desktop"
+                shot = IMAGES / f"console-{shots[path]}-{suffix}.png"
+                await page.screenshot(path=str(shot), full_page=True)
 
     assert {where: result for where, result in found.items() if result != (0, [])} == {}
 

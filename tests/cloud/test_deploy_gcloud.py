@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import shutil
 from pathlib import Path
 from typing import Final
 
@@ -153,6 +154,40 @@ def test_gcloud_itself_refuses_a_reserved_name_the_preflight_refuses(tmp_path: P
     )  # fmt: skip
     assert parsed.refused, parsed.why()
     assert "X_GOOGLE_" in parsed.stderr
+
+
+def test_the_function_upload_leaves_out_the_venv_caches_and_local_secrets(
+    tmp_path: Path,
+) -> None:
+    """The file chooser ``gcloud functions deploy --source=functions`` zips with
+    (``source_util._GetChooser``), on a copy of functions/ as an operator's
+    checkout has it after the firebase route: a venv, caches, emulator files."""
+    gcloud_cli.gcloud()
+    source = tmp_path / "functions"
+    shutil.copytree(
+        ROOT / "functions",
+        source,
+        ignore=shutil.ignore_patterns("venv", "__pycache__", "*.egg-info", ".secret.local"),
+    )
+    for planted in (
+        "venv/lib/python3.12/site-packages/x.py",
+        "metacortex/__pycache__/a.pyc",
+        ".secret.local",
+        ".env.local",
+        ".mypy_cache/x",
+        "metacortex.egg-info/PKG-INFO",
+    ):
+        (source / planted).parent.mkdir(parents=True, exist_ok=True)
+        (source / planted).write_text("MCP_ADMIN_TOKEN=not-for-upload\n")  # fmt: skip
+
+    uploaded = gcloud_cli.source_upload(source, tmp_path / "gcloud")
+
+    assert {"main.py", "requirements.txt", "metacortex/__init__.py"} <= uploaded
+    assert any(name.startswith("metacortex/console/static/") for name in uploaded)
+    leaked = {n for n in uploaded if not (n.startswith("metacortex/") or n in {"main.py",
+              "requirements.txt", ".env.example"})}  # fmt: skip
+    assert leaked == set()
+    assert not any("__pycache__" in name or name.endswith(".pyc") for name in uploaded)
 
 
 def test_the_gcloud_route_sizes_the_function_as_main_py_declares_it_for_firebase(

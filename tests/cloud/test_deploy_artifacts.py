@@ -339,3 +339,22 @@ def test_deploy_requires_a_project() -> None:
     result = run(["bash", "scripts/deploy"], clean_env())
     assert result.returncode == 2
     assert "--project PROJECT is required" in result.stderr
+
+
+# ------------------------------------------------------------------ docs
+def test_the_deployment_and_server_docs_say_profiles_are_not_tenant_isolation() -> None:
+    for page in ("DEPLOYMENT.md", "SERVER.md"):
+        text = " ".join((ROOT / "docs" / page).read_text().split())
+        assert "Profiles are not tenant isolation" in text, page
+        assert "One installation is one owner's shared corpus" in text, page
+
+
+def test_the_deployment_doc_says_firebase_deploy_sets_the_ttl_policies_of_the_index_file() -> None:
+    """firebase-tools' FirestoreApi.patchField sends a ttlConfig for every field override
+    with ``ttl: true`` (src/firestore/api.ts), so ``firebase deploy`` sets them."""
+    data = json.loads((ROOT / "firestore.indexes.json").read_text())
+    groups = {o["collectionGroup"] for o in data["fieldOverrides"] if o.get("ttl")}
+    text = " ".join((ROOT / "docs" / "DEPLOYMENT.md").read_text().split())
+    assert "`firebase deploy` sets each as a TTL policy" in text
+    assert all(f"`{group}`" in text for group in groups)
+    assert "not in `firebase.json`'s reach" not in text

@@ -19,11 +19,11 @@ from typing import Final
 from dotenv import dotenv_values
 
 from tests.cloud import gcloud_cli
+from tests.cloud.deployment_doc import PAGE, typed_commands
 from tests.cloud.test_deploy_artifacts import PYTHON, ROOT, TOKEN, clean_env, run
 from tests.cloud.test_firebase_discovery import discover
 
 PROJECT: Final = "demo-deploy-parse"
-PAGE: Final = ROOT / "docs" / "DEPLOYMENT.md"
 
 
 def documented_allowed_hosts() -> str:
@@ -154,6 +154,26 @@ def test_gcloud_itself_refuses_a_reserved_name_the_preflight_refuses(tmp_path: P
     )  # fmt: skip
     assert parsed.refused, parsed.why()
     assert "X_GOOGLE_" in parsed.stderr
+
+
+def test_every_gcloud_command_of_deployment_md_passes_gclouds_own_parser(tmp_path: Path) -> None:
+    gcloud_cli.gcloud()
+    typed = typed_commands(tmp_path)
+    gcloud_commands = [t.argv for t in typed if t.argv[0] == "gcloud"]
+    firebase_commands = [t.argv[1] for t in typed if t.argv[0] == "firebase"]
+
+    roles = {arg for argv in gcloud_commands for arg in argv if arg.startswith("--role=")}
+    assert "--role=roles/cloudbuild.builds.builder" in roles  # the build's service account
+    assert any(argv[1:4] == ["billing", "projects", "link"] for argv in gcloud_commands)
+    assert ["gcloud", "auth", "application-default", "login"] in gcloud_commands
+    assert "projects:addfirebase" in firebase_commands
+    assert len(gcloud_commands) >= 15
+    (tmp_path / "profiles.json").write_text("[]")  # the file step 3 has the operator write
+    for argv in gcloud_commands:
+        if argv[1] == "auth":
+            continue  # a sign-in flow, not a parse: it opens a browser
+        parsed = gcloud_cli.parse(argv, tmp_path / "gcloud", tmp_path)
+        assert parsed.accepted, parsed.why()
 
 
 def test_the_function_upload_leaves_out_the_venv_caches_and_local_secrets(

@@ -179,9 +179,10 @@ def test_every_gcloud_command_of_deployment_md_passes_gclouds_own_parser(tmp_pat
 def test_the_function_upload_leaves_out_the_venv_caches_and_local_secrets(
     tmp_path: Path,
 ) -> None:
-    """The file chooser ``gcloud functions deploy --source=functions`` zips with
-    (``source_util._GetChooser``), on a copy of functions/ as an operator's
-    checkout has it after the firebase route: a venv, caches, emulator files."""
+    """The archive ``gcloud functions deploy --source=functions`` uploads (gcloud's
+    ``source_util.CreateSourcesZipFile``), built from a copy of functions/ as an
+    operator's checkout has it after the firebase route: a venv, caches, the
+    emulator's files and the firebase route's settings."""
     gcloud_cli.gcloud()
     source = tmp_path / "functions"
     shutil.copytree(
@@ -194,18 +195,21 @@ def test_the_function_upload_leaves_out_the_venv_caches_and_local_secrets(
         "metacortex/__pycache__/a.pyc",
         ".secret.local",
         ".env.local",
+        ".env",
         ".mypy_cache/x",
         "metacortex.egg-info/PKG-INFO",
     ):
         (source / planted).parent.mkdir(parents=True, exist_ok=True)
-        (source / planted).write_text("MCP_ADMIN_TOKEN=not-for-upload\n")  # fmt: skip
+        (source / planted).write_text("MCP_ADMIN_TOKEN=not-for-upload\n")
 
     uploaded = gcloud_cli.source_upload(source, tmp_path / "gcloud")
 
     assert {"main.py", "requirements.txt", "metacortex/__init__.py"} <= uploaded
     assert any(name.startswith("metacortex/console/static/") for name in uploaded)
-    leaked = {n for n in uploaded if not (n.startswith("metacortex/") or n in {"main.py",
-              "requirements.txt", ".env.example"})}  # fmt: skip
+    leaked = {n for n in uploaded if not n.startswith("metacortex/")} - {
+        "main.py",
+        "requirements.txt",
+    }
     assert leaked == set()
     assert not any("__pycache__" in name or name.endswith(".pyc") for name in uploaded)
 

@@ -3,14 +3,14 @@
 The example lists every setting the deployed function reads, commented out at
 its default; what it leaves out is named here with the reason. Counterparts:
 ``Settings`` itself (pydantic-settings reading the uncommented file), the
-deploy's own env-file checks (``scripts/deploy_env.py``), git's ignore rules
-(``git check-ignore``), and, by our reading of firebase-tools'
-``src/functions/env.ts`` (the Firebase CLI is not run here), its rules for
-``functions/.env`` names.
+deploy's own env-file checks (``scripts/deploy_env.py``), firebase-tools' own
+``.env`` reader (as ``firebase deploy`` reads ``functions/.env``), and git's
+ignore rules (``git check-ignore``).
 """
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import Final
 
 import pytest
+from dotenv import dotenv_values
 
 from metacortex.config import Settings
 from tests.cloud.test_deploy_artifacts import PYTHON, ROOT, clean_env, run
+from tests.cloud.test_firebase_emulator import _firebase_cli
 
 EXAMPLE: Final = ROOT / "functions" / ".env.example"
 
@@ -54,15 +56,6 @@ PLACEHOLDERS: Final = {
     "MCP_ALLOWED_FILTER_STATES",
     "METACORTEX_PUBLIC_URL",
 }
-# firebase-tools src/functions/env.ts: RESERVED_KEYS, RESERVED_PREFIXES, validateKey.
-FIREBASE_RESERVED: Final = {
-    "FIREBASE_CONFIG", "CLOUD_RUNTIME_CONFIG", "EVENTARC_CLOUD_EVENT_SOURCE", "ENTRY_POINT",
-    "GCP_PROJECT", "GCLOUD_PROJECT", "GOOGLE_CLOUD_PROJECT", "FUNCTION_TRIGGER_TYPE",
-    "FUNCTION_NAME", "FUNCTION_MEMORY_MB", "FUNCTION_TIMEOUT_SEC", "FUNCTION_IDENTITY",
-    "FUNCTION_REGION", "FUNCTION_TARGET", "FUNCTION_SIGNATURE_TYPE", "K_SERVICE", "K_REVISION",
-    "PORT", "K_CONFIGURATION",
-}  # fmt: skip
-FIREBASE_RESERVED_PREFIXES: Final = ("X_GOOGLE_", "FIREBASE_", "EXT_", "KIT_")
 
 
 def listed() -> dict[str, str]:
@@ -110,15 +103,37 @@ def test_the_env_example_uncommented_is_the_cloud_defaults_and_deploys(
     assert written.returncode == 0, written.stderr
 
 
-def test_the_env_example_follows_the_firebase_clis_env_file_rules() -> None:
-    for name, value in listed().items():
-        assert re.fullmatch(r"[A-Z_][A-Z0-9_]*", name)
-        assert name not in FIREBASE_RESERVED
-        assert not name.startswith(FIREBASE_RESERVED_PREFIXES)
-        # Plain values: the Firebase CLI and python-dotenv unquote and cut comments
-        # differently, so the example uses neither quotes nor # nor edge spaces.
-        assert not re.search(r"[\"'#]", value), name
-        assert value == value.strip(), name
+_FIREBASE_READS: Final = """
+const env = require(process.argv[1]);
+const text = require("fs").readFileSync(process.argv[2], "utf8");
+try {
+  process.stdout.write(JSON.stringify(env.parseStrict(text)));
+} catch (error) {
+  const children = (error.children || []).map((child) => child.message);
+  process.stdout.write(JSON.stringify({ refused: [error.message, ...children] }));
+}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_the_firebase_cli_reads_the_env_example_as_settings_does(uncommented: Path) -> None:
+    """firebase-tools' own ``.env`` reader (``lib/functions/env.js`` ``parseStrict``: its
+    line grammar and key rules, reserved names included) on the example as shipped and
+    uncommented, against python-dotenv (how Settings reads it)."""
+    node, cli = _firebase_cli()
+    reader = cli.parents[1] / "functions" / "env.js"
+
+    def firebase_reads(path: Path) -> dict[str, object]:
+        done = subprocess.run(  # noqa: S603 - the pinned firebase-tools' own module
+            [str(node), "-e", _FIREBASE_READS, str(reader), str(path)],
+            capture_output=True, text=True, timeout=120, check=True,
+        )  # fmt: skip
+        read: dict[str, object] = json.loads(done.stdout)
+        return read
+
+    assert firebase_reads(EXAMPLE) == {}  # everything commented out: nothing deployed
+    assert firebase_reads(uncommented) == dotenv_values(uncommented, encoding="utf-8")
 
 
 def test_git_ignores_the_emulators_secret_and_env_files_but_not_the_example() -> None:

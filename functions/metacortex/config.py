@@ -143,6 +143,17 @@ class Settings(BaseSettings):
             return tuple(part.strip() for part in value.split(",") if part.strip())
         return value
 
+    @classmethod
+    def environment_names(cls) -> frozenset[str]:
+        """Every environment variable these settings read, upper case (case is ignored)."""
+        names: set[str] = set()
+        for field, info in cls.model_fields.items():
+            if info.exclude:
+                continue  # set by the composition root, never by the environment
+            choices = getattr(info.validation_alias, "choices", None)
+            names.update(str(choice).upper() for choice in choices or [field])
+        return frozenset(names)
+
     @property
     def store_kind(self) -> StoreKind:
         if self.metacortex_store is not None:

@@ -50,6 +50,7 @@ NOT_FOR_THE_FUNCTION: Final = {
 }
 # Settings without a default value; the example shows what a value looks like.
 PLACEHOLDERS: Final = {
+    "METACORTEX_TRUSTED_PROXY_HOPS",  # unset: 1 in the cloud, the value shown
     "METACORTEX_ALLOWED_HOSTS",
     "MCP_ALLOWED_ORIGINS",
     "MCP_ALLOWED_TOOLS",

@@ -36,6 +36,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from metacortex.auth import redirects
 from metacortex.auth import scopes as scope_names
 from metacortex.auth.assertions import (
     ALGORITHMS,
@@ -175,6 +176,9 @@ class AuthorizationServer:
                     status_code=429,
                     headers={**_NO_STORE, **_CORS, "retry-after": str(wait)},
                 )
+            refused = redirects.refused_in_registration(await request.body())
+            if refused is not None:
+                return _oauth_json(OAuthError("invalid_redirect_uri", refused))
             response = await registration.handle(request)
             response.headers.update({**_NO_STORE, **_CORS})
             return response
@@ -378,7 +382,7 @@ class AuthorizationServer:
         preset = BY_ID.get(_field(form, "preset") or "")
         if preset is None:
             return self._error_page(request, "Choose what the client may do.")
-        redirect_host = urlsplit(redirect_uri).hostname or ""
+        redirect_host = redirects.shown_host(redirect_uri)
         grant = {
             "client_id": client.client_id,
             "client_name": client.display_name(),
@@ -416,8 +420,8 @@ class AuthorizationServer:
         self, request: Request, request_id: str, csrf: str, client: Client, pending: dict[str, Any]
     ) -> Response:
         redirect_uri = str(pending["redirect_uri"])
-        redirect_host = urlsplit(redirect_uri).netloc
         known = known_client(urlsplit(redirect_uri).hostname or "")
+        target = redirects.csp_source(redirect_uri)
         scopes: list[str] = list(pending["scopes"])
         return self.owner.render(
             request,
@@ -428,7 +432,8 @@ class AuthorizationServer:
                 "request_id": request_id,
                 "client_name": client.display_name(),
                 "known": known.name if known is not None else None,
-                "redirect_host": redirect_host,
+                "redirect_host": redirects.shown_host(redirect_uri),
+                "redirect_app": redirects.kind(redirect_uri) == "private-use",
                 "registered_by": client.registered_by,
                 "document_host": urlsplit(client.client_id).netloc
                 if client.registered_by == "metadata document"
@@ -440,7 +445,7 @@ class AuthorizationServer:
                 "chatgpt_tools": known.chatgpt_tools if known is not None else False,
                 "offline": scope_names.OFFLINE in scopes,
             },
-            form_targets=(origin_of(redirect_uri),),
+            form_targets=(target,) if target is not None else (),
         )
 
     def _presets_at(self, request: Request, resource: str) -> list[dict[str, Any]]:

@@ -72,6 +72,8 @@ AUTH_METHODS: Final = ("none", "client_secret_post", "client_secret_basic", "pri
 REGISTRATIONS_PER_MINUTE_PER_ADDRESS: Final = 20
 REGISTRATIONS_PER_MINUTE_OVERALL: Final = 120
 _NO_STORE: Final = {"cache-control": "no-store", "pragma": "no-cache"}
+# Metadata documents: read by clients, preflighted by browser-based ones.
+_READ: Final = ["GET", "OPTIONS"]
 _CORS: Final = {"access-control-allow-origin": "*"}
 _VERIFIER_CHARS: Final = frozenset(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
@@ -186,14 +188,14 @@ class AuthorizationServer:
         routes: list[BaseRoute] = []
         for prefix in ("", FUNCTION_PREFIX):
             routes += [
-                Route(prefix + WELL_KNOWN_AS + "{rest:path}", self.as_metadata, methods=["GET"]),
+                Route(prefix + WELL_KNOWN_AS + "{rest:path}", self.as_metadata, methods=_READ),
                 # The same document where OIDC discovery looks: under a prefix it is the
                 # one form cloudfunctions.net delivers (<issuer>/.well-known/openid-…).
-                Route(prefix + WELL_KNOWN_OIDC + "{rest:path}", self.as_metadata, methods=["GET"]),
+                Route(prefix + WELL_KNOWN_OIDC + "{rest:path}", self.as_metadata, methods=_READ),
                 Route(
                     prefix + WELL_KNOWN_PRM + "{rest:path}",
                     self.resource_metadata,
-                    methods=["GET"],
+                    methods=_READ,
                 ),
                 Route(prefix + AUTHORIZE, self.authorize, methods=["GET"]),
                 Route(prefix + CONSENT, self.consent, methods=["GET", "POST"]),
@@ -204,12 +206,12 @@ class AuthorizationServer:
             ]
         return routes + self.owner.routes()
 
-    async def preflight(self, request: Request) -> Response:
+    async def preflight(self, request: Request, methods: str = "POST, OPTIONS") -> Response:
         return Response(
             status_code=204,
             headers={
                 **_CORS,
-                "access-control-allow-methods": "POST, OPTIONS",
+                "access-control-allow-methods": methods,
                 "access-control-allow-headers": "authorization, content-type, mcp-protocol-version",
                 "access-control-max-age": "600",
             },
@@ -217,6 +219,8 @@ class AuthorizationServer:
 
     # ---------------------------------------------------------- metadata
     async def as_metadata(self, request: Request) -> Response:
+        if request.method == "OPTIONS":
+            return await self.preflight(request, "GET, OPTIONS")
         issuer = self.issuer(request)
         rest = request.path_params.get("rest", "")
         if rest == FUNCTION_PREFIX and not self.settings.metacortex_public_url:
@@ -245,6 +249,8 @@ class AuthorizationServer:
         )
 
     async def resource_metadata(self, request: Request) -> Response:
+        if request.method == "OPTIONS":
+            return await self.preflight(request, "GET, OPTIONS")
         base = self.issuer(request)
         rest = request.path_params.get("rest", "")
         if rest == "":
@@ -256,6 +262,11 @@ class AuthorizationServer:
             )
         if resource is None:
             return _not_found()
+        if rest.endswith("/"):
+            # RFC 9728 §3.3: the resource is the very URL the metadata URL was built from.
+            # A client given ``…/mcp/`` (VS Code compares exactly) sends that back as
+            # ``resource``; it names the same endpoint, and tokens are bound to ``…/mcp``.
+            resource += "/"
         return JSONResponse(
             {
                 "resource": resource,

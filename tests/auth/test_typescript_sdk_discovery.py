@@ -58,9 +58,12 @@ def test_every_metadata_document_passes_both_sdks_schemas(tmp_path: Path, deploy
 
 @pytest.mark.parametrize("sdk", ts_oauth.SDKS)
 @pytest.mark.parametrize("deployment", list(DEPLOYMENTS))
-def test_the_sdk_discovers_registers_and_gets_tokens_at_the_url_it_was_given(
+def test_the_sdk_discovers_registers_gets_tokens_and_refreshes_at_the_url_it_was_given(
     tmp_path: Path, deployment: str, sdk: str
 ) -> None:
+    """Discovery, registration and the code exchange (item 2); then a refresh, which the
+    1.32 client can do only if a refresh token is issued without ``offline_access``
+    (it asks for the challenge's scopes alone: item 5)."""
     front = DEPLOYMENTS[deployment]
     with oauth_server(tmp_path, front=front) as live:
         base = live.url if front is None else live.url + FUNCTION_PREFIX
@@ -89,4 +92,14 @@ def test_the_sdk_discovers_registers_and_gets_tokens_at_the_url_it_was_given(
         )
         assert second["ok"], second
         assert second["result"] == "AUTHORIZED"
-        assert tools_list(server_url, second["tokens"]["access_token"]).status_code == 200
+        tokens = second["tokens"]
+        assert tools_list(server_url, tokens["access_token"]).status_code == 200
+        assert tokens.get("refresh_token"), tokens
+        third = ts_oauth.run(
+            sdk, "auth", serverUrl=server_url, redirectUrl=CALLBACK, stateFile=state
+        )
+        assert third["ok"], third
+        assert third["result"] == "AUTHORIZED"  # refreshed, no new authorization
+        refreshed = third["tokens"]
+        assert refreshed["refresh_token"] != tokens["refresh_token"]
+        assert tools_list(server_url, refreshed["access_token"]).status_code == 200

@@ -26,6 +26,7 @@ import base64
 import binascii
 import logging
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any, Final
 from urllib.parse import unquote, urlencode, urlsplit
@@ -471,7 +472,7 @@ class AuthorizationServer:
                 "presets": self._presets_at(request, str(pending["resource"])),
                 "chosen": known.preset if known is not None else "read",
                 "chatgpt_tools": known.chatgpt_tools if known is not None else False,
-                "offline": scope_names.OFFLINE in scopes,
+                "offline": scope_names.OFFLINE in scopes or client.refresh_grant,
             },
             form_targets=(target,) if target is not None else (),
         )
@@ -587,12 +588,16 @@ class AuthorizationServer:
             # The code is spent: the grant it created can never be used, so it goes too.
             await anyio.to_thread.run_sync(self.tokens.revoke_grant, str(binding["grant"]))
             raise
+        scopes = tuple(binding["scopes"])
         issued = await anyio.to_thread.run_sync(
-            self.tokens.issue,
-            str(binding["grant"]),
-            client.client_id,
-            str(binding["resource"]),
-            tuple(binding["scopes"]),
+            partial(
+                self.tokens.issue,
+                str(binding["grant"]),
+                client.client_id,
+                str(binding["resource"]),
+                scopes,
+                refresh=scope_names.OFFLINE in scopes or client.refresh_grant,
+            )
         )
         return _token_body(issued)
 
@@ -634,11 +639,14 @@ class AuthorizationServer:
                 if s in narrowed or (s == scope_names.OFFLINE and s in scopes)
             )
         issued = await anyio.to_thread.run_sync(
-            self.tokens.issue,
-            str(binding["grant"]),
-            client.client_id,
-            str(binding["resource"]),
-            scopes,
+            partial(
+                self.tokens.issue,
+                str(binding["grant"]),
+                client.client_id,
+                str(binding["resource"]),
+                scopes,
+                refresh=True,  # the family continues
+            )
         )
         return _token_body(issued)
 

@@ -74,10 +74,14 @@ class MetadataFixture:
     url: str = ""
     fetches: int = 0
     failing: bool = False
+    # The User-Agent of every fetch, by document name.
+    user_agents: dict[str, list[str]] = field(default_factory=dict)
 
     def app(self) -> Starlette:
         async def document(request: Request) -> Response:
             self.fetches += 1
+            name = request.path_params["name"]
+            self.user_agents.setdefault(name, []).append(request.headers.get("user-agent", ""))
             if self.failing:
                 return Response("<html>busy</html>", status_code=503, media_type="text/html")
             name = request.path_params["name"]

@@ -8,8 +8,6 @@ metadata document served on loopback."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +16,6 @@ from tests.oauth_support import (
     Browserless,
     OAuthLive,
     hidden,
-    oauth_server,
     pkce_pair,
     query_of,
     tools_list,
@@ -36,20 +33,6 @@ CURSOR_REGISTRATION: dict[str, Any] = {
     "grant_types": ["authorization_code", "refresh_token"],
     "response_types": ["code"],
 }
-
-
-@pytest.fixture
-def live(tmp_path: Path) -> Iterator[OAuthLive]:
-    with oauth_server(tmp_path) as running:
-        yield running
-
-
-@pytest.fixture
-def agent(live: OAuthLive) -> Iterator[Browserless]:
-    user = Browserless(live)
-    assert user.sign_in().status_code == 303
-    yield user
-    user.close()
 
 
 def _csp_directives(header: str) -> list[str]:

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from tests.oauth_support import (
     Browserless,
     OAuthLive,
@@ -83,34 +81,36 @@ def test_cursors_registration_with_its_app_scheme_registers_and_the_app_gets_tok
         assert agent.authorize(client_id, other, redirect_uri=uri).status_code == 400
 
 
-@pytest.mark.parametrize(
-    "uri",
-    [
-        "javascript:alert(1)",
-        "data:text/html,<script>alert(1)</script>",
-        "vbscript:msgbox",
-        "file:///etc/passwd",
-        "https:/evil.example/cb",  # a look-alike the SDK's parser would turn into https://
-        "https:evil.example/cb",
-        "HTTPS://evil.example/cb",
-        "httpz://evil.example/cb",
-        "http://evil.example/cb",
-        "https://evil.example/cb#fragment",
-        "https://chatgpt.com@evil.example/cb",
-        "https://evil.example:99999/cb",
-        "https://x;frame-ancestors *;/cb",
-        "myapp:opaque",
-        "cursor://user@anysphere.cursor-mcp/oauth/callback",
-    ],
+REFUSED = (
+    "javascript:alert(1)",
+    "data:text/html,<script>alert(1)</script>",
+    "vbscript:msgbox",
+    "file:///etc/passwd",
+    "https:/evil.example/cb",  # a look-alike the SDK's parser would turn into https://
+    "https:evil.example/cb",
+    "HTTPS://evil.example/cb",
+    "httpz://evil.example/cb",
+    "http://evil.example/cb",
+    "https://evil.example/cb#fragment",
+    "https://chatgpt.com@evil.example/cb",
+    "https://evil.example:99999/cb",
+    "https://x;frame-ancestors *;/cb",
+    "myapp:opaque",
+    "cursor://user@anysphere.cursor-mcp/oauth/callback",
 )
+
+
 def test_registration_refuses_scripted_malformed_and_look_alike_redirect_uris(
-    agent: Browserless, uri: str
+    agent: Browserless,
 ) -> None:
-    answer = agent.http.post(
-        "/oauth/register", json={"redirect_uris": [uri], "token_endpoint_auth_method": "none"}
-    )
-    assert answer.status_code == 400, answer.text
-    assert answer.json()["error"] == "invalid_redirect_uri"
+    accepted = []
+    for uri in REFUSED:
+        answer = agent.http.post(
+            "/oauth/register", json={"redirect_uris": [uri], "token_endpoint_auth_method": "none"}
+        )
+        if answer.status_code != 400 or answer.json()["error"] != "invalid_redirect_uri":
+            accepted.append((uri, answer.status_code, answer.text[:120]))
+    assert accepted == []
 
 
 def test_a_metadata_document_cannot_inject_csp_directives_into_the_consent_page(

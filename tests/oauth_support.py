@@ -40,12 +40,19 @@ PASSPHRASE: Final = "correct horse battery staple 42"
 CALLBACK: Final = "http://127.0.0.1:9/callback"  # never contacted: the code is read off the URL
 
 
-@contextmanager
-def serving(app: Any) -> Iterator[str]:
-    """Run an ASGI app under uvicorn on a free loopback port; yields its base URL."""
+def loopback_listener() -> socket.socket:
+    """A listening socket on a free loopback port (its URL is known before the app)."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(128)
+    return listener
+
+
+@contextmanager
+def serving(app: Any, listener: socket.socket | None = None) -> Iterator[str]:
+    """Run an ASGI app under uvicorn on a free loopback port (or ``listener``); yields
+    its base URL."""
+    listener = listener or loopback_listener()
     url = f"http://127.0.0.1:{listener.getsockname()[1]}"
     server = uvicorn.Server(uvicorn.Config(app, log_config=None, access_log=False))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)

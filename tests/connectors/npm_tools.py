@@ -16,6 +16,7 @@ import fcntl
 import json
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -66,7 +67,13 @@ def install() -> NpmTools | str:
             if npm is None:
                 return "npm is not installed (apt-get install npm)"
             specs = [f"{package}@{pin}" for package, pin in PINNED.items()]
-            print(f"\nconnector matrix: npm install {' '.join(specs)} into {CACHE} ...")
+            # Shown even under pytest's capture: the first run takes a while.
+            print(
+                f"\nconnector matrix: npm install {' '.join(specs)} into {CACHE} "
+                "(about 20 s and 650 MB, once) ...",
+                file=sys.__stderr__,
+                flush=True,
+            )
             done = subprocess.run(  # noqa: S603 (fixed arguments)
                 [npm, "install", "--no-audit", "--no-fund", "--prefix", str(CACHE), *specs],
                 capture_output=True,

@@ -31,7 +31,8 @@ from tests.connectors.consent import ConsentBrowser
 from tests.connectors.deployments import Deployment
 from tests.connectors.npm_tools import NpmTools
 
-pytestmark = [pytest.mark.slow, pytest.mark.anyio]
+# The first test to need the npm clients installs them (once, into .cache).
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600), pytest.mark.anyio]
 
 _AUTHORIZE = re.compile(r"(http://\S+/oauth/authorize\?\S+)")
 

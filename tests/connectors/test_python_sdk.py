@@ -32,6 +32,7 @@ from mcp.shared.auth import (
 
 from tests.connectors.consent import ConsentBrowser
 from tests.connectors.deployments import Deployment
+from tests.connectors.replay import innermost
 from tests.oauth_support import CALLBACK
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
@@ -131,14 +132,8 @@ async def _search(url: str, provider: OAuthClientProvider, query: str) -> str:
         ):
             found = await client.call_tool("search_context", {"query": query})
     except Exception as error:  # noqa: BLE001 (the SDK's failure, named in the assertion)
-        return _innermost(error)
+        return innermost(error)
     return f"tool error: {found.content}" if found.is_error else "ok"
-
-
-def _innermost(error: BaseException) -> str:
-    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
-        error = error.exceptions[0]
-    return f"{type(error).__name__}: {error}"
 
 
 async def test_the_python_sdk_oauth_client_connects_calls_tools_refreshes_and_survives_a_race(

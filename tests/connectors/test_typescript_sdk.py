@@ -26,7 +26,8 @@ from tests.connectors.deployments import Deployment
 from tests.connectors.npm_tools import NpmTools
 from tests.oauth_support import CALLBACK
 
-pytestmark = pytest.mark.slow
+# The first test to need the npm clients installs them (once, into .cache).
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 SDKS: Final = {
     "v1": "@modelcontextprotocol/sdk",

@@ -36,6 +36,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from metacortex.auth import redirects
 from metacortex.auth import scopes as scope_names
 from metacortex.auth.assertions import (
     ALGORITHMS,
@@ -71,6 +72,8 @@ AUTH_METHODS: Final = ("none", "client_secret_post", "client_secret_basic", "pri
 REGISTRATIONS_PER_MINUTE_PER_ADDRESS: Final = 20
 REGISTRATIONS_PER_MINUTE_OVERALL: Final = 120
 _NO_STORE: Final = {"cache-control": "no-store", "pragma": "no-cache"}
+# Metadata documents: read by clients, preflighted by browser-based ones.
+_READ: Final = ["GET", "OPTIONS"]
 _CORS: Final = {"access-control-allow-origin": "*"}
 _VERIFIER_CHARS: Final = frozenset(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
@@ -175,6 +178,9 @@ class AuthorizationServer:
                     status_code=429,
                     headers={**_NO_STORE, **_CORS, "retry-after": str(wait)},
                 )
+            refused = redirects.refused_in_registration(await request.body())
+            if refused is not None:
+                return _oauth_json(OAuthError("invalid_redirect_uri", refused))
             response = await registration.handle(request)
             response.headers.update({**_NO_STORE, **_CORS})
             return response
@@ -182,14 +188,14 @@ class AuthorizationServer:
         routes: list[BaseRoute] = []
         for prefix in ("", FUNCTION_PREFIX):
             routes += [
-                Route(prefix + WELL_KNOWN_AS + "{rest:path}", self.as_metadata, methods=["GET"]),
+                Route(prefix + WELL_KNOWN_AS + "{rest:path}", self.as_metadata, methods=_READ),
                 # The same document where OIDC discovery looks: under a prefix it is the
                 # one form cloudfunctions.net delivers (<issuer>/.well-known/openid-…).
-                Route(prefix + WELL_KNOWN_OIDC + "{rest:path}", self.as_metadata, methods=["GET"]),
+                Route(prefix + WELL_KNOWN_OIDC + "{rest:path}", self.as_metadata, methods=_READ),
                 Route(
                     prefix + WELL_KNOWN_PRM + "{rest:path}",
                     self.resource_metadata,
-                    methods=["GET"],
+                    methods=_READ,
                 ),
                 Route(prefix + AUTHORIZE, self.authorize, methods=["GET"]),
                 Route(prefix + CONSENT, self.consent, methods=["GET", "POST"]),
@@ -200,12 +206,12 @@ class AuthorizationServer:
             ]
         return routes + self.owner.routes()
 
-    async def preflight(self, request: Request) -> Response:
+    async def preflight(self, request: Request, methods: str = "POST, OPTIONS") -> Response:
         return Response(
             status_code=204,
             headers={
                 **_CORS,
-                "access-control-allow-methods": "POST, OPTIONS",
+                "access-control-allow-methods": methods,
                 "access-control-allow-headers": "authorization, content-type, mcp-protocol-version",
                 "access-control-max-age": "600",
             },
@@ -213,6 +219,8 @@ class AuthorizationServer:
 
     # ---------------------------------------------------------- metadata
     async def as_metadata(self, request: Request) -> Response:
+        if request.method == "OPTIONS":
+            return await self.preflight(request, "GET, OPTIONS")
         issuer = self.issuer(request)
         rest = request.path_params.get("rest", "")
         if rest == FUNCTION_PREFIX and not self.settings.metacortex_public_url:
@@ -241,6 +249,8 @@ class AuthorizationServer:
         )
 
     async def resource_metadata(self, request: Request) -> Response:
+        if request.method == "OPTIONS":
+            return await self.preflight(request, "GET, OPTIONS")
         base = self.issuer(request)
         rest = request.path_params.get("rest", "")
         if rest == "":
@@ -252,6 +262,11 @@ class AuthorizationServer:
             )
         if resource is None:
             return _not_found()
+        if rest.endswith("/"):
+            # RFC 9728 §3.3: the resource is the very URL the metadata URL was built from.
+            # A client given ``…/mcp/`` (VS Code compares exactly) sends that back as
+            # ``resource``; it names the same endpoint, and tokens are bound to ``…/mcp``.
+            resource += "/"
         return JSONResponse(
             {
                 "resource": resource,
@@ -378,7 +393,7 @@ class AuthorizationServer:
         preset = BY_ID.get(_field(form, "preset") or "")
         if preset is None:
             return self._error_page(request, "Choose what the client may do.")
-        redirect_host = urlsplit(redirect_uri).hostname or ""
+        redirect_host = redirects.shown_host(redirect_uri)
         grant = {
             "client_id": client.client_id,
             "client_name": client.display_name(),
@@ -416,8 +431,8 @@ class AuthorizationServer:
         self, request: Request, request_id: str, csrf: str, client: Client, pending: dict[str, Any]
     ) -> Response:
         redirect_uri = str(pending["redirect_uri"])
-        redirect_host = urlsplit(redirect_uri).netloc
         known = known_client(urlsplit(redirect_uri).hostname or "")
+        target = redirects.csp_source(redirect_uri)
         scopes: list[str] = list(pending["scopes"])
         return self.owner.render(
             request,
@@ -428,7 +443,8 @@ class AuthorizationServer:
                 "request_id": request_id,
                 "client_name": client.display_name(),
                 "known": known.name if known is not None else None,
-                "redirect_host": redirect_host,
+                "redirect_host": redirects.shown_host(redirect_uri),
+                "redirect_app": redirects.kind(redirect_uri) == "private-use",
                 "registered_by": client.registered_by,
                 "document_host": urlsplit(client.client_id).netloc
                 if client.registered_by == "metadata document"
@@ -440,7 +456,7 @@ class AuthorizationServer:
                 "chatgpt_tools": known.chatgpt_tools if known is not None else False,
                 "offline": scope_names.OFFLINE in scopes,
             },
-            form_targets=(origin_of(redirect_uri),),
+            form_targets=(target,) if target is not None else (),
         )
 
     def _presets_at(self, request: Request, resource: str) -> list[dict[str, Any]]:

@@ -14,6 +14,7 @@ check runs the KDF whether or not a passphrase is set.
 from __future__ import annotations
 
 import hmac
+import re
 import secrets
 from collections.abc import Callable, Mapping
 from datetime import timedelta
@@ -44,6 +45,9 @@ ICON_PATH: Final = "/owner/static/icon.svg"
 SIGN_IN_PER_MINUTE_PER_ADDRESS: Final = 5
 SIGN_IN_PER_MINUTE_OVERALL: Final = 30
 _PRE_CSRF_FIELD: Final = "csrf"
+_CSP_SOURCE: Final = re.compile(
+    r"[a-z][a-z0-9+.\-]*:(?://(?:[a-z0-9.\-]+|\[[0-9a-f:.]+\])(?::[0-9]{1,5})?)?"
+)
 
 
 class PageTemplates:
@@ -103,9 +107,12 @@ def is_https(request: Request, settings: Settings) -> bool:
 
 
 def security_headers(form_targets: tuple[str, ...] = ()) -> dict[str, str]:
-    """Headers for every owner page. ``form_targets`` are extra origins a form on the
-    page may end up at (the consent form redirects to the client)."""
-    form_action = " ".join(("'self'", *form_targets))
+    """Headers for every owner page. ``form_targets`` are extra CSP sources a form on the
+    page may end up at (the consent form redirects to the client); anything that is not
+    a plain ``scheme://host[:port]`` or ``scheme:`` source is left out, so no value can
+    add a directive to the policy."""
+    sources = [target for target in form_targets if _CSP_SOURCE.fullmatch(target)]
+    form_action = " ".join(("'self'", *sources))
     return {
         "content-security-policy": (
             "default-src 'none'; style-src 'self'; img-src 'self'; "

@@ -11,7 +11,6 @@ every consent in turn.
 from __future__ import annotations
 
 import queue
-import re
 import shutil
 import threading
 from collections.abc import Callable
@@ -23,13 +22,14 @@ from urllib.parse import urlsplit
 
 from tests.oauth_support import PASSPHRASE, query_of
 
-# Redirect targets that are never contacted: the client's own pages on the internet and
-# the unused loopback port tests give as a callback. Real loopback listeners (Codex's)
-# are reached for real.
-_NOT_CONTACTED: Final = re.compile(
-    r"^(https://(chatgpt\.com|claude\.ai|claude\.com|www\.cursor\.com)/|http://127\.0\.0\.1:9/)"
-)
+# The browser resolves no host name: a redirect to the client's own site (chatgpt.com,
+# claude.ai) fails inside Chromium without leaving the machine. (Playwright's request
+# interception cannot be used instead: with it, a redirect to a private-use scheme such
+# as cursor:// aborts the form's POST before its answer is seen.) Real loopback
+# listeners, Codex's, are reached by address.
+_NO_NAME_RESOLUTION: Final = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
 _TIMEOUT_MS: Final = 20_000
+_ANSWER_MS: Final = 5_000
 
 
 class ConsentFailed(AssertionError):
@@ -74,12 +74,13 @@ class ConsentBrowser:
         self._thread.join(timeout=60)
 
     def _run(self) -> None:
-        from playwright.sync_api import sync_playwright
+        from playwright.sync_api import sync_playwright  # imported where the tests need it
 
         try:
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(
-                    executable_path=self._executable, args=["--no-sandbox", "--disable-gpu"]
+                    executable_path=self._executable,
+                    args=["--no-sandbox", "--disable-gpu", _NO_NAME_RESOLUTION],
                 )
                 contexts = _Contexts(browser)
                 self._ready.set_result(None)
@@ -109,16 +110,13 @@ class _Contexts:
         if origin not in self._by_origin:
             context = self._browser.new_context()
             context.set_default_timeout(_TIMEOUT_MS)
-
-            def land(route: Any) -> None:
-                route.fulfill(status=200, content_type="text/plain", body="back at the client")
-
-            context.route(_NOT_CONTACTED, land)
             self._by_origin[origin] = context
         return self._by_origin[origin]
 
 
 def _approve(contexts: _Contexts, authorization_url: str) -> Consent:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     page = contexts.for_url(authorization_url).new_page()
     violations: list[str] = []
     page.on(
@@ -141,10 +139,20 @@ def _approve(contexts: _Contexts, authorization_url: str) -> Consent:
                 f"{page.locator('body').inner_text()[:600]!r}"
             )
         preset = page.locator("input[name=preset]:checked").get_attribute("value") or ""
-        with page.expect_response(
-            lambda response: response.request.method == "POST" and response.status in (302, 303)
-        ) as answered:
-            allow.click()
+        try:
+            with page.expect_response(
+                lambda response: (
+                    response.request.method == "POST" and response.status in (302, 303)
+                ),
+                timeout=_ANSWER_MS,
+            ) as answered:
+                allow.click()
+        except PlaywrightTimeout:
+            # Chromium drops the answer when the page's CSP forbids where it redirects.
+            raise ConsentFailed(
+                f"pressing Allow gave the browser no redirect it would follow "
+                f"(CSP reports: {violations or 'none'})"
+            ) from None
         location = answered.value.headers.get("location", "")
         if not location:
             raise ConsentFailed(f"Allow sent nobody back: {answered.value.status}")

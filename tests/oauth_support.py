@@ -31,9 +31,11 @@ from starlette.routing import Route
 from metacortex.owner import set_passphrase
 from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.server import create_app
+from metacortex.server.routes import FUNCTION_PREFIX
 from metacortex.service import MemoryService
 from metacortex.storage.sqlite import SQLiteStore
 from tests.fakes import FixedImageDescriber, HashingEmbedder
+from tests.google_front import CloudFunctionsFront
 from tests.server.conftest import make_settings
 
 PASSPHRASE: Final = "correct horse battery staple 42"
@@ -41,7 +43,7 @@ CALLBACK: Final = "http://127.0.0.1:9/callback"  # never contacted: the code is 
 
 
 def loopback_listener() -> socket.socket:
-    """A listening socket on a free loopback port (its URL is known before the app)."""
+    """A listening socket on a free loopback port (its URL is known before serving)."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(128)
@@ -50,8 +52,7 @@ def loopback_listener() -> socket.socket:
 
 @contextmanager
 def serving(app: Any, listener: socket.socket | None = None) -> Iterator[str]:
-    """Run an ASGI app under uvicorn on a free loopback port (or ``listener``); yields
-    its base URL."""
+    """Run an ASGI app under uvicorn on a free loopback port; yields its base URL."""
     listener = listener or loopback_listener()
     url = f"http://127.0.0.1:{listener.getsockname()[1]}"
     server = uvicorn.Server(uvicorn.Config(app, log_config=None, access_log=False))
@@ -110,7 +111,13 @@ class OAuthLive:
 
 
 @contextmanager
-def oauth_server(directory: Path, **overrides: Any) -> Iterator[OAuthLive]:
+def oauth_server(
+    directory: Path, *, front: bool | None = None, **overrides: Any
+) -> Iterator[OAuthLive]:
+    """The OAuth server on loopback. ``front``: behind the emulated Cloud Functions front
+    end (``tests.google_front``), stripping the function name (True, with the public URL
+    set as the deployment docs say) or passing it on (False); ``live.url`` is then the
+    front's origin and the app is reached only under ``/metaCortexMcp``."""
     fixture = MetadataFixture()
     with serving(fixture.app()) as fixture_url:
         fixture.url = fixture_url
@@ -119,16 +126,21 @@ def oauth_server(directory: Path, **overrides: Any) -> Iterator[OAuthLive]:
         service = MemoryService(
             store, HashingEmbedder(), merger=SentenceUnionMerger(), describer=FixedImageDescriber()
         )
+        listener = loopback_listener()
+        origin = f"http://127.0.0.1:{listener.getsockname()[1]}"
         values: dict[str, Any] = {
             "metacortex_oauth": True,
             "metacortex_oauth_cimd_test_origin": fixture_url,
+            **({"metacortex_public_url": origin + FUNCTION_PREFIX} if front else {}),
             **overrides,
         }
         settings = make_settings(directory / "data", **values)
         app = create_app(settings, service)
+        served: Any = app if front is None else CloudFunctionsFront(app, strip=front)
+        health = "/healthz" if front is None else FUNCTION_PREFIX + "/healthz"
         try:
-            with serving(app) as url:
-                assert httpx2.get(f"{url}/healthz", timeout=30).status_code == 200
+            with serving(served, listener) as url:
+                assert httpx2.get(f"{url}{health}", timeout=30).status_code == 200
                 yield OAuthLive(url, store, app, fixture)
         finally:
             store.close()

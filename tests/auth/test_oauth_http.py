@@ -263,7 +263,7 @@ def test_a_missing_scope_gets_the_default_and_unknown_scopes_are_ignored(
     code = agent.code_for(client["client_id"], challenge, scope="")
     tokens = agent.exchange(client["client_id"], code, verifier).json()
     assert tokens["scope"] == "memory:read memory:write"
-    assert "refresh_token" not in tokens  # no offline_access asked
+    assert tokens["refresh_token"]  # registered for the refresh_token grant (the default)
 
     verifier, challenge = pkce_pair()
     code = agent.code_for(client["client_id"], challenge, scope=" claudeai  memory:read")

@@ -208,6 +208,7 @@ def _validated(url: str, body: bytes) -> dict[str, Any]:
     method = str(document.get("token_endpoint_auth_method", "none"))
     jwks_uri = document.get("jwks_uri")
     jwks = document.get("jwks")
+    grants = document.get("grant_types", ["authorization_code"])  # RFC 7591 §2 default
     if method == "private_key_jwt" and not isinstance(jwks_uri, str) and not isinstance(jwks, dict):
         raise MetadataDocumentError("a private_key_jwt client must publish jwks_uri or jwks")
     return {
@@ -217,4 +218,7 @@ def _validated(url: str, body: bytes) -> dict[str, Any]:
         "token_endpoint_auth_method": method,
         "jwks_uri": jwks_uri if isinstance(jwks_uri, str) else None,
         "jwks": jwks if isinstance(jwks, dict) else None,
+        "grant_types": [g for g in grants if isinstance(g, str)]
+        if isinstance(grants, list)
+        else [],
     }

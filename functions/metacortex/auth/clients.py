@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 import anyio.to_thread
 from mcp.server.auth.provider import RegistrationError
-from mcp.shared.auth import OAuthClientInformationFull
+from mcp.shared.auth import DEFAULT_GRANT_TYPES, OAuthClientInformationFull
 
 from metacortex.auth import redirects
 from metacortex.auth.cimd import MetadataDocumentError, MetadataDocuments, is_metadata_url
@@ -42,6 +42,9 @@ class Client:
     registered_by: str  # "metadata document" | "dynamic registration"
     jwks_uri: str | None = None
     jwks: dict[str, Any] | None = None
+    # Registered for the refresh_token grant: it gets refresh tokens without asking for
+    # offline_access (the TypeScript SDK 1.32 asks only for the challenge's scopes).
+    refresh_grant: bool = False
 
     def display_name(self) -> str:
         return self.name or urlsplit(self.redirect_uris[0]).hostname or self.client_id
@@ -101,6 +104,7 @@ class ClientRegistry:
                 registered_by="metadata document",
                 jwks_uri=document.get("jwks_uri"),
                 jwks=document.get("jwks"),
+                refresh_grant="refresh_token" in document.get("grant_types", ()),
             )
         record = await anyio.to_thread.run_sync(self._store.auth_get, KIND, client_id)
         if record is None:
@@ -116,6 +120,8 @@ class ClientRegistry:
             auth_method=str(record["auth_method"]),
             secret_sha256=record.get("secret_sha256"),
             registered_by="dynamic registration",
+            # Registrations stored before grant_types was kept had the SDK's default.
+            refresh_grant="refresh_token" in record.get("grant_types", DEFAULT_GRANT_TYPES),
         )
 
     # The one method of the SDK's OAuthAuthorizationServerProvider its RegistrationHandler calls.
@@ -128,6 +134,7 @@ class ClientRegistry:
             "client_name": client_info.client_name,
             "redirect_uris": uris,
             "auth_method": client_info.token_endpoint_auth_method or "none",
+            "grant_types": list(client_info.grant_types),
             "secret_sha256": digest(client_info.client_secret)
             if client_info.client_secret
             else None,

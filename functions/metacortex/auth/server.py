@@ -5,12 +5,14 @@ Endpoints (also under ``/metaCortexMcp``):
 | route | what |
 |---|---|
 | ``GET /.well-known/oauth-authorization-server[/<issuer path>]`` | RFC 8414 metadata |
+| ``GET /.well-known/openid-configuration[/<issuer path>]`` | the same document, OIDC-valid |
 | ``GET /.well-known/oauth-protected-resource[/<resource path>]`` | RFC 9728 metadata |
 | ``GET /oauth/authorize`` | checks the request, then the owner's consent page |
 | ``GET, POST /oauth/consent`` | sign-in if needed, the consent page, approve or deny |
 | ``POST /oauth/token`` | ``authorization_code`` (PKCE S256) and ``refresh_token`` |
 | ``POST /oauth/revoke`` | RFC 7009, public clients too |
 | ``POST /oauth/register`` | RFC 7591, the SDK's ``RegistrationHandler`` |
+| ``GET /oauth/jwks`` | an empty key set (the metadata's ``jwks_uri``; nothing is signed) |
 
 The issuer is the public base URL as a plain string (no trailing slash), and it
 comes back as ``iss`` in every authorization response (RFC 9207). ``resource``
@@ -24,6 +26,7 @@ import base64
 import binascii
 import logging
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any, Final
 from urllib.parse import unquote, urlencode, urlsplit
@@ -65,6 +68,7 @@ CONSENT: Final = "/oauth/consent"
 TOKEN: Final = "/oauth/token"  # noqa: S105 (a path, not a credential)
 REVOKE: Final = "/oauth/revoke"
 REGISTER: Final = "/oauth/register"
+JWKS: Final = "/oauth/jwks"
 WELL_KNOWN_AS: Final = "/.well-known/oauth-authorization-server"
 WELL_KNOWN_OIDC: Final = "/.well-known/openid-configuration"
 AUTH_METHODS: Final = ("none", "client_secret_post", "client_secret_basic", "private_key_jwt")
@@ -203,6 +207,7 @@ class AuthorizationServer:
                 Route(prefix + REVOKE, self.revoke, methods=["POST", "OPTIONS"]),
                 Route(prefix + REGISTER, register, methods=["POST"]),
                 Route(prefix + REGISTER, self.preflight, methods=["OPTIONS"]),
+                Route(prefix + JWKS, self.jwks, methods=_READ),
             ]
         return routes + self.owner.routes()
 
@@ -244,9 +249,22 @@ class AuthorizationServer:
                 "code_challenge_methods_supported": ["S256"],
                 "client_id_metadata_document_supported": True,
                 "authorization_response_iss_parameter_supported": True,
+                # What OpenID Connect discovery requires, so the one document that can be
+                # reached under a path prefix (<issuer>/.well-known/openid-configuration)
+                # passes the TypeScript SDK's OIDC schema. Honest: no ID token is ever
+                # issued (no ``openid`` scope), so no algorithm and an empty key set.
+                "jwks_uri": issuer + JWKS,
+                "subject_types_supported": ["public"],
+                "id_token_signing_alg_values_supported": [],
             },
             headers={"cache-control": "public, max-age=300", **_CORS},
         )
+
+    async def jwks(self, request: Request) -> Response:
+        """The authorization server's signing keys: none (it signs no ID token or JWT)."""
+        if request.method == "OPTIONS":
+            return await self.preflight(request, "GET, OPTIONS")
+        return JSONResponse({"keys": []}, headers={"cache-control": "public, max-age=300", **_CORS})
 
     async def resource_metadata(self, request: Request) -> Response:
         if request.method == "OPTIONS":
@@ -454,7 +472,7 @@ class AuthorizationServer:
                 "presets": self._presets_at(request, str(pending["resource"])),
                 "chosen": known.preset if known is not None else "read",
                 "chatgpt_tools": known.chatgpt_tools if known is not None else False,
-                "offline": scope_names.OFFLINE in scopes,
+                "offline": scope_names.OFFLINE in scopes or client.refresh_grant,
             },
             form_targets=(target,) if target is not None else (),
         )
@@ -570,12 +588,16 @@ class AuthorizationServer:
             # The code is spent: the grant it created can never be used, so it goes too.
             await anyio.to_thread.run_sync(self.tokens.revoke_grant, str(binding["grant"]))
             raise
+        scopes = tuple(binding["scopes"])
         issued = await anyio.to_thread.run_sync(
-            self.tokens.issue,
-            str(binding["grant"]),
-            client.client_id,
-            str(binding["resource"]),
-            tuple(binding["scopes"]),
+            partial(
+                self.tokens.issue,
+                str(binding["grant"]),
+                client.client_id,
+                str(binding["resource"]),
+                scopes,
+                refresh=scope_names.OFFLINE in scopes or client.refresh_grant,
+            )
         )
         return _token_body(issued)
 
@@ -617,11 +639,14 @@ class AuthorizationServer:
                 if s in narrowed or (s == scope_names.OFFLINE and s in scopes)
             )
         issued = await anyio.to_thread.run_sync(
-            self.tokens.issue,
-            str(binding["grant"]),
-            client.client_id,
-            str(binding["resource"]),
-            scopes,
+            partial(
+                self.tokens.issue,
+                str(binding["grant"]),
+                client.client_id,
+                str(binding["resource"]),
+                scopes,
+                refresh=True,  # the family continues
+            )
         )
         return _token_body(issued)
 

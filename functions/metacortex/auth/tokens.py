@@ -10,8 +10,9 @@ store keeps only their sha256 (``owner.sessions.digest``), with an expiry:
   resource and grant. A second use revokes the grant.
 - ``access_token``: bound to one resource (the endpoint's URL), checked on every
   request together with its grant.
-- ``refresh_token``: rotated on every use; presenting a used one (reuse) revokes
-  the whole grant, i.e. the token family.
+- ``refresh_token``: issued when the client asked for ``offline_access`` or is
+  registered for the ``refresh_token`` grant; rotated on every use; presenting a
+  used one (reuse) revokes the whole grant, i.e. the token family.
 """
 
 from __future__ import annotations
@@ -110,26 +111,32 @@ class TokenStore:
 
     # ------------------------------------------------------------- tokens
     def issue(
-        self, grant_id: str, client_id: str, resource: str, scopes: tuple[str, ...]
+        self,
+        grant_id: str,
+        client_id: str,
+        resource: str,
+        scopes: tuple[str, ...],
+        *,
+        refresh: bool,
     ) -> Issued:
         access = new_secret()
         binding = {"grant": grant_id, "client_id": client_id, "resource": resource}
         self.store.auth_put(
             ACCESS, digest(access), {**binding, "scopes": list(scopes)}, utc_now() + self._access
         )
-        refresh: str | None = None
-        if "offline_access" in scopes:
-            refresh = new_secret()
+        refresh_token: str | None = None
+        if refresh:
+            refresh_token = new_secret()
             self.store.auth_put(
                 REFRESH,
-                digest(refresh),
+                digest(refresh_token),
                 {**binding, "scopes": list(scopes)},
                 utc_now() + self._refresh,
             )
             grant = self.grant(grant_id)
             if grant is not None:  # a used grant lives as long as its newest refresh token
                 self.store.auth_put(GRANT, grant_id, grant, utc_now() + self._refresh)
-        return Issued(access, int(self._access.total_seconds()), scopes, refresh)
+        return Issued(access, int(self._access.total_seconds()), scopes, refresh_token)
 
     def access(self, token: str) -> dict[str, Any] | None:
         """The access token's binding, when the token and its grant are both live."""

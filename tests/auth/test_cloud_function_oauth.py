@@ -4,7 +4,7 @@ SDK's OAuth client discovers, registers, is approved and calls tools under the
 function's ``/metaCortexMcp`` prefix; every OAuth record lives in Firestore.
 
 Both ways the prefix reaches a deployed function: through the cloudfunctions.net
-front end (emulated by ``tests.cloud_frontend``: the name stripped, every other path
+front end (emulated by ``tests.google_front``: the name stripped, every other path
 Google's 404, ``METACORTEX_PUBLIC_URL`` set as the docs say), and with the full path
 (Hosting rewrites, run.app URLs)."""
 
@@ -27,9 +27,9 @@ from metacortex.owner import set_passphrase
 from metacortex.server.routes import FUNCTION_PREFIX
 from metacortex.storage.firestore import FirestoreStore
 from tests.auth.test_sdk_client_flow import MemoryTokens
-from tests.cloud_frontend import CloudFunctionsFrontEnd
 from tests.firestore_support import Emulator
 from tests.gemini_wire import FakeGemini, serve_over_http
+from tests.google_front import CloudFunctionsFrontEnd
 from tests.oauth_support import CALLBACK, approve_over_http, loopback_listener, serving
 
 pytestmark = [pytest.mark.anyio, pytest.mark.firestore, pytest.mark.slow]

@@ -3,7 +3,7 @@
 - ``root``: the server's own origin, ``http://127.0.0.1:PORT/mcp`` (``metacortex
   serve``, a custom domain, a tunnel).
 - ``cloudfunctions.net``: ``http://127.0.0.1:PORT/metaCortexMcp/mcp`` behind the
-  emulation of Google's front end for Cloud Functions (``tests.cloud_frontend``), with
+  emulation of Google's front end for Cloud Functions (``tests.google_front``), with
   ``METACORTEX_PUBLIC_URL`` set to the function's URL as docs/CONNECTORS.md says.
 
 Both are the production app (``create_app``) with OAuth on, a SQLite store and the
@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
-from tests.cloud_frontend import FUNCTION, CloudFunctionsFrontEnd
+from metacortex.server.routes import FUNCTION_PREFIX
+from tests.google_front import CloudFunctionsFrontEnd
 from tests.oauth_support import MetadataFixture, OAuthLive, loopback_listener, oauth_server, serving
 
 UrlForm = Literal["root", "cloudfunctions.net"]
@@ -57,7 +58,7 @@ def deployed(form: UrlForm, directory: Path) -> Iterator[Deployment]:
             yield Deployment(form, live, live.url, None)
         return
     listener = loopback_listener()
-    public = f"http://127.0.0.1:{listener.getsockname()[1]}/{FUNCTION}"
+    public = f"http://127.0.0.1:{listener.getsockname()[1]}{FUNCTION_PREFIX}"
     with oauth_server(directory, metacortex_public_url=public) as live:
         frontend = CloudFunctionsFrontEnd(live.url)
         with serving(frontend, listener):

@@ -23,41 +23,15 @@ import pytest
 from mcp import Client
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import (
-    AuthorizationCodeResult,
-    OAuthClientInformationFull,
-    OAuthClientMetadata,
-    OAuthToken,
-)
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 
+from tests.auth.test_sdk_client_flow import MemoryTokens
 from tests.connectors.consent import ConsentBrowser
 from tests.connectors.deployments import Deployment
 from tests.connectors.replay import innermost
 from tests.oauth_support import CALLBACK
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
-
-
-class Storage:
-    def __init__(
-        self,
-        tokens: OAuthToken | None = None,
-        client: OAuthClientInformationFull | None = None,
-    ) -> None:
-        self.tokens = tokens
-        self.client = client
-
-    async def get_tokens(self) -> OAuthToken | None:
-        return self.tokens
-
-    async def set_tokens(self, tokens: OAuthToken) -> None:
-        self.tokens = tokens
-
-    async def get_client_info(self) -> OAuthClientInformationFull | None:
-        return self.client
-
-    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        self.client = client_info
 
 
 class Owner:
@@ -86,7 +60,7 @@ class Owner:
         return self.answers.pop()
 
 
-def _provider(deployment: Deployment, owner: Owner, storage: Storage) -> OAuthClientProvider:
+def _provider(deployment: Deployment, owner: Owner, storage: MemoryTokens) -> OAuthClientProvider:
     return OAuthClientProvider(
         server_url=deployment.mcp,
         client_metadata=OAuthClientMetadata(
@@ -106,10 +80,12 @@ def _twin(provider: OAuthClientProvider, owner: Owner) -> OAuthClientProvider:
     discovery it made when it connected; its access token has just expired."""
     context = provider.context
     assert context.current_tokens is not None
+    storage = MemoryTokens()
+    storage.tokens, storage.client = context.current_tokens, context.client_info
     twin = OAuthClientProvider(
         server_url=context.server_url,
         client_metadata=context.client_metadata,
-        storage=Storage(context.current_tokens, context.client_info),
+        storage=storage,
         redirect_handler=owner.redirect,
         callback_handler=owner.callback,
     )
@@ -141,7 +117,7 @@ async def test_the_python_sdk_oauth_client_connects_calls_tools_refreshes_and_su
 ) -> None:
     where = f"mcp@{version('mcp')} (Python SDK) at the {deployment.form} URL"
     owner = Owner(owner_browser)
-    storage = Storage()
+    storage = MemoryTokens()
     provider = _provider(deployment, owner, storage)
 
     async with (

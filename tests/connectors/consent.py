@@ -29,7 +29,7 @@ from tests.oauth_support import PASSPHRASE, query_of
 # listeners, Codex's, are reached by address.
 _NO_NAME_RESOLUTION: Final = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
 _TIMEOUT_MS: Final = 20_000
-_ANSWER_MS: Final = 5_000
+_ANSWER_MS: Final = 10_000
 
 
 class ConsentFailed(AssertionError):

@@ -1,6 +1,6 @@
-"""The official Python SDK's OAuth client (PyPI ``mcp``, the version in the venv:
-``mcp.client.auth.OAuthClientProvider`` inside ``httpx2``, ``mcp.Client`` over
-Streamable HTTP) at each URL form.
+"""The official Python SDK's OAuth client (PyPI ``mcp`` 2.3, as pinned by pyproject's
+``mcp>=2.3,<3``; the test names the installed version): ``OAuthClientProvider`` inside
+``httpx2``, ``mcp.Client`` over Streamable HTTP, at each URL form.
 
 The SDK discovers, registers, builds the authorization URL and exchanges the code; the
 owner's Chromium gives consent. The SDK refreshes on its own clock, before a request,

@@ -103,6 +103,10 @@ class Settings(BaseSettings):
     metacortex_oauth_access_token_minutes: int = Field(default=60, ge=1, le=24 * 60)
     metacortex_oauth_refresh_token_days: int = Field(default=30, ge=1, le=365)
     metacortex_owner_session_hours: int = Field(default=12, ge=1, le=24 * 30)
+    # A repeat of the same refresh or code exchange within this many seconds gets the
+    # first use's token pair again (a lost response, racing workers); a use after it
+    # revokes the grant as reuse (auth/tokens.py). 0 turns the window off.
+    metacortex_oauth_replay_grace_seconds: int = Field(default=60, ge=0, le=600)
     # Test only: an http origin on a loopback address (e.g. http://127.0.0.1:8123) from
     # which Client ID Metadata Documents may be fetched. Never set it in production.
     metacortex_oauth_cimd_test_origin: str | None = None

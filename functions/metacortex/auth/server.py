@@ -28,7 +28,7 @@ import logging
 from datetime import timedelta
 from functools import partial
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 from urllib.parse import unquote, urlencode, urlsplit
 
 import anyio.to_thread
@@ -52,7 +52,7 @@ from metacortex.auth.cimd import MetadataDocuments
 from metacortex.auth.clients import Client, ClientRegistry, UnknownClient
 from metacortex.auth.presets import BY_ID, PRESETS, known_client
 from metacortex.auth.resource import WELL_KNOWN_PRM, OAuthResource, resource_of
-from metacortex.auth.tokens import Issued, TokenStore, pkce_matches
+from metacortex.auth.tokens import CODE, REFRESH, Issued, TokenStore, pkce_matches
 from metacortex.config import Settings
 from metacortex.owner import OwnerWeb, public_base, templates
 from metacortex.owner.web import origin_of
@@ -130,6 +130,7 @@ class AuthorizationServer:
             store,
             timedelta(minutes=self.settings.metacortex_oauth_access_token_minutes),
             timedelta(days=self.settings.metacortex_oauth_refresh_token_days),
+            timedelta(seconds=self.settings.metacortex_oauth_replay_grace_seconds),
         )
         self._documents = MetadataDocuments(
             store, test_origin=self.settings.metacortex_oauth_cimd_test_origin
@@ -575,54 +576,59 @@ class AuthorizationServer:
         verifier = _field(form, "code_verifier")
         if not code or not verifier:
             raise OAuthError("invalid_request", "code and code_verifier are required")
-        redeemed = await anyio.to_thread.run_sync(self.tokens.redeem_code, code)
-        if redeemed is None:
+        binding = await anyio.to_thread.run_sync(self.tokens.code, code)
+        if binding is None:
             raise OAuthError("invalid_grant", "the code is unknown or expired")
-        binding, first = redeemed
-        if not first:
-            log(logging.WARNING, "oauth code replayed: grant revoked", grant_id=binding["grant"])
-            raise OAuthError("invalid_grant", "the code was already used; its tokens are revoked")
         try:
             _check_code(form, client, binding, verifier)
         except OAuthError:
             # The code is spent: the grant it created can never be used, so it goes too.
-            await anyio.to_thread.run_sync(self.tokens.revoke_grant, str(binding["grant"]))
+            await anyio.to_thread.run_sync(self.tokens.spend_code, code)
             raise
         scopes = tuple(binding["scopes"])
-        issued = await anyio.to_thread.run_sync(
+        refresh = scope_names.OFFLINE in scopes or client.refresh_grant
+        return await self._exchange(CODE, code, binding, scopes, refresh=refresh)
+
+    async def _exchange(
+        self,
+        kind: Literal["code", "refresh_token"],
+        presented: str,
+        binding: dict[str, Any],
+        scopes: tuple[str, ...],
+        *,
+        refresh: bool,
+    ) -> dict[str, Any]:
+        """Spend a checked code or refresh token; the grace window decides what a repeat
+        gets (``auth.tokens``)."""
+        grant_id = str(binding["grant"])
+        grant = await anyio.to_thread.run_sync(self.tokens.grant, grant_id)
+        if grant is None:
+            raise OAuthError("invalid_grant", "the grant was revoked")
+        exchanged = await anyio.to_thread.run_sync(
             partial(
-                self.tokens.issue,
-                str(binding["grant"]),
-                client.client_id,
-                str(binding["resource"]),
-                scopes,
-                refresh=scope_names.OFFLINE in scopes or client.refresh_grant,
+                self.tokens.exchange, kind, presented, binding, scopes, refresh=refresh, grant=grant
             )
         )
-        return _token_body(issued)
+        what = "code" if kind == CODE else "refresh token"
+        if exchanged.outcome == "reused":
+            log(logging.WARNING, f"oauth {what} reused: grant revoked", grant_id=grant_id)
+            raise OAuthError("invalid_grant", f"the {what} was already used; the grant is revoked")
+        if exchanged.pair is None:
+            raise OAuthError("invalid_grant", f"the {what} is unknown or expired")
+        if exchanged.outcome == "repeated":
+            log(logging.INFO, f"oauth {what} repeated within the grace window", grant_id=grant_id)
+        return _token_body(exchanged.pair)
 
     async def _refresh_grant(self, form: FormData, client: Client) -> dict[str, Any]:
         token = _field(form, "refresh_token")
         if not token:
             raise OAuthError("invalid_request", "refresh_token is required")
-        rotated = await anyio.to_thread.run_sync(self.tokens.rotate, token)
-        if rotated is None:
+        # Every check comes before the token is used: a refused refresh leaves it as it was.
+        binding = await anyio.to_thread.run_sync(self.tokens.refresh_binding, token)
+        if binding is None:
             raise OAuthError("invalid_grant", "the refresh token is unknown or expired")
-        binding, first = rotated
-        if not first:
-            log(
-                logging.WARNING,
-                "oauth refresh token reused: grant revoked",
-                grant_id=binding["grant"],
-            )
-            raise OAuthError(
-                "invalid_grant", "the refresh token was already used; the grant is revoked"
-            )
         if binding["client_id"] != client.client_id:
             raise OAuthError("invalid_grant", "the refresh token was issued to another client")
-        grant = await anyio.to_thread.run_sync(self.tokens.grant, str(binding["grant"]))
-        if grant is None:
-            raise OAuthError("invalid_grant", "the grant was revoked")
         resource = _field(form, "resource")
         if resource is not None and _trim(resource) != binding["resource"]:
             raise OAuthError("invalid_target", "resource differs from the one authorized")
@@ -638,17 +644,8 @@ class AuthorizationServer:
                 for s in scope_names.SUPPORTED
                 if s in narrowed or (s == scope_names.OFFLINE and s in scopes)
             )
-        issued = await anyio.to_thread.run_sync(
-            partial(
-                self.tokens.issue,
-                str(binding["grant"]),
-                client.client_id,
-                str(binding["resource"]),
-                scopes,
-                refresh=True,  # the family continues
-            )
-        )
-        return _token_body(issued)
+        # refresh=True: the family continues
+        return await self._exchange(REFRESH, token, binding, scopes, refresh=True)
 
     # ------------------------------------------------------------ revoke
     async def revoke(self, request: Request) -> Response:

@@ -74,10 +74,14 @@ class MetadataFixture:
     url: str = ""
     fetches: int = 0
     failing: bool = False
+    # The User-Agent of every fetch, by document name.
+    user_agents: dict[str, list[str]] = field(default_factory=dict)
 
     def app(self) -> Starlette:
         async def document(request: Request) -> Response:
             self.fetches += 1
+            name = request.path_params["name"]
+            self.user_agents.setdefault(name, []).append(request.headers.get("user-agent", ""))
             if self.failing:
                 return Response("<html>busy</html>", status_code=503, media_type="text/html")
             name = request.path_params["name"]
@@ -158,6 +162,13 @@ def hidden(html: str, name: str) -> str:
     return match.group(1)
 
 
+def checked_preset(html: str) -> str:
+    """The preset the consent page has selected: what a plain "Allow" approves."""
+    match = re.search(r'name="preset" value="([^"]+)"\s+aria-describedby="[^"]*" checked', html)
+    assert match is not None, "no preset is selected on the consent page"
+    return match.group(1)
+
+
 def query_of(location: str) -> dict[str, str]:
     return {key: values[0] for key, values in parse_qs(urlsplit(location).query).items()}
 
@@ -222,8 +233,10 @@ class Browserless:
         assert answer.status_code == 303, answer.text
         return answer.headers["location"]
 
-    def code_for(self, client_id: str, challenge: str, **params: str) -> str:
-        location = self.consent(self.authorize(client_id, challenge, **params))
+    def code_for(
+        self, client_id: str, challenge: str, preset: str = "read-write", **params: str
+    ) -> str:
+        location = self.consent(self.authorize(client_id, challenge, **params), preset=preset)
         return query_of(location)["code"]
 
     def exchange(self, client_id: str, code: str, verifier: str, **extra: str) -> httpx2.Response:
@@ -240,10 +253,12 @@ class Browserless:
             },
         )
 
-    def tokens(self, client_id: str, secret: str | None = None, **params: str) -> dict[str, Any]:
-        """Authorize (approving), then exchange the code; the token response."""
+    def tokens(
+        self, client_id: str, secret: str | None = None, preset: str = "read-write", **params: str
+    ) -> dict[str, Any]:
+        """Authorize (approving ``preset``), then exchange the code; the token response."""
         verifier, challenge = pkce_pair()
-        code = self.code_for(client_id, challenge, **params)
+        code = self.code_for(client_id, challenge, preset, **params)
         extra = {"resource": params["resource"]} if "resource" in params else {}
         if secret is not None:
             extra["client_secret"] = secret
@@ -285,11 +300,12 @@ def approve_over_http(
     http: httpx2.Client,
     authorization_url: str,
     passphrase: str = PASSPHRASE,
-    preset: str = "read-write",
+    preset: str | None = "read-write",
 ) -> dict[str, str]:
     """Follow an authorization URL like a browser would, signing in if asked and
-    approving; the parameters the client's redirect URI receives. Works under any
-    base path: every URL is taken from the pages themselves."""
+    approving (``preset`` None: the page's own selection, a plain "Allow"); the
+    parameters the client's redirect URI receives. Works under any base path: every
+    URL is taken from the pages themselves."""
     answer = http.get(authorization_url)
     assert answer.status_code == 303, answer.text
     consent_url = answer.headers["location"]
@@ -315,7 +331,7 @@ def approve_over_http(
             "csrf": hidden(page.text, "csrf"),
             "request": hidden(page.text, "request"),
             "decision": "approve",
-            "preset": preset,
+            "preset": preset or checked_preset(page.text),
         },
     )
     assert decided.status_code == 303, decided.text

@@ -23,11 +23,15 @@ from urllib.parse import urlsplit
 import anyio.to_thread
 import httpcore2
 
+from metacortex import __version__
 from metacortex.domain.records import utc_now
 from metacortex.owner.sessions import digest
 from metacortex.storage.base import MemoryStore
 
 KIND: Final = "cimd"
+# Who is fetching: chatgpt.com and claude.ai sit behind bot rules that turn away
+# requests without one.
+USER_AGENT: Final = f"MetaCortex/{__version__} (+client-metadata fetch)".encode()
 JWKS_KIND: Final = "jwks"
 MAX_BYTES: Final = 16 * 1024
 TIMEOUT_S: Final = 5.0
@@ -154,7 +158,7 @@ async def fetch_limited(url: str, address: str | None) -> bytes:
                 pool.stream(
                     "GET",
                     url,
-                    headers=[(b"accept", b"application/json")],
+                    headers=[(b"accept", b"application/json"), (b"user-agent", USER_AGENT)],
                     extensions={"timeout": timeouts},
                 ) as response,
             ):

@@ -50,7 +50,13 @@ from metacortex.auth.assertions import (
 )
 from metacortex.auth.cimd import MetadataDocuments
 from metacortex.auth.clients import Client, ClientRegistry, UnknownClient
-from metacortex.auth.presets import BY_ID, PRESETS, known_client
+from metacortex.auth.presets import (
+    BY_ID,
+    PRESETS,
+    granted_scopes,
+    known_client,
+    preselected,
+)
 from metacortex.auth.resource import WELL_KNOWN_PRM, OAuthResource, resource_of
 from metacortex.auth.tokens import CODE, REFRESH, Issued, TokenStore, pkce_matches
 from metacortex.config import Settings
@@ -413,12 +419,18 @@ class AuthorizationServer:
         if preset is None:
             return self._error_page(request, "Choose what the client may do.")
         redirect_host = redirects.shown_host(redirect_uri)
+        # One truth: the grant's (and its tokens') scopes are those its preset uses.
+        scopes = granted_scopes(
+            preset,
+            tuple(taken["scopes"]),
+            self._endpoint_tools(request, str(taken["resource"])),
+        )
         grant = {
             "client_id": client.client_id,
             "client_name": client.display_name(),
             "redirect_host": redirect_host,
             "resource": taken["resource"],
-            "scopes": taken["scopes"],
+            "scopes": list(scopes),
             "preset": preset.id,
             "chatgpt_tools": _field(form, "chatgpt_tools") == "on",
         }
@@ -441,7 +453,7 @@ class AuthorizationServer:
                 "redirect_given": taken["redirect_given"],
                 "code_challenge": taken["code_challenge"],
                 "resource": taken["resource"],
-                "scopes": taken["scopes"],
+                "scopes": list(scopes),
             },
         )
         return self._redirect(request, redirect_uri, {"code": code, **kept})
@@ -471,12 +483,21 @@ class AuthorizationServer:
                 "resource": pending["resource"],
                 "scopes": " ".join(scopes),
                 "presets": self._presets_at(request, str(pending["resource"])),
-                "chosen": known.preset if known is not None else "read",
+                "chosen": preselected(
+                    tuple(scopes), self._endpoint_tools(request, str(pending["resource"]))
+                ).id,
                 "chatgpt_tools": known.chatgpt_tools if known is not None else False,
                 "offline": scope_names.OFFLINE in scopes or client.refresh_grant,
             },
             form_targets=(target,) if target is not None else (),
         )
+
+    def _endpoint_tools(self, request: Request, resource: str) -> frozenset[str] | None:
+        """The tools the endpoint ``resource`` offers (None: not one of this server's)."""
+        base = self.issuer(request)
+        route = resolve(resource[len(base) :]) if resource.startswith(base + "/") else None
+        endpoint = self.runtime.profiles.get(route.client_id) if route is not None else None
+        return endpoint.allowed_tools if endpoint is not None else None
 
     def _presets_at(self, request: Request, resource: str) -> list[dict[str, Any]]:
         """Each preset as it applies at the endpoint: what the grant would really get."""

@@ -79,18 +79,15 @@ def authorization_server_metadata_urls(issuer: str) -> list[str]:
     ]
 
 
-async def discover(http: httpx2.AsyncClient, mcp_url: str, method: str = "POST") -> Discovery:
-    """From a bare request to the MCP URL to the authorization server's metadata."""
+async def discover(http: httpx2.AsyncClient, mcp_url: str) -> Discovery:
+    """From a bare POST to the MCP URL to the authorization server's metadata."""
     headers = {"accept": "application/json, text/event-stream"}
-    if method == "POST":
-        challenge = await http.post(mcp_url, json=_PING, headers=headers)
-    else:
-        challenge = await http.request(method, mcp_url, headers=headers)
+    challenge = await http.post(mcp_url, json=_PING, headers=headers)
     www = challenge.headers.get("www-authenticate", "")
     found = re.search(r'resource_metadata="([^"]+)"', www)
     if challenge.status_code != 401 or found is None:
         raise ReplayFailed(
-            f"discovery: {method} {mcp_url} answered {challenge.status_code} "
+            f"discovery: POST {mcp_url} answered {challenge.status_code} "
             f"({www or 'no challenge'}): {challenge.text[:200]}"
         )
     scope = re.search(r'scope="([^"]*)"', www)
@@ -169,8 +166,8 @@ class ReplayedConnector:
             raise ReplayFailed("not discovered yet")
         return self.discovery
 
-    async def discover(self, method: str = "POST") -> Discovery:
-        self.discovery = await discover(self.http, self.deployment.mcp, method)
+    async def discover(self) -> Discovery:
+        self.discovery = await discover(self.http, self.deployment.mcp)
         return self.discovery
 
     async def register(self, body: dict[str, Any]) -> str:

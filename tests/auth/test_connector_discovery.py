@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qs
 
@@ -37,25 +36,6 @@ from tests.oauth_support import (
 from tests.server.conftest import ADMIN_TOKEN
 
 METHODS = ("GET", "HEAD", "DELETE", "PUT")
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-def live(tmp_path: Path) -> Iterator[OAuthLive]:
-    with oauth_server(tmp_path) as running:
-        yield running
-
-
-@pytest.fixture
-def agent(live: OAuthLive) -> Iterator[Browserless]:
-    user = Browserless(live)
-    assert user.sign_in().status_code == 303
-    yield user
-    user.close()
 
 
 @pytest.mark.parametrize("path", ["/mcp", "/mcp/", "/clients/web/mcp", "/metaCortexMcp/mcp"])

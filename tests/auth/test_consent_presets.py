@@ -8,7 +8,6 @@ asks for the challenge's scopes, ``memory:read memory:write``."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx2
@@ -22,25 +21,10 @@ from tests.oauth_support import (
     OAuthLive,
     approve_over_http,
     checked_preset,
-    oauth_server,
     pkce_pair,
     query_of,
     tool_call,
 )
-
-
-@pytest.fixture
-def live(tmp_path: Path) -> Iterator[OAuthLive]:
-    with oauth_server(tmp_path) as running:
-        yield running
-
-
-@pytest.fixture
-def agent(live: OAuthLive) -> Iterator[Browserless]:
-    user = Browserless(live)
-    assert user.sign_in().status_code == 303
-    yield user
-    user.close()
 
 
 def _preselected(agent: Browserless, client_id: str, **params: str) -> str:

@@ -8,17 +8,12 @@ metadata document served on loopback."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
-
-import pytest
 
 from tests.oauth_support import (
     Browserless,
     OAuthLive,
     hidden,
-    oauth_server,
     pkce_pair,
     query_of,
     tools_list,
@@ -36,20 +31,6 @@ CURSOR_REGISTRATION: dict[str, Any] = {
     "grant_types": ["authorization_code", "refresh_token"],
     "response_types": ["code"],
 }
-
-
-@pytest.fixture
-def live(tmp_path: Path) -> Iterator[OAuthLive]:
-    with oauth_server(tmp_path) as running:
-        yield running
-
-
-@pytest.fixture
-def agent(live: OAuthLive) -> Iterator[Browserless]:
-    user = Browserless(live)
-    assert user.sign_in().status_code == 303
-    yield user
-    user.close()
 
 
 def _csp_directives(header: str) -> list[str]:
@@ -100,34 +81,36 @@ def test_cursors_registration_with_its_app_scheme_registers_and_the_app_gets_tok
         assert agent.authorize(client_id, other, redirect_uri=uri).status_code == 400
 
 
-@pytest.mark.parametrize(
-    "uri",
-    [
-        "javascript:alert(1)",
-        "data:text/html,<script>alert(1)</script>",
-        "vbscript:msgbox",
-        "file:///etc/passwd",
-        "https:/evil.example/cb",  # a look-alike the SDK's parser would turn into https://
-        "https:evil.example/cb",
-        "HTTPS://evil.example/cb",
-        "httpz://evil.example/cb",
-        "http://evil.example/cb",
-        "https://evil.example/cb#fragment",
-        "https://chatgpt.com@evil.example/cb",
-        "https://evil.example:99999/cb",
-        "https://x;frame-ancestors *;/cb",
-        "myapp:opaque",
-        "cursor://user@anysphere.cursor-mcp/oauth/callback",
-    ],
+REFUSED = (
+    "javascript:alert(1)",
+    "data:text/html,<script>alert(1)</script>",
+    "vbscript:msgbox",
+    "file:///etc/passwd",
+    "https:/evil.example/cb",  # a look-alike the SDK's parser would turn into https://
+    "https:evil.example/cb",
+    "HTTPS://evil.example/cb",
+    "httpz://evil.example/cb",
+    "http://evil.example/cb",
+    "https://evil.example/cb#fragment",
+    "https://chatgpt.com@evil.example/cb",
+    "https://evil.example:99999/cb",
+    "https://x;frame-ancestors *;/cb",
+    "myapp:opaque",
+    "cursor://user@anysphere.cursor-mcp/oauth/callback",
 )
+
+
 def test_registration_refuses_scripted_malformed_and_look_alike_redirect_uris(
-    agent: Browserless, uri: str
+    agent: Browserless,
 ) -> None:
-    answer = agent.http.post(
-        "/oauth/register", json={"redirect_uris": [uri], "token_endpoint_auth_method": "none"}
-    )
-    assert answer.status_code == 400, answer.text
-    assert answer.json()["error"] == "invalid_redirect_uri"
+    accepted = []
+    for uri in REFUSED:
+        answer = agent.http.post(
+            "/oauth/register", json={"redirect_uris": [uri], "token_endpoint_auth_method": "none"}
+        )
+        if answer.status_code != 400 or answer.json()["error"] != "invalid_redirect_uri":
+            accepted.append((uri, answer.status_code, answer.text[:120]))
+    assert accepted == []
 
 
 def test_a_metadata_document_cannot_inject_csp_directives_into_the_consent_page(

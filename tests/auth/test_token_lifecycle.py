@@ -25,20 +25,6 @@ from tests.oauth_support import (
 )
 
 
-@pytest.fixture
-def live(tmp_path: Path) -> Iterator[OAuthLive]:
-    with oauth_server(tmp_path) as running:
-        yield running
-
-
-@pytest.fixture
-def agent(live: OAuthLive) -> Iterator[Browserless]:
-    user = Browserless(live)
-    assert user.sign_in().status_code == 303
-    yield user
-    user.close()
-
-
 def _refresh(agent: Browserless, client_id: str, token: str, **extra: str) -> dict[str, Any]:
     answer = agent.http.post(
         "/oauth/token",

@@ -150,6 +150,12 @@ class TokenStore:
     ) -> Issued:
         """A new pair; with a refresh token the grant (``grant``: its record, when the
         caller has just read it) lives as long as that token."""
+        if refresh:
+            # First, right after the read: the store has no update-if-present, so a
+            # revocation landing between the read and this write would be undone.
+            grant = grant if grant is not None else self.grant(grant_id)
+            if grant is not None:  # a used grant lives as long as its newest refresh token
+                self.store.auth_put(GRANT, grant_id, grant, utc_now() + self._refresh)
         access = new_secret()
         binding = {"grant": grant_id, "client_id": client_id, "resource": resource}
         self.store.auth_put(
@@ -164,9 +170,6 @@ class TokenStore:
                 {**binding, "scopes": list(scopes)},
                 utc_now() + self._refresh,
             )
-            grant = grant if grant is not None else self.grant(grant_id)
-            if grant is not None:  # a used grant lives as long as its newest refresh token
-                self.store.auth_put(GRANT, grant_id, grant, utc_now() + self._refresh)
         return Issued(access, int(self._access.total_seconds()), scopes, refresh_token)
 
     def access(self, token: str) -> dict[str, Any] | None:

@@ -11,6 +11,7 @@ from datetime import timedelta
 import pytest
 from pydantic import SecretStr
 
+from metacortex.auth.tokens import GRANT, REFRESH, TokenStore
 from metacortex.clients import ClientDirectory, ClientManager
 from metacortex.clients import stored as stored_clients
 from metacortex.clients.grants import list_grants, pause_grant, resume_grant, revoke_grant
@@ -21,6 +22,7 @@ from metacortex.server.profiles import load_profiles, token_digest
 from tests.contract.conftest import StoreFactory
 
 ENV_TOKEN = "env-" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4"
+RESOURCE = "https://memory.example/mcp"
 
 
 def _settings(refresh: float = 10.0) -> Settings:
@@ -65,6 +67,50 @@ def test_auth_update_merges_into_a_live_record_and_never_brings_a_deleted_one_ba
     assert store.auth_get("grant", "g") is None
     store.auth_put("grant", "gone", {"v": 1}, utc_now() - timedelta(seconds=1))
     assert store.auth_update("grant", "gone", {"v": 2}) is None
+
+
+def test_auth_extend_moves_only_the_expiry_and_never_creates(
+    store_factory: StoreFactory,
+) -> None:
+    store = store_factory()
+    soon, later = utc_now() + timedelta(minutes=1), utc_now() + timedelta(days=30)
+    store.auth_put("grant", "g", {"client_name": "Claude"}, soon)
+    store.auth_consume("grant", "g")
+    store.auth_update("grant", "g", {"paused": True})
+
+    assert store_factory().auth_extend("grant", "g", later) is True
+    assert store.auth_get("grant", "g") == {"client_name": "Claude", "paused": True}
+    assert store.auth_consume("grant", "g") == ({"client_name": "Claude", "paused": True}, False)
+    store.auth_delete("grant", "g")
+    assert store.auth_extend("grant", "g", later) is False
+    assert store.auth_get("grant", "g") is None
+    assert store.auth_list("grant") == []
+
+
+def test_a_grant_paused_while_its_refresh_token_is_exchanged_stays_paused(
+    store_factory: StoreFactory,
+) -> None:
+    """The token endpoint reads the grant, then spends the refresh token and extends the
+    grant's life. Before, the extension rewrote the grant as the endpoint had read it,
+    so a pause (or a revocation) landing in between was undone."""
+    store = store_factory()
+    tokens = TokenStore(store, timedelta(minutes=60), timedelta(days=30))
+    grant_id = tokens.create_grant({"client_id": "c", "preset": "read"})
+    first = tokens.issue(grant_id, "c", RESOURCE, ("memory:read",), refresh=True)
+    assert first.refresh_token is not None
+    binding = tokens.refresh_binding(first.refresh_token)
+    assert binding is not None
+    assert tokens.grant(grant_id) is not None  # the token endpoint's read
+
+    pause_grant(store_factory(), grant_id)
+    exchanged = tokens.exchange(
+        REFRESH, first.refresh_token, binding, ("memory:read",), refresh=True
+    )
+
+    assert exchanged.outcome == "issued"
+    grant = store_factory().auth_get(GRANT, grant_id)
+    assert grant is not None
+    assert grant["paused"] is True
 
 
 # ------------------------------------------------------------- the manager

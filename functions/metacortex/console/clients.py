@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import time
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 from starlette.requests import Request
 from starlette.responses import Response
 
+from metacortex.auth.presets import BY_ID, granted_scopes
 from metacortex.clients import ClientManager
 from metacortex.clients.grants import GrantView, list_grants
 from metacortex.clients.manage import DEFAULT_TOOLS
@@ -26,6 +28,7 @@ from metacortex.console.client_page import client_page
 from metacortex.errors import InvalidArgument, MetaCortexError
 from metacortex.owner import Session
 from metacortex.server.profiles import ADMIN_PROFILE_ID, TOOL_NAMES
+from metacortex.server.routes import resolve
 
 # Last use is looked up over the activity page's window of events (they are kept 90 days
 # by default): reading them all would make the page's time grow with the retention
@@ -45,12 +48,23 @@ def manager(console: ConsoleBase) -> ClientManager:
     return ClientManager(console.service.store, console.settings)
 
 
-def _grant_row(grant: GrantView, last_use: dict[str, str]) -> dict[str, Any]:
+def _access(console: ConsoleBase, grant: GrantView) -> dict[str, str]:
+    """The preset and the scopes that really apply: a grant approved before grants kept
+    only their preset's scopes may list more than its preset lets it use."""
+    preset = BY_ID.get(str(grant.preset))
+    if preset is None:
+        return {"preset": str(grant.preset), "scopes": " ".join(grant.scopes)}
+    route = resolve(urlsplit(grant.resource or "").path)
+    endpoint = console.runtime.profiles.get(route.client_id) if route is not None else None
+    tools = endpoint.allowed_tools if endpoint is not None else None
+    return {"preset": preset.title, "scopes": " ".join(granted_scopes(preset, grant.scopes, tools))}
+
+
+def _grant_row(console: ConsoleBase, grant: GrantView, last_use: dict[str, str]) -> dict[str, Any]:
     return {
         "id": grant.id,
         "label": grant.label,
-        "preset": grant.preset,
-        "scopes": " ".join(grant.scopes),
+        **_access(console, grant),
         "resource": grant.resource,
         "created_at": grant.created_at,
         "paused": grant.paused,
@@ -86,7 +100,7 @@ async def clients_page(
                 "last_use": last_use.get(ADMIN_PROFILE_ID),
             },
             "clients": [{"view": c, "last_use": last_use.get(c.id)} for c in clients],
-            "grants": [_grant_row(grant, last_use) for grant in grants],
+            "grants": [_grant_row(console, grant, last_use) for grant in grants],
             "oauth": console.authorization is not None,
             "last_use_days": LAST_USE_DAYS,
             "refresh_seconds": console.settings.metacortex_client_refresh_seconds,

@@ -260,9 +260,13 @@ class MemoryStore(Protocol):
 
     def auth_get(self, kind: str, key: str) -> dict[str, Any] | None: ...
 
-    def auth_consume(self, kind: str, key: str) -> tuple[dict[str, Any], bool] | None:
+    def auth_consume(
+        self, kind: str, key: str, mark: Mapping[str, Any] | None = None
+    ) -> tuple[dict[str, Any], bool] | None:
         """Atomically mark a record consumed: (data, True) the first time, (data, False)
-        on every later call (a replay), None when absent or expired."""
+        on every later call (a replay), None when absent or expired. ``mark``'s fields
+        are merged into the data by the first consumption only, in the same atomic
+        step; later calls return the data with them (what answered the first use)."""
         ...
 
     def auth_delete(self, kind: str, key: str) -> bool:
@@ -286,6 +290,15 @@ class MemoryStore(Protocol):
         consumed mark: the new data, or None (nothing written) when the record is absent
         or expired. Unlike ``auth_get`` then ``auth_put``, it never brings back a record
         deleted in between (a paused client removed meanwhile stays removed)."""
+        ...
+
+    def auth_extend(self, kind: str, key: str, expires_at: datetime) -> bool:
+        """Move a stored record's expiry, leaving its data and consumed mark as they are:
+        True when it was there. It never creates a record, so a record deleted after the
+        caller read it stays deleted, and a change made to its data meanwhile (a grant
+        paused) stays too. One write, no read, so it cannot tell an expired record the
+        store has not deleted yet from a live one: extend only a record just read live
+        (an OAuth grant at each refresh)."""
         ...
 
     def close(self) -> None: ...

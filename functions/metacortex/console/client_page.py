@@ -14,8 +14,8 @@ revoking a grant cannot be undone, so each has a confirmation page
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import Any, Final
+from collections.abc import Awaitable, Callable
+from typing import Final
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -34,6 +34,15 @@ from metacortex.owner import Session, public_base
 from metacortex.server.profiles import ADMIN_PROFILE_ID
 
 CLIENTS: Final = "/console/clients"
+# What the page says after a change redirected to it (``?done=``).
+NOTICES: Final = {
+    "paused": "The client is paused: it is refused until you resume it.",
+    "resumed": "The client is resumed.",
+    "removed": "The client was removed; its token no longer works.",
+    "grant-paused": "The grant is paused: its tokens are refused until you resume it.",
+    "grant-resumed": "The grant is resumed.",
+    "revoked": "The grant was revoked; its tokens no longer work.",
+}
 
 
 def _manager(console: ConsoleBase) -> ClientManager:
@@ -94,66 +103,86 @@ async def client_page(
             "token_variable": variable,
             "snippets": render(endpoint),
             "refresh_seconds": console.settings.metacortex_client_refresh_seconds,
-            "notice": "The client is paused: it is refused until you resume it."
-            if done == "paused"
-            else "The client is resumed."
-            if done == "resumed"
-            else None,
+            "notice": NOTICES.get(done or ""),
         },
         status_code=201 if created is not None else 200,
     )
 
 
 # ------------------------------------------------------------------ changes
-async def _change(
-    console: ConsoleBase,
-    request: Request,
-    session: Session,
-    *,
+Handler = Callable[[ConsoleBase, Request, Session], Awaitable[Response]]
+
+
+def _change(
     action: str,
-    summary: dict[str, Any],
-    change: Callable[[], object],
+    key: str,
+    change: Callable[[ConsoleBase, str], object],
     then: str,
     refused: str,
-) -> Response:
-    started = time.perf_counter()
-    try:
-        await console.call(change)
-    except MetaCortexError as error:
-        console.record_action(action, started, summary, error=error)
-        return console.refused(request, session, error, refused)
-    console.record_action(action, started, summary, response={"done": True})
-    return console.redirect(request, then)
+) -> Handler:
+    """A POST handler: ``change(console, <path parameter key>)``, recorded as an
+    ``owner_action`` event, then a redirect to ``then`` (``{id}``: the parameter)."""
+
+    async def handle(console: ConsoleBase, request: Request, session: Session) -> Response:
+        target = request.path_params[key]
+        summary = {key: target}
+        started = time.perf_counter()
+        try:
+            await console.call(lambda: change(console, target))
+        except MetaCortexError as error:
+            console.record_action(action, started, summary, error=error)
+            return console.refused(request, session, error, refused)
+        console.record_action(action, started, summary, response={"done": True})
+        return console.redirect(request, then.format(id=target))
+
+    return handle
 
 
-async def pause_client(console: ConsoleBase, request: Request, session: Session) -> Response:
-    client_id = request.path_params["client_id"]
-    return await _change(
-        console,
-        request,
-        session,
-        action="client_pause",
-        summary={"client_id": client_id},
-        change=lambda: _manager(console).pause(client_id),
-        then=f"{CLIENTS}/{client_id}?done=paused",
-        refused="The client was not paused",
-    )
+pause_client = _change(
+    "client_pause",
+    "client_id",
+    lambda console, client_id: _manager(console).pause(client_id),
+    CLIENTS + "/{id}?done=paused",
+    "The client was not paused",
+)
+resume_client = _change(
+    "client_resume",
+    "client_id",
+    lambda console, client_id: _manager(console).resume(client_id),
+    CLIENTS + "/{id}?done=resumed",
+    "The client was not resumed",
+)
+remove_client = _change(
+    "client_remove",
+    "client_id",
+    lambda console, client_id: _manager(console).remove(client_id),
+    CLIENTS + "?done=removed",
+    "The client was not removed",
+)
+pause_grant_action = _change(
+    "grant_pause",
+    "grant_id",
+    lambda console, grant_id: pause_grant(console.service.store, grant_id),
+    CLIENTS + "?done=grant-paused",
+    "The grant was not paused",
+)
+resume_grant_action = _change(
+    "grant_resume",
+    "grant_id",
+    lambda console, grant_id: resume_grant(console.service.store, grant_id),
+    CLIENTS + "?done=grant-resumed",
+    "The grant was not resumed",
+)
+revoke_grant_action = _change(
+    "revoke_grant",
+    "grant_id",
+    lambda console, grant_id: revoke_grant(console.service.store, grant_id),
+    CLIENTS + "?done=revoked",
+    "The grant was not revoked",
+)
 
 
-async def resume_client(console: ConsoleBase, request: Request, session: Session) -> Response:
-    client_id = request.path_params["client_id"]
-    return await _change(
-        console,
-        request,
-        session,
-        action="client_resume",
-        summary={"client_id": client_id},
-        change=lambda: _manager(console).resume(client_id),
-        then=f"{CLIENTS}/{client_id}?done=resumed",
-        refused="The client was not resumed",
-    )
-
-
+# ------------------------------------------------------------- confirmations
 async def remove_page(console: ConsoleBase, request: Request, session: Session) -> Response:
     """The confirmation: nothing changes until its form is sent."""
     client_id = request.path_params["client_id"]
@@ -180,49 +209,6 @@ async def remove_page(console: ConsoleBase, request: Request, session: Session) 
     )
 
 
-async def remove_client(console: ConsoleBase, request: Request, session: Session) -> Response:
-    client_id = request.path_params["client_id"]
-    return await _change(
-        console,
-        request,
-        session,
-        action="client_remove",
-        summary={"client_id": client_id},
-        change=lambda: _manager(console).remove(client_id),
-        then=f"{CLIENTS}?done=removed",
-        refused="The client was not removed",
-    )
-
-
-# ------------------------------------------------------------------- grants
-async def pause_grant_action(console: ConsoleBase, request: Request, session: Session) -> Response:
-    grant_id = request.path_params["grant_id"]
-    return await _change(
-        console,
-        request,
-        session,
-        action="grant_pause",
-        summary={"grant_id": grant_id},
-        change=lambda: pause_grant(console.service.store, grant_id),
-        then=f"{CLIENTS}?done=grant-paused",
-        refused="The grant was not paused",
-    )
-
-
-async def resume_grant_action(console: ConsoleBase, request: Request, session: Session) -> Response:
-    grant_id = request.path_params["grant_id"]
-    return await _change(
-        console,
-        request,
-        session,
-        action="grant_resume",
-        summary={"grant_id": grant_id},
-        change=lambda: resume_grant(console.service.store, grant_id),
-        then=f"{CLIENTS}?done=grant-resumed",
-        refused="The grant was not resumed",
-    )
-
-
 async def revoke_page(console: ConsoleBase, request: Request, session: Session) -> Response:
     grant_id = request.path_params["grant_id"]
     grants = await console.call(list_grants, store=console.service.store)
@@ -244,18 +230,4 @@ async def revoke_page(console: ConsoleBase, request: Request, session: Session) 
             "button": f"Revoke {grant.label}",
             "back": CLIENTS,
         },
-    )
-
-
-async def revoke_grant_action(console: ConsoleBase, request: Request, session: Session) -> Response:
-    grant_id = request.path_params["grant_id"]
-    return await _change(
-        console,
-        request,
-        session,
-        action="revoke_grant",
-        summary={"grant_id": grant_id},
-        change=lambda: revoke_grant(console.service.store, grant_id),
-        then=f"{CLIENTS}?done=revoked",
-        refused="The grant was not revoked",
     )

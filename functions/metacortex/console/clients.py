@@ -24,7 +24,7 @@ from metacortex.clients.grants import GrantView, list_grants
 from metacortex.clients.manage import DEFAULT_TOOLS
 from metacortex.console.activity import DAYS, read_activity
 from metacortex.console.base import ConsoleBase, form_text
-from metacortex.console.client_page import client_page
+from metacortex.console.client_page import NOTICES, client_page
 from metacortex.errors import InvalidArgument, MetaCortexError
 from metacortex.owner import Session
 from metacortex.server.profiles import ADMIN_PROFILE_ID, TOOL_NAMES
@@ -34,14 +34,6 @@ from metacortex.server.routes import resolve
 # by default): reading them all would make the page's time grow with the retention
 # (docs/benchmarks.md).
 LAST_USE_DAYS: Final = DAYS
-NOTICES: Final = {
-    "paused": "The client is paused: it is refused until you resume it.",
-    "resumed": "The client is resumed.",
-    "removed": "The client was removed; its token no longer works.",
-    "grant-paused": "The grant is paused: its tokens are refused until you resume it.",
-    "grant-resumed": "The grant is resumed.",
-    "revoked": "The grant was revoked; its tokens no longer work.",
-}
 
 
 def manager(console: ConsoleBase) -> ClientManager:

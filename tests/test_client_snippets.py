@@ -14,8 +14,10 @@ import shlex
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from metacortex.cli.banner import banner
-from metacortex.clients import Endpoint, render, token_variable_for
+from metacortex.clients import Endpoint, client_endpoint, render, snippet, token_variable_for
 from metacortex.clients.snippets import APPS
 from metacortex.config import Settings
 from metacortex.server.profiles import load_profiles
@@ -126,9 +128,18 @@ def test_the_banner_prints_the_same_snippets_for_the_admin_endpoint(tmp_path: Pa
         stored_clients=["laptop"],
     )
 
-    for snippet in render(Endpoint("http://127.0.0.1:8765/mcp")):
-        for line in snippet.text.splitlines():
+    for shown in render(Endpoint("http://127.0.0.1:8765/mcp")):
+        for line in shown.text.splitlines():
             assert f"  {line}" in text
-        assert snippet.note in text
+        assert shown.note in text
     assert "(ids: laptop)" in text
     assert text.rstrip().splitlines()[-1].startswith("Scoped endpoints for other clients")
+
+
+def test_a_client_endpoint_names_its_own_variable_and_one_snippet_can_be_asked_for() -> None:
+    endpoint = client_endpoint("https://memory.example.com/", "laptop-codex", url_token=True)
+
+    assert endpoint == Endpoint(URL, token_variable=VARIABLE, url_token=True)
+    assert snippet(endpoint, "codex").text == _by_key(endpoint)["codex"]
+    with pytest.raises(ValueError, match="known: chatgpt, claude"):
+        snippet(endpoint, "emacs")

@@ -21,7 +21,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
-from metacortex.clients import ClientManager, ClientView, Endpoint, render, token_variable_for
+from metacortex.clients import ClientManager, ClientView, client_endpoint, render
 from metacortex.clients.manage import DEFAULT_TOOLS
 from metacortex.composition import build_store
 from metacortex.config import Settings
@@ -203,8 +203,13 @@ def run_add(args: argparse.Namespace) -> int:
             ),
         )
         client, token = created.client, created.token
-        variable = token_variable_for(client.id)
-        url = base_url(settings, args.url) + client.path
+        endpoint = client_endpoint(
+            base_url(settings, args.url),
+            client.id,
+            oauth=settings.metacortex_oauth,
+            url_token=client.url_token,
+        )
+        variable, url = endpoint.token_variable, endpoint.url
         if args.json:
             print(
                 json.dumps(
@@ -227,12 +232,6 @@ def run_add(args: argparse.Namespace) -> int:
         print(f"  {token}")
         print("Load it into the shell the application starts from:")
         print(f"  export {variable}='{token}'")
-        endpoint = Endpoint(
-            url,
-            token_variable=variable,
-            oauth=settings.metacortex_oauth,
-            url_token=client.url_token,
-        )
         for snippet in render(endpoint):
             print()
             print(f"{snippet.app} ({snippet.where}):")

@@ -69,6 +69,27 @@ def token_variable_for(client_id: str) -> str:
     return f"{TOKEN_VARIABLE}_{re.sub(r'[^A-Z0-9]', '_', client_id.upper())}"
 
 
+def client_endpoint(
+    base_url: str, client_id: str, *, oauth: bool = False, url_token: bool = False
+) -> Endpoint:
+    """A client endpoint ``<base_url>/clients/<id>/mcp`` whose token lives in the
+    client's own variable (``token_variable_for``)."""
+    return Endpoint(
+        f"{base_url.rstrip('/')}/clients/{client_id}/mcp",
+        token_variable=token_variable_for(client_id),
+        oauth=oauth,
+        url_token=url_token,
+    )
+
+
+def snippet(endpoint: Endpoint, key: str) -> Snippet:
+    """One application's snippet (``key``: one of ``APPS``)."""
+    for found in render(endpoint):
+        if found.key == key:
+            return found
+    raise ValueError(f"no snippet for {key!r}; known: {', '.join(APPS)}")
+
+
 def render(endpoint: Endpoint) -> list[Snippet]:
     """The six applications' snippets, in ``APPS`` order."""
     return [

@@ -27,7 +27,7 @@ from metacortex.clients.grants import (
     resume_grant,
     revoke_grant,
 )
-from metacortex.clients.snippets import TOKEN_VARIABLE, Endpoint, render, token_variable_for
+from metacortex.clients.snippets import TOKEN_VARIABLE, Endpoint, client_endpoint, render
 from metacortex.console.base import ConsoleBase
 from metacortex.errors import MetaCortexError, NotFound
 from metacortex.owner import Session, public_base
@@ -81,13 +81,11 @@ async def client_page(
     except MetaCortexError as error:
         return console.refused(request, session, error, "No such client")
     admin = client.id == ADMIN_PROFILE_ID
-    path = "/mcp" if admin else client.path
-    variable = TOKEN_VARIABLE if admin else token_variable_for(client.id)
-    endpoint = Endpoint(
-        public_base(request, console.settings) + path,
-        token_variable=variable,
-        oauth=console.authorization is not None,
-        url_token=client.url_token,
+    base, oauth = public_base(request, console.settings), console.authorization is not None
+    endpoint = (
+        Endpoint(base + "/mcp", token_variable=TOKEN_VARIABLE, oauth=oauth)
+        if admin
+        else client_endpoint(base, client.id, oauth=oauth, url_token=client.url_token)
     )
     done = request.query_params.get("done")
     return console.render(
@@ -100,7 +98,7 @@ async def client_page(
             "admin": admin,
             "endpoint": endpoint,
             "token": created.token if created is not None else None,
-            "token_variable": variable,
+            "token_variable": endpoint.token_variable,
             "snippets": render(endpoint),
             "refresh_seconds": console.settings.metacortex_client_refresh_seconds,
             "notice": NOTICES.get(done or ""),

@@ -5,12 +5,17 @@ A client is looked up by its ``client_id``: an https URL is a metadata document
 ``client``, its secret kept only as sha256). Redirect URIs match exactly, except
 loopback ``http`` ones, which match on any port (RFC 8252 §7.3) so Claude Code
 and other local clients can listen on a random port.
+
+Anyone may register, so a registration is kept only ``unused_lifetime``
+(``METACORTEX_OAUTH_UNUSED_CLIENT_MINUTES``) until the owner first approves the
+client on the consent page; from then on it is kept until the owner removes it.
 """
 
 from __future__ import annotations
 
 import hmac
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -19,6 +24,8 @@ from mcp.server.auth.provider import RegistrationError
 from mcp.shared.auth import OAuthClientInformationFull
 
 from metacortex.auth.cimd import MetadataDocumentError, MetadataDocuments, is_metadata_url
+from metacortex.auth.limits import client_name_problem
+from metacortex.domain.records import utc_now
 from metacortex.owner.sessions import digest
 from metacortex.storage.base import MemoryStore
 
@@ -40,6 +47,8 @@ class Client:
     registered_by: str  # "metadata document" | "dynamic registration"
     jwks_uri: str | None = None
     jwks: dict[str, Any] | None = None
+    # A dynamic registration the owner has not approved yet: it expires unless approved.
+    pending: bool = False
 
     def display_name(self) -> str:
         return self.name or urlsplit(self.redirect_uris[0]).hostname or self.client_id
@@ -86,9 +95,12 @@ def _redirect_allowed(uri: str) -> bool:
 
 
 class ClientRegistry:
-    def __init__(self, store: MemoryStore, documents: MetadataDocuments) -> None:
+    def __init__(
+        self, store: MemoryStore, documents: MetadataDocuments, unused_lifetime: timedelta
+    ) -> None:
         self._store = store
         self._documents = documents
+        self._unused_lifetime = unused_lifetime
 
     async def get(self, client_id: str) -> Client:
         if is_metadata_url(client_id):
@@ -111,7 +123,10 @@ class ClientRegistry:
             )
         record = await anyio.to_thread.run_sync(self._store.auth_get, KIND, client_id)
         if record is None:
-            raise UnknownClient("unknown client_id; register the client first")
+            raise UnknownClient(
+                "unknown client_id; register the client first (a registration that is never "
+                "approved expires: remove the connector in the client and add it again)"
+            )
         return Client(
             client_id=client_id,
             name=record.get("client_name"),
@@ -119,6 +134,7 @@ class ClientRegistry:
             auth_method=str(record["auth_method"]),
             secret_sha256=record.get("secret_sha256"),
             registered_by="dynamic registration",
+            pending=bool(record.get("pending", False)),
         )
 
     # The one method of the SDK's OAuthAuthorizationServerProvider its RegistrationHandler calls.
@@ -131,6 +147,9 @@ class ClientRegistry:
                 "redirect_uris must be https URLs or http loopback URLs, without fragment"
                 + (f" (refused: {bad[0]})" if bad else ""),
             )
+        long_name = client_name_problem(client_info.client_name)
+        if long_name is not None:
+            raise RegistrationError("invalid_client_metadata", long_name)
         record: dict[str, Any] = {
             "client_name": client_info.client_name,
             "redirect_uris": uris,
@@ -139,10 +158,19 @@ class ClientRegistry:
             if client_info.client_secret
             else None,
             "issued_at": client_info.client_id_issued_at,
+            "pending": True,
         }
+        expires = utc_now() + self._unused_lifetime
         await anyio.to_thread.run_sync(
-            self._store.auth_put, KIND, client_info.client_id, record, None
+            self._store.auth_put, KIND, client_info.client_id, record, expires
         )
+
+    def keep(self, client_id: str) -> None:
+        """The owner approved this client: keep its registration until it is removed."""
+        record = self._store.auth_get(KIND, client_id)
+        if record is not None and record.get("pending"):
+            record.pop("pending")
+            self._store.auth_put(KIND, client_id, record, None)
 
     def list(self) -> list[tuple[str, dict[str, Any]]]:
         return self._store.auth_list(KIND)

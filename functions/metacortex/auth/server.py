@@ -46,6 +46,12 @@ from metacortex.auth.assertions import (
 )
 from metacortex.auth.cimd import MetadataDocuments
 from metacortex.auth.clients import Client, ClientRegistry, UnknownClient
+from metacortex.auth.limits import (
+    AbuseLimits,
+    challenge_problem,
+    registration_problem,
+    state_problem,
+)
 from metacortex.auth.presets import BY_ID, PRESETS, known_client
 from metacortex.auth.resource import WELL_KNOWN_PRM, OAuthResource, resource_of
 from metacortex.auth.tokens import Issued, TokenStore, pkce_matches
@@ -53,7 +59,6 @@ from metacortex.config import Settings
 from metacortex.owner import OwnerWeb, public_base, templates
 from metacortex.owner.web import origin_of
 from metacortex.server.logs import log
-from metacortex.server.ratelimit import RateLimiter
 from metacortex.server.routes import FUNCTION_PREFIX, resolve
 from metacortex.server.runtime import Runtime
 from metacortex.storage.base import MemoryStore
@@ -67,9 +72,6 @@ REGISTER: Final = "/oauth/register"
 WELL_KNOWN_AS: Final = "/.well-known/oauth-authorization-server"
 WELL_KNOWN_OIDC: Final = "/.well-known/openid-configuration"
 AUTH_METHODS: Final = ("none", "client_secret_post", "client_secret_basic", "private_key_jwt")
-# Registrations write a record each; Claude registers up to twice per connect.
-REGISTRATIONS_PER_MINUTE_PER_ADDRESS: Final = 20
-REGISTRATIONS_PER_MINUTE_OVERALL: Final = 120
 _NO_STORE: Final = {"cache-control": "no-store", "pragma": "no-cache"}
 _CORS: Final = {"access-control-allow-origin": "*"}
 _VERIFIER_CHARS: Final = frozenset(
@@ -106,6 +108,7 @@ class AuthorizationServer:
         self._tokens: TokenStore | None = None
         self._clients: ClientRegistry | None = None
         self._documents: MetadataDocuments | None = None
+        self.limits = AbuseLimits(settings)
         self.owner = OwnerWeb(
             settings, self._require_store, page_templates=templates(HERE / "templates")
         )
@@ -127,7 +130,11 @@ class AuthorizationServer:
         self._documents = MetadataDocuments(
             store, test_origin=self.settings.metacortex_oauth_cimd_test_origin
         )
-        self._clients = ClientRegistry(store, self._documents)
+        self._clients = ClientRegistry(
+            store,
+            self._documents,
+            timedelta(minutes=self.settings.metacortex_oauth_unused_client_minutes),
+        )
         return OAuthResource(self.settings, self.runtime.profiles, self._tokens)
 
     @property
@@ -160,12 +167,8 @@ class AuthorizationServer:
             ClientRegistrationOptions(enabled=True),
         )
 
-        limiter = RateLimiter()
-
         async def register(request: Request) -> Response:
-            address = request.client.host if request.client else "unknown"
-            wait = limiter.acquire(f"address:{address}", REGISTRATIONS_PER_MINUTE_PER_ADDRESS)
-            wait = wait or limiter.acquire("overall", REGISTRATIONS_PER_MINUTE_OVERALL)
+            wait = self.limits.registration(request)
             if wait is not None:
                 return JSONResponse(
                     {
@@ -175,6 +178,9 @@ class AuthorizationServer:
                     status_code=429,
                     headers={**_NO_STORE, **_CORS, "retry-after": str(wait)},
                 )
+            problem = registration_problem(await request.body())
+            if problem is not None:
+                return _oauth_json(OAuthError("invalid_client_metadata", problem))
             response = await registration.handle(request)
             response.headers.update({**_NO_STORE, **_CORS})
             return response
@@ -277,6 +283,16 @@ class AuthorizationServer:
         )
 
     async def authorize(self, request: Request) -> Response:
+        wait = self.limits.authorization(request)
+        if wait is not None:
+            refused = self._error_page(
+                request,
+                f"Too many authorization requests from your address; wait {wait} seconds "
+                "and try again.",
+                429,
+            )
+            refused.headers["retry-after"] = str(wait)
+            return refused
         params = request.query_params
         client_id = params.get("client_id")
         if not client_id:
@@ -291,6 +307,9 @@ class AuthorizationServer:
                 request, "The redirect_uri is not one this client registered; nothing was sent."
             )
         state = params.get("state")
+        too_long = state_problem(state)
+        if too_long is not None:
+            return self._error_page(request, f"The request cannot be answered: {too_long}.")
         kept = {"state": state} if state is not None else {}
 
         def fail(error: str, description: str) -> Response:
@@ -301,8 +320,9 @@ class AuthorizationServer:
         if params.get("response_type") != "code":
             return fail("unsupported_response_type", "only response_type=code is supported")
         challenge = params.get("code_challenge")
-        if not challenge or params.get("code_challenge_method") != "S256":
-            return fail("invalid_request", "PKCE is required: code_challenge with method S256")
+        bad_pkce = challenge_problem(challenge, params.get("code_challenge_method"))
+        if bad_pkce is not None:
+            return fail("invalid_request", bad_pkce)
         if params.get("prompt") == "none":
             return fail("consent_required", "the owner must approve this client on the page")
         scopes = scope_names.parse(params.get("scope"))
@@ -389,6 +409,8 @@ class AuthorizationServer:
             "chatgpt_tools": _field(form, "chatgpt_tools") == "on",
         }
         grant_id = await anyio.to_thread.run_sync(self.tokens.create_grant, grant)
+        if client.pending:
+            await anyio.to_thread.run_sync(self.clients.keep, client.client_id)
         log(
             logging.INFO,
             "oauth grant created",

@@ -99,7 +99,10 @@ class OAuthResource:
     def insufficient_scope(
         self, scope: Scope, route: Route, identity: BearerIdentity, body: bytes
     ) -> Rejection | None:
-        for tool in _called_tools(body):
+        called = _called_tools(body)
+        if called is None:
+            return _TOO_DEEP
+        for tool in called:
             needed = scope_names.needed_for(tool)
             if needed is not None and needed not in identity.scopes:
                 wanted = " ".join(
@@ -120,9 +123,13 @@ class OAuthResource:
         return None
 
 
-def _called_tools(body: bytes) -> list[str]:
+def _called_tools(body: bytes) -> list[str] | None:
+    """The tools a JSON-RPC body calls; None when it nests deeper than Python's parser
+    follows (it raises RecursionError where the SDK's parser gives up sooner)."""
     try:
         message: Any = json.loads(body)
+    except RecursionError:
+        return None
     except (ValueError, UnicodeDecodeError):
         return []
     messages = message if isinstance(message, list) else [message]
@@ -133,6 +140,15 @@ def _called_tools(body: bytes) -> list[str]:
             if isinstance(params, dict) and isinstance(params.get("name"), str):
                 names.append(params["name"])
     return names
+
+
+_TOO_DEEP: Final = Rejection(
+    400,
+    "invalid_request",
+    "parse_error",
+    "Parse error: the JSON body is nested too deeply",
+    jsonrpc_code=-32700,
+)
 
 
 def resource_of(base: str, profiles: Profiles, url: str) -> str | None:

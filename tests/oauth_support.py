@@ -63,6 +63,7 @@ class MetadataFixture:
     """Serves Client ID Metadata Documents at ``{url}/clients/<name>.json``."""
 
     documents: dict[str, Any] = field(default_factory=dict)
+    raw: dict[str, bytes] = field(default_factory=dict)  # served as is (hostile bodies)
     url: str = ""
     fetches: int = 0
     failing: bool = False
@@ -73,6 +74,8 @@ class MetadataFixture:
             if self.failing:
                 return Response("<html>busy</html>", status_code=503, media_type="text/html")
             name = request.path_params["name"]
+            if name in self.raw:
+                return Response(self.raw[name], media_type="application/json")
             if name not in self.documents:
                 return JSONResponse({"error": "not found"}, status_code=404)
             return JSONResponse(self.documents[name])

@@ -90,7 +90,14 @@ class Settings(BaseSettings):
     # connection is closed.
     metacortex_head_timeout_seconds: float = Field(default=10.0, gt=0, le=600)
     metacortex_body_timeout_seconds: float = Field(default=30.0, gt=0, le=600)
+    # The whole request body must arrive within this, however it trickles (server/guard.py;
+    # also in the cloud): 408 and the connection closed past it.
+    metacortex_body_deadline_seconds: float = Field(default=60.0, gt=0, le=3600)
     metacortex_max_connections: int = Field(default=1000, ge=8)
+    # Which X-Forwarded-For entry names the client (server/addresses.py): the N-th from the
+    # right, or none (0: the socket peer). Unset: 0 for `metacortex serve`, 1 in the cloud
+    # deployment (Google's front end appends the address it received the request from).
+    metacortex_trusted_proxy_hops: int | None = Field(default=None, ge=0, le=8)
     # Extra Host header values accepted besides loopback (DNS-rebinding defence).
     metacortex_allowed_hosts: CommaList = ()
     metacortex_log_level: str = "INFO"
@@ -148,6 +155,12 @@ class Settings(BaseSettings):
         if self.metacortex_embeddings is not None:
             return self.metacortex_embeddings
         return "local" if self.deployment == "local" else "gemini"
+
+    @property
+    def trusted_proxy_hops(self) -> int:
+        if self.metacortex_trusted_proxy_hops is not None:
+            return self.metacortex_trusted_proxy_hops
+        return 0 if self.deployment == "local" else 1
 
     @property
     def uses_gemini_generation(self) -> bool:

@@ -9,7 +9,8 @@ minutes). On Firestore each is a billed write. Both are bounded three ways:
   most ``MAX_CLIENT_NAME_CHARS``; an authorization request's ``state`` is at most
   ``MAX_STATE_CHARS`` and its ``code_challenge`` is 43-128 characters of the
   RFC 7636 alphabet. A refused request writes nothing.
-- **rate**: token buckets per client address and overall, per minute (Settings:
+- **rate**: token buckets per client address (``server.addresses``: the address the
+  guard resolved, an IPv6 /64 as one) and overall, per minute (Settings:
   ``METACORTEX_OAUTH_REGISTRATIONS_PER_MINUTE[_PER_ADDRESS]``,
   ``METACORTEX_OAUTH_AUTHORIZATIONS_PER_MINUTE[_PER_ADDRESS]``). The buckets live
   in process memory, like the sign-in limiter: each instance enforces them on its
@@ -27,6 +28,7 @@ from starlette.requests import Request
 
 from metacortex.auth.cimd import MAX_BYTES
 from metacortex.config import Settings
+from metacortex.server.addresses import client_address
 from metacortex.server.ratelimit import RateLimiter
 
 MAX_REGISTRATION_BYTES: Final = MAX_BYTES
@@ -37,11 +39,6 @@ MAX_STATE_CHARS: Final = 2048
 CODE_CHALLENGE: Final = re.compile(r"[A-Za-z0-9._~-]{43,128}")  # RFC 7636 §4.2
 
 
-def client_address(request: Request) -> str:
-    """The address a request's per-address limits are counted against."""
-    return request.client.host if request.client else "unknown"
-
-
 class AbuseLimits:
     """The per-address and overall request budgets of registration and authorization."""
 
@@ -50,8 +47,9 @@ class AbuseLimits:
         self._limiter = limiter or RateLimiter()
 
     def _wait(self, kind: str, request: Request, per_address: int, overall: int) -> int | None:
-        address = client_address(request)
-        wait = self._limiter.acquire(f"{kind}:address:{address}", per_address)
+        # The guard's resolved address: the IPv4 address or the IPv6 /64.
+        bucket = client_address(request).bucket
+        wait = self._limiter.acquire(f"{kind}:{bucket}", per_address)
         return wait or self._limiter.acquire(f"{kind}:overall", overall)
 
     def registration(self, request: Request) -> int | None:

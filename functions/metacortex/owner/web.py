@@ -29,6 +29,7 @@ from starlette.routing import BaseRoute, Route
 from metacortex.config import Settings
 from metacortex.owner.passphrase import is_set, verify_passphrase
 from metacortex.owner.sessions import OwnerSessions, Session
+from metacortex.server.addresses import client_address
 from metacortex.server.ratelimit import RateLimiter
 from metacortex.server.routes import FUNCTION_PREFIX
 from metacortex.storage.base import MemoryStore
@@ -272,9 +273,8 @@ class OwnerWeb:
                 error="The form expired. Please sign in again.",
                 status_code=403,
             )
-        client = request.client.host if request.client else "unknown"
         wait = self._limiter.acquire(
-            f"address:{client}", SIGN_IN_PER_MINUTE_PER_ADDRESS
+            client_address(request).bucket, SIGN_IN_PER_MINUTE_PER_ADDRESS
         ) or self._limiter.acquire("overall", SIGN_IN_PER_MINUTE_OVERALL)
         if wait is not None:
             response = await self.sign_in_page(

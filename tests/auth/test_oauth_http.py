@@ -75,7 +75,9 @@ def test_resource_metadata_is_served_path_inserted_for_every_endpoint_and_at_the
         assert document["scopes_supported"] == ["memory:read", "memory:write"]
     root = httpx2.get(f"{live.url}/.well-known/oauth-protected-resource").json()
     assert root["resource"] == live.mcp
-    unknown = httpx2.get(f"{live.url}/.well-known/oauth-protected-resource/clients/nobody/mcp")
+    # Not an endpoint path at all (an unconfigured /clients/<id>/mcp answers like a
+    # configured one: test_enumeration.py).
+    unknown = httpx2.get(f"{live.url}/.well-known/oauth-protected-resource/not-an-endpoint")
     assert unknown.status_code == 404
 
 
@@ -250,7 +252,9 @@ def test_a_resource_that_is_not_an_endpoint_here_is_invalid_target(
 ) -> None:
     client = agent.register()
     _, challenge = pkce_pair()
-    for resource in ("https://elsewhere.example/mcp", live.url + "/clients/nobody/mcp"):
+    # An unconfigured but well-formed /clients/<id>/mcp is not refused here: that would
+    # tell strangers which ids exist (test_enumeration.py); the owner's page says it.
+    for resource in ("https://elsewhere.example/mcp", live.url + "/clients/not an id/mcp"):
         answer = agent.authorize(client["client_id"], challenge, resource=resource)
         assert query_of(answer.headers["location"])["error"] == "invalid_target"
 

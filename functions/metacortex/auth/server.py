@@ -53,7 +53,7 @@ from metacortex.auth.limits import (
     state_problem,
 )
 from metacortex.auth.presets import BY_ID, PRESETS, known_client
-from metacortex.auth.resource import WELL_KNOWN_PRM, OAuthResource, resource_of
+from metacortex.auth.resource import WELL_KNOWN_PRM, OAuthResource, resource_of, served
 from metacortex.auth.tokens import Issued, TokenStore, pkce_matches
 from metacortex.config import Settings
 from metacortex.owner import OwnerWeb, public_base, templates
@@ -253,9 +253,7 @@ class AuthorizationServer:
             resource: str | None = base + "/mcp"  # the root describes the admin endpoint
         else:
             origin = origin_of(base)
-            resource = resource_of(base, self.runtime.profiles, origin + rest) or resource_of(
-                base, self.runtime.profiles, base + rest
-            )
+            resource = resource_of(base, origin + rest) or resource_of(base, base + rest)
         if resource is None:
             return _not_found()
         return JSONResponse(
@@ -328,11 +326,7 @@ class AuthorizationServer:
         scopes = scope_names.parse(params.get("scope"))
         base = self.issuer(request)
         requested_resource = params.get("resource")
-        resource = (
-            resource_of(base, self.runtime.profiles, requested_resource)
-            if requested_resource
-            else base + "/mcp"
-        )
+        resource = resource_of(base, requested_resource) if requested_resource else base + "/mcp"
         if resource is None:
             return fail("invalid_target", "resource is not an MCP endpoint of this server")
         pending = {
@@ -380,6 +374,13 @@ class AuthorizationServer:
         except UnknownClient as error:
             return self._error_page(request, f"The client cannot be used: {error}")
         redirect_uri = str(pending["redirect_uri"])
+        if not served(self.issuer(request), self.runtime.profiles, str(pending["resource"])):
+            # Only the signed-in owner learns that an endpoint does not exist.
+            return self._error_page(
+                request,
+                f"The client asks for {pending['resource']}, which is not an MCP endpoint "
+                "of this server; nothing was granted. Check the URL given to the client.",
+            )
         if form is None:
             return self._consent_page(request, request_id, session.csrf, client, pending)
         if not session.csrf_matches(_field(form, "csrf")):

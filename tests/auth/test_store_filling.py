@@ -203,3 +203,30 @@ def test_authorize_is_limited_per_address_and_overall(tmp_path: Path) -> None:
         assert [a.status_code for a in others] == [303, 303, 429]  # the overall budget
         assert _stored(live, "authz_request")[0] == 5
         agent.close()
+
+
+def test_metadata_document_client_ids_at_the_token_endpoint_share_the_authorize_budget(
+    tmp_path: Path,
+) -> None:
+    """Each new https client_id is fetched and cached for two days: an attacker serving
+    documents for endless paths of their own host could fill the store through
+    ``/oauth/token`` as through ``/oauth/authorize``."""
+    with oauth_server(
+        tmp_path,
+        metacortex_oauth_authorizations_per_minute_per_address=3,
+        metacortex_oauth_authorizations_per_minute=100,
+    ) as live:
+        client_ids = [
+            live.documents.add(f"attacker-{n}", redirect_uris=[CALLBACK]) for n in range(5)
+        ]
+        answers = [
+            httpx2.post(
+                live.url + "/oauth/token",
+                data={"grant_type": "refresh_token", "refresh_token": "x", "client_id": cid},
+            )
+            for cid in client_ids
+        ]
+        assert [a.status_code for a in answers] == [400, 400, 400, 429, 429]
+        assert answers[-1].json()["error"] == "temporarily_unavailable"
+        assert _stored(live, "cimd")[0] == 3
+        assert live.documents.fetches == 3

@@ -44,7 +44,7 @@ from metacortex.auth.assertions import (
     claimed_client_id,
     verify_assertion,
 )
-from metacortex.auth.cimd import MetadataDocuments
+from metacortex.auth.cimd import MetadataDocuments, is_metadata_url
 from metacortex.auth.clients import Client, ClientRegistry, UnknownClient
 from metacortex.auth.limits import (
     AbuseLimits,
@@ -505,6 +505,15 @@ class AuthorizationServer:
             client_id = claimed_client_id(assertion)
         if not client_id:
             raise OAuthError("invalid_client", "client_id is required", 401)
+        if is_metadata_url(client_id):
+            # Looking a document up may fetch and cache it: it counts like an authorize.
+            wait = self.limits.authorization(request)
+            if wait is not None:
+                raise OAuthError(
+                    "temporarily_unavailable",
+                    f"too many requests from this address; retry after {wait} s",
+                    429,
+                )
         try:
             client = await self.clients.get(client_id)
         except UnknownClient as error:

@@ -32,7 +32,6 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any, Final
-from urllib.parse import urlencode
 
 import httpx2
 
@@ -45,7 +44,7 @@ from metacortex.server.profiles import new_token
 from metacortex.service import MemoryService
 from metacortex.storage.sqlite import SQLiteStore
 from tests.fakes import HashingEmbedder
-from tests.oauth_support import CALLBACK, PASSPHRASE, approve_over_http, pkce_pair, serving
+from tests.oauth_support import PASSPHRASE, access_token_over_http, serving
 from tests.server.conftest import make_settings
 
 IDS: Final = {"known": "web", "unknown": "nobody"}
@@ -58,35 +57,6 @@ BODY: Final = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
 PRESENTED: Final = ("a random bearer token", "the valid token issued for /mcp")
 
 
-def _access_token(http: httpx2.Client, url: str) -> str:
-    client = http.post(
-        "/oauth/register",
-        json={"redirect_uris": [CALLBACK], "token_endpoint_auth_method": "none"},
-    ).json()
-    verifier, challenge = pkce_pair()
-    query = {
-        "response_type": "code",
-        "client_id": client["client_id"],
-        "redirect_uri": CALLBACK,
-        "code_challenge": challenge,
-        "code_challenge_method": "S256",
-        "resource": f"{url}/mcp",
-    }
-    code = approve_over_http(http, f"{url}/oauth/authorize?{urlencode(query)}")["code"]
-    tokens = http.post(
-        "/oauth/token",
-        data={
-            "grant_type": "authorization_code",
-            "client_id": client["client_id"],
-            "code": code,
-            "code_verifier": verifier,
-            "redirect_uri": CALLBACK,
-        },
-    )
-    assert tokens.status_code == 200, tokens.text
-    return str(tokens.json()["access_token"])
-
-
 def _percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered)) - 1))]
@@ -94,7 +64,7 @@ def _percentile(values: list[float], q: float) -> float:
 
 def measure(url: str, timer: ServerTimer, rounds: int) -> dict[str, Any]:
     http = httpx2.Client(base_url=url, timeout=60, follow_redirects=False)
-    valid_elsewhere = _access_token(http, url)
+    valid_elsewhere = access_token_over_http(http, url, f"{url}/mcp")
     metadata = {
         kind: http.get(f"/.well-known/oauth-protected-resource/clients/{client_id}/mcp").status_code
         for kind, client_id in IDS.items()

@@ -34,7 +34,7 @@ from typing import Any, Final
 import httpx2
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from tests.oauth_support import CALLBACK, oauth_server
+from tests.oauth_support import CALLBACK, Browserless, oauth_server
 
 MEGABYTE: Final = 1_000_000
 
@@ -94,17 +94,10 @@ def main() -> int:
             body = {"redirect_uris": [CALLBACK], "token_endpoint_auth_method": "none"}
             return lambda: http.post("/oauth/register", json={**body, **metadata})
 
+        agent = Browserless(live)
+
         def authorize(state: str, challenge: str) -> Callable[[], httpx2.Response]:
-            query = {
-                "response_type": "code",
-                "client_id": client_id,
-                "redirect_uri": CALLBACK,
-                "code_challenge": challenge,
-                "code_challenge_method": "S256",
-                "state": state,
-                "resource": live.mcp,
-            }
-            return lambda: http.get("/oauth/authorize", params=query)
+            return lambda: agent.authorize(client_id, challenge, state=state)
 
         uris = [f"https://app.example/callback/{i:04d}" for i in range(430)]
         largest = {"client_name": "N" * 200, "redirect_uris": uris}
@@ -132,6 +125,7 @@ def main() -> int:
                 time.sleep(61)  # the per-address buckets refill: each phase starts afresh
             report.append(_phase(name, database, count, send))
         http.close()
+        agent.close()
     load = [round(value, 2) for value in os.getloadavg()]
     if args.json:
         print(json.dumps({"phases": report, "load_average": load}, indent=2))

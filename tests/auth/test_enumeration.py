@@ -15,7 +15,6 @@ import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from urllib.parse import urlencode
 
 import httpx2
 import pytest
@@ -28,10 +27,9 @@ from metacortex.storage.firestore import FirestoreStore
 from tests.fakes import HashingEmbedder
 from tests.firestore_support import PROJECT, FirestoreStoreFactory
 from tests.oauth_support import (
-    CALLBACK,
     Browserless,
     OAuthLive,
-    approve_over_http,
+    access_token_over_http,
     mcp_post,
     oauth_server,
     pkce_pair,
@@ -117,34 +115,6 @@ def _live_on_firestore(store: FirestoreStore, directory: Path) -> Iterator[str]:
         yield url
 
 
-def _access_token(http: httpx2.Client, url: str) -> str:
-    registered = http.post(
-        f"{url}/oauth/register",
-        json={"redirect_uris": [CALLBACK], "token_endpoint_auth_method": "none"},
-    ).json()
-    verifier, challenge = pkce_pair()
-    query = {
-        "response_type": "code",
-        "client_id": registered["client_id"],
-        "redirect_uri": CALLBACK,
-        "code_challenge": challenge,
-        "code_challenge_method": "S256",
-        "resource": f"{url}/mcp",
-    }
-    code = approve_over_http(http, f"{url}/oauth/authorize?{urlencode(query)}")["code"]
-    tokens = http.post(
-        f"{url}/oauth/token",
-        data={
-            "grant_type": "authorization_code",
-            "client_id": registered["client_id"],
-            "code": code,
-            "code_verifier": verifier,
-            "redirect_uri": CALLBACK,
-        },
-    ).json()
-    return str(tokens["access_token"])
-
-
 def test_a_bearer_token_costs_the_same_store_reads_at_a_known_and_an_unknown_id(
     firestore_store_factory: FirestoreStoreFactory, tmp_path: Path
 ) -> None:
@@ -156,7 +126,7 @@ def test_a_bearer_token_costs_the_same_store_reads_at_a_known_and_an_unknown_id(
             _live_on_firestore(store, tmp_path) as url,
             httpx2.Client(timeout=30, follow_redirects=False) as http,
         ):
-            valid_elsewhere = _access_token(http, url)  # issued for /mcp
+            valid_elsewhere = access_token_over_http(http, url, f"{url}/mcp")
             for token in (secrets.token_urlsafe(32), valid_elsewhere):
                 reads = {}
                 for client_id in (KNOWN, UNKNOWN):

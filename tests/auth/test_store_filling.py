@@ -53,10 +53,16 @@ def _expiry(live: OAuthLive, client_id: str) -> datetime | None:
 
 
 @contextlib.contextmanager
-def _from(live: OAuthLive, address: str) -> Iterator[httpx2.Client]:
+def _from(live: OAuthLive, address: str) -> Iterator[Browserless]:
+    """A user agent whose connections leave from ``address``."""
+    agent = Browserless(live)
+    agent.http.close()
     transport = httpx2.HTTPTransport(local_address=address)
-    with httpx2.Client(base_url=live.url, transport=transport, timeout=30) as client:
-        yield client
+    agent.http = httpx2.Client(base_url=live.url, transport=transport, timeout=30)
+    try:
+        yield agent
+    finally:
+        agent.close()
 
 
 def _registration(**extra: Any) -> dict[str, Any]:
@@ -136,12 +142,12 @@ def test_registration_is_limited_per_address_and_overall(tmp_path: Path) -> None
         metacortex_oauth_registrations_per_minute=5,
     ) as live:
         with _from(live, "127.0.0.1") as first:
-            statuses = [first.post("/oauth/register", json=_registration()) for _ in range(4)]
+            statuses = [first.http.post("/oauth/register", json=_registration()) for _ in range(4)]
         assert [s.status_code for s in statuses] == [201, 201, 201, 429]
         assert statuses[-1].json()["error"] == "temporarily_unavailable"
         assert int(statuses[-1].headers["retry-after"]) >= 1
         with _from(live, OTHER_ADDRESS) as second:
-            others = [second.post("/oauth/register", json=_registration()) for _ in range(3)]
+            others = [second.http.post("/oauth/register", json=_registration()) for _ in range(3)]
         assert [s.status_code for s in others] == [201, 201, 429]  # the overall budget
         assert _stored(live, "client")[0] == 5
 
@@ -182,27 +188,17 @@ def test_authorize_is_limited_per_address_and_overall(tmp_path: Path) -> None:
         metacortex_oauth_authorizations_per_minute_per_address=3,
         metacortex_oauth_authorizations_per_minute=5,
     ) as live:
-        agent = Browserless(live)
-        client_id = agent.register()["client_id"]
         _, challenge = pkce_pair()
-        query = {
-            "response_type": "code",
-            "client_id": client_id,
-            "redirect_uri": CALLBACK,
-            "code_challenge": challenge,
-            "code_challenge_method": "S256",
-            "resource": live.mcp,
-        }
         with _from(live, "127.0.0.1") as first:
-            answers = [first.get("/oauth/authorize", params=query) for _ in range(4)]
+            client_id = first.register()["client_id"]
+            answers = [first.authorize(client_id, challenge) for _ in range(4)]
         assert [a.status_code for a in answers] == [303, 303, 303, 429]
         assert "Too many authorization requests" in answers[-1].text
         assert int(answers[-1].headers["retry-after"]) >= 1
         with _from(live, OTHER_ADDRESS) as second:
-            others = [second.get("/oauth/authorize", params=query) for _ in range(3)]
+            others = [second.authorize(client_id, challenge) for _ in range(3)]
         assert [a.status_code for a in others] == [303, 303, 429]  # the overall budget
         assert _stored(live, "authz_request")[0] == 5
-        agent.close()
 
 
 def test_metadata_document_client_ids_at_the_token_endpoint_share_the_authorize_budget(

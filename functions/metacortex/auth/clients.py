@@ -47,8 +47,6 @@ class Client:
     registered_by: str  # "metadata document" | "dynamic registration"
     jwks_uri: str | None = None
     jwks: dict[str, Any] | None = None
-    # A dynamic registration the owner has not approved yet: it expires unless approved.
-    pending: bool = False
 
     def display_name(self) -> str:
         return self.name or urlsplit(self.redirect_uris[0]).hostname or self.client_id
@@ -134,11 +132,13 @@ class ClientRegistry:
             auth_method=str(record["auth_method"]),
             secret_sha256=record.get("secret_sha256"),
             registered_by="dynamic registration",
-            pending=bool(record.get("pending", False)),
         )
 
     # The one method of the SDK's OAuthAuthorizationServerProvider its RegistrationHandler calls.
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
+        long_name = client_name_problem(client_info.client_name)
+        if long_name is not None:
+            raise RegistrationError("invalid_client_metadata", long_name)
         uris = [str(uri) for uri in client_info.redirect_uris or []]
         bad = [uri for uri in uris if not _redirect_allowed(uri)]
         if not uris or bad:
@@ -147,9 +147,6 @@ class ClientRegistry:
                 "redirect_uris must be https URLs or http loopback URLs, without fragment"
                 + (f" (refused: {bad[0]})" if bad else ""),
             )
-        long_name = client_name_problem(client_info.client_name)
-        if long_name is not None:
-            raise RegistrationError("invalid_client_metadata", long_name)
         record: dict[str, Any] = {
             "client_name": client_info.client_name,
             "redirect_uris": uris,
@@ -166,7 +163,8 @@ class ClientRegistry:
         )
 
     def keep(self, client_id: str) -> None:
-        """The owner approved this client: keep its registration until it is removed."""
+        """The owner approved this client: a registration still pending is kept from now
+        on until the owner removes it (a no-op for any other client)."""
         record = self._store.auth_get(KIND, client_id)
         if record is not None and record.get("pending"):
             record.pop("pending")

@@ -410,7 +410,7 @@ class AuthorizationServer:
             "chatgpt_tools": _field(form, "chatgpt_tools") == "on",
         }
         grant_id = await anyio.to_thread.run_sync(self.tokens.create_grant, grant)
-        if client.pending:
+        if client.registered_by == "dynamic registration":
             await anyio.to_thread.run_sync(self.clients.keep, client.client_id)
         log(
             logging.INFO,

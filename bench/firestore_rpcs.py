@@ -20,7 +20,9 @@ service: conversation 30 (369 memories), then 41 (1,032), then 26, 42 and 43
 
 - search with the topic filter and without it (its first ``--questions`` questions);
 - save (a new memory, after the embedding: the dedupe pre-check is before);
-- consolidate 10 drafts (``source_ids``), deprecate with a superseding id.
+- consolidate 10 drafts (``source_ids``), deprecate with a superseding id;
+- erase one record (``MemoryService.erase``: the read, the transaction, the
+  lineage query), three times.
 
     .venv/bin/python bench/firestore_rpcs.py                 # all three sizes
     .venv/bin/python bench/firestore_rpcs.py --sizes 1 --questions 5 --json out.json
@@ -162,13 +164,28 @@ def run(stages: int, questions: int, hold_ms: float) -> list[dict[str, Any]]:
             recorder,
             [partial(service.deprecate, admin, id=pair[0], superseding_id=pair[1])],
         )
+        recorder.hold_s = 0.0
+        doomed = [
+            service.save(admin, content=f"Erase me {i} at {stamp}.", topic="bench-erase")["item"][
+                "id"
+            ]
+            for i in range(3)
+        ]
+        recorder.hold_s = hold_ms / 1000
+        row["erase"] = measure(
+            recorder,
+            [
+                partial(service.erase, admin, ids=[memory_id], erased_by="bench")
+                for memory_id in doomed
+            ],
+        )
         results.append(row)
         print(format_row(row), flush=True)
     store.close()
     return results
 
 
-OPERATIONS = ("search_topic", "search_all", "save", "consolidate_10", "deprecate")
+OPERATIONS = ("search_topic", "search_all", "save", "consolidate_10", "deprecate", "erase")
 
 
 def format_row(row: dict[str, Any]) -> str:

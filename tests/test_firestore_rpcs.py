@@ -11,7 +11,8 @@ The test asserts RPC counts and depths only, never durations.
 Budgets (issue 9; figures per corpus size in docs/benchmarks.md):
 search depth <= 4 (5 with the conversational-context step), save <= 3
 sequential RPCs after the embedding (the dedupe pre-check included),
-consolidating 10 drafts depth <= 4, deprecate depth <= 3.
+consolidating 10 drafts depth <= 4, deprecate depth <= 3; erase (issue 21):
+one read, a transaction of three round trips, one lineage query (depth 5).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any, Final
 import pytest
 
 from metacortex.domain.records import BranchState, Memory
+from metacortex.errors import NotFound
 from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.service import Access, MemoryService
 from metacortex.storage.base import MemoryFilter, Neighbours
@@ -201,3 +203,43 @@ def test_neighbour_reads_stop_at_records_the_search_already_holds(
     # the second record held beyond its anchor: reads stop where the records in
     # hand begin, and only the ends of a run of anchors read anything.
     assert docs == {"run": 4, "run, all held": 2, "spread": 16, "spread, all held": 8}
+
+
+def test_erase_is_one_read_then_a_transaction_of_three_round_trips_then_the_lineage_query(
+    counted: tuple[MemoryService, RpcRecorder],
+) -> None:
+    service, recorder = counted
+    ids = [
+        service.save(ADMIN, content=f"Secret {k}.", topic="secrets")["item"]["id"] for k in "abc"
+    ]
+
+    tally = _cost(recorder, lambda: service.erase(ADMIN, ids=ids, erased_by="owner"))
+
+    # the 3 records in one BatchGet; BeginTransaction; the 3 records (BatchGet) and the
+    # fingerprints pointing at them (RunQuery) together; Commit; then the records
+    # consolidated from them (one array_contains_any query).
+    assert tally.depth == 5
+    assert tally.kinds == {
+        "BatchGetDocuments": 2,
+        "BeginTransaction": 1,
+        "RunQuery": 2,
+        "Commit": 1,
+    }
+    assert tally.documents == 9  # 3 records twice, 3 fingerprints
+
+
+def test_fetching_an_erased_record_reads_its_tombstone_in_one_more_round_trip(
+    counted: tuple[MemoryService, RpcRecorder],
+) -> None:
+    service, recorder = counted
+    gone = service.save(ADMIN, content="Gone soon.", topic="secrets")["item"]["id"]
+    service.erase(ADMIN, ids=[gone], erased_by="owner")
+
+    def fetch() -> None:
+        with pytest.raises(NotFound, match="was erased on"):
+            service.fetch(ADMIN, id=gone)
+
+    tally = _cost(recorder, fetch)
+
+    assert (tally.depth, tally.kinds) == (2, {"BatchGetDocuments": 2})
+    assert tally.documents == 1  # the tombstone

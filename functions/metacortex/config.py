@@ -75,6 +75,9 @@ class Settings(BaseSettings):
     # written together in a topic lend each other evidence (docs/benchmarks.md).
     metacortex_dense_weight: float = Field(default=0.4, ge=0.0, le=1.0)
     metacortex_conversation_context: bool = True
+    # Offer the owner's erase_context tool on the admin endpoint /mcp (never on a client
+    # endpoint or an OAuth grant). Off: erasing is the console's and `metacortex erase`'s.
+    metacortex_admin_erase_tool: bool = False
 
     # --- HTTP surface ---------------------------------------------------------------
     mcp_admin_token: SecretStr | None = None
@@ -110,6 +113,10 @@ class Settings(BaseSettings):
     metacortex_oauth_access_token_minutes: int = Field(default=60, ge=1, le=24 * 60)
     metacortex_oauth_refresh_token_days: int = Field(default=30, ge=1, le=365)
     metacortex_owner_session_hours: int = Field(default=12, ge=1, le=24 * 30)
+    # Owner sign-in attempts a minute: per client address (and per known browser, through
+    # its device cookie: owner/devices.py), and over all addresses together.
+    metacortex_sign_in_per_minute: int = Field(default=5, ge=1, le=1000)
+    metacortex_sign_in_per_minute_overall: int = Field(default=30, ge=1, le=10_000)
     # What strangers can make the authorization server store (auth/limits.py): requests
     # per minute per client address and overall, and how long a dynamic registration
     # the owner never approves is kept.
@@ -143,6 +150,17 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return tuple(part.strip() for part in value.split(",") if part.strip())
         return value
+
+    @classmethod
+    def environment_names(cls) -> frozenset[str]:
+        """Every environment variable these settings read, upper case (case is ignored)."""
+        names: set[str] = set()
+        for field, info in cls.model_fields.items():
+            if info.exclude:
+                continue  # set by the composition root, never by the environment
+            choices = getattr(info.validation_alias, "choices", None)
+            names.update(str(choice).upper() for choice in choices or [field])
+        return frozenset(names)
 
     @property
     def store_kind(self) -> StoreKind:

@@ -243,6 +243,46 @@ async def test_consolidation_is_previewed_then_confirmed(browser: Browser) -> No
 
 
 @pytest.mark.anyio
+async def test_owner_erases_a_record_a_selection_and_a_topic_after_confirming_the_count(
+    browser: Browser,
+) -> None:
+    live = browser.live
+    seeded = seed(live.service)
+    for number in range(3):
+        live.service.save(ADMIN, content=f"Scratch note {number}", topic="scratch")
+    page = browser.page
+    first, second, third = seeded.garden
+    await browser.sign_in(f"/console/memories/{first}")
+
+    await page.get_by_role("button", name="Erase…").click()
+    await page.get_by_role("heading", name="Erase 1 memory?").wait_for()
+    assert live.store.get(first) is not None
+    await browser.shoot("erase")
+    assert await browser.no_horizontal_scroll_at_phone_width()
+    await page.get_by_role("button", name="Erase 1 memory").click()
+    assert await page.get_by_role("status").inner_text() == (
+        "1 memory erased; a tombstone stays for each."
+    )
+    assert live.store.get(first) is None
+
+    await browser.open("/console?topic=garden")
+    await page.get_by_label("Select Water the garden before 9 am in summer.").check()
+    await page.get_by_label("Select The basil is planted next to the tomatoes.").check()
+    await page.get_by_role("button", name="Erase selected…").click()
+    await page.get_by_role("heading", name="Erase 2 memories?").wait_for()
+    await page.get_by_role("button", name="Erase 2 memories").click()
+    await page.get_by_role("status").wait_for()
+    assert [live.store.get(i) for i in (second, third)] == [None, None]
+
+    await browser.open("/console?topic=scratch")
+    await page.get_by_role("link", name="Erase all 3 memories of “scratch”…").click()
+    await page.get_by_role("heading", name="Erase 3 memories?").wait_for()
+    await page.get_by_role("button", name="Erase 3 memories").click()
+    assert "3 memories erased" in await page.get_by_role("status").inner_text()
+    assert "scratch" not in live.store.topic_counts()
+
+
+@pytest.mark.anyio
 async def test_owner_revokes_a_grant_on_the_clients_page(browser: Browser) -> None:
     live = browser.live
     oauth = OAuthLive(live.url, live.store, live.app, documents=None)  # type: ignore[arg-type]
@@ -372,6 +412,7 @@ async def test_no_page_logs_a_console_error(browser: Browser) -> None:
         f"/console/memories/{seeded.drafts[0]}",
         "/console/search?q=standup",
         "/console/consolidate",
+        f"/console/erase?id={seeded.garden[0]}",
         "/console/clients",
         "/console/activity",
     ):

@@ -10,7 +10,7 @@ from metacortex.domain.records import utc_now
 from metacortex.errors import FailedPrecondition
 from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.service import Access, MemoryService
-from metacortex.storage.base import Event, MemoryStore
+from metacortex.storage.base import EmbeddingIdentity, Event, MemoryStore
 from tests.contract.conftest import StoreFactory
 from tests.fakes import HashingEmbedder
 
@@ -25,6 +25,16 @@ def test_a_store_refuses_another_embedding_model_naming_both(
     assert "model-a:64" in message
     assert "model-b:32" in message
     assert "metacortex reembed" in message
+
+
+def test_the_recorded_embedding_model_is_read_back_and_replaced_only_when_asked(
+    store_factory: StoreFactory,
+) -> None:
+    store = store_factory()
+    assert store.recorded_embedding() is None
+    store.bind_embedding(EmbeddingIdentity("text-embedding-004", 768))
+    store.bind_embedding(EmbeddingIdentity("gemini-embedding-001", 768), replace=True)
+    assert store_factory().recorded_embedding() == EmbeddingIdentity("gemini-embedding-001", 768)
 
 
 def test_memories_survive_reopening_the_store(store_factory: StoreFactory, admin: Access) -> None:

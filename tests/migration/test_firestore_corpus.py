@@ -1,10 +1,12 @@
-"""``metacortex migrate firestore`` on the emulator, with documents shaped like the original's.
+"""``metacortex migrate firestore`` on the emulator: the top-level layout, resuming, the CLI.
 
-The TypeScript MetaCortex wrote ``content``, ``module_name``, ``branch_state``,
-``embedding`` and ``created_at`` (a Timestamp, or an ISO string), and nothing of
-the term index. Before the backfill such a record cannot be found by keyword and
-a string ``created_at`` reads as 1970; after it, both work, and a second run
-changes nothing.
+Documents with the record's fields at the top level (``content``, ``module_name``,
+``branch_state``, ``embedding``, ``created_at`` as a Timestamp, an ISO string or
+epoch milliseconds) and no term index: what earlier versions of this migration
+expected (our reading, kept supported). The original's own nested layout, built
+from its source, is in ``test_original_corpus.py``. Before the backfill such a
+record cannot be found by keyword and a string ``created_at`` reads as 1970;
+after it, both work, and a second run changes nothing.
 """
 
 from __future__ import annotations
@@ -70,13 +72,13 @@ def _seed(client: firestore.Client) -> None:
 def test_a_dry_run_reports_every_fix_and_writes_nothing(client: firestore.Client) -> None:
     _seed(client)
     before = {d.id: d.to_dict() for d in client.collection(COLLECTION).stream()}
-    report = backfill(client, COLLECTION, dimension=DIMENSION)
-    assert (report.scanned, report.changed, report.problem_count) == (6, 4, 2)
+    report = backfill(client, COLLECTION)
+    assert (report.scanned, report.changed, len(report.refused)) == (6, 4, 2)
     assert report.fixes["term index (keyword search) added"] == 4
-    assert report.fixes["created_at: str -> Timestamp"] == 1
-    assert report.fixes["created_at: int -> Timestamp"] == 1
+    assert report.fixes["created_at: ISO text -> Timestamp"] == 1
+    assert report.fixes["created_at: epoch ms -> Timestamp"] == 1
     assert report.fixes["embedding: array -> Vector"] == 1
-    assert any("last spring" in problem for problem in report.problems)
+    assert any("last spring" in why for _, why in report.refused)
     assert {d.id: d.to_dict() for d in client.collection(COLLECTION).stream()} == before
     assert not client.collection(COLLECTION + META_SUFFIX).document("migration").get().exists
 
@@ -93,7 +95,7 @@ def test_after_the_backfill_original_records_are_found_by_keyword_and_by_time(
     assert unmigrated is not None
     assert unmigrated.created_at.year == 1970  # a string created_at is unreadable
 
-    report = backfill(client, COLLECTION, dimension=DIMENSION, apply=True)
+    report = backfill(client, COLLECTION, apply=True)
     assert report.changed == 4
 
     found = store.lexical_search(terms("shed key"), everything, 5)
@@ -107,7 +109,7 @@ def test_after_the_backfill_original_records_are_found_by_keyword_and_by_time(
     assert dated == {"m2", "m3"}
     assert isinstance(client.collection(COLLECTION).document("m4").get().get("embedding"), Vector)
     # the embedding and unknown fields are left alone; the second run finds nothing
-    again = backfill(client, COLLECTION, dimension=DIMENSION, apply=True)
+    again = backfill(client, COLLECTION, apply=True)
     assert (again.changed, again.scanned) == (0, 6)
 
 
@@ -125,15 +127,14 @@ def test_an_interrupted_backfill_resumes_after_the_last_committed_page(
         backfill(
             client,
             COLLECTION,
-            dimension=DIMENSION,
             apply=True,
             page_size=2,
             advance=stop_after_first_page,
         )
-    resumed = backfill(client, COLLECTION, dimension=DIMENSION, apply=True, page_size=2)
+    resumed = backfill(client, COLLECTION, apply=True, page_size=2)
     assert resumed.resumed_after == "m2"
     assert resumed.scanned == 4
-    assert backfill(client, COLLECTION, dimension=DIMENSION, restart=True).changed == 0
+    assert backfill(client, COLLECTION, restart=True).changed == 0
 
 
 def test_the_command_runs_dry_first_then_applies(
@@ -152,6 +153,13 @@ def test_the_command_runs_dry_first_then_applies(
     assert main(["migrate", "firestore", "--apply"]) == 0
     applied = capsys.readouterr().out
     assert "updated 4" in applied
-    assert "2 document(s) left as they are" in applied
+    assert "refused 2 document(s), left as they are" in applied
     assert main(["migrate", "firestore", "--apply"]) == 0
     assert "updated 0" in capsys.readouterr().out
+
+
+def test_an_embedding_model_without_its_dimension_is_one_clear_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["migrate", "firestore", "--embedding-model", "text-embedding-004"]) == 2
+    assert "must be MODEL:DIMENSION, e.g. text-embedding-004:768" in capsys.readouterr().err

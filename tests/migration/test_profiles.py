@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -99,3 +102,47 @@ def test_the_command_prints_the_new_json_and_the_new_token_once(
 def test_profiles_that_are_not_json_are_named_as_such() -> None:
     with pytest.raises(ConfigurationError, match="not valid JSON"):
         migrate_profiles("[{")
+
+
+def _operator_runs(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[str]:
+    """The command as an operator runs it, in its own process (a hang is a failure)."""
+    return subprocess.run(  # noqa: S603 - fixed argv
+        [sys.executable, "-m", "metacortex.cli.main", "migrate", "profiles", *args],
+        input=stdin.decode("latin-1"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("make_source", "reason"),
+    [
+        (lambda d: _written(d / "deep.json", b"[" * 200_000), "nested too deeply"),
+        (lambda d: _written(d / "latin1.json", b'[{"id": "caf\xe9"}]'), "not UTF-8 text"),
+        (lambda d: d, "is a directory"),
+        (lambda d: Path("/dev/zero"), "not a profiles file"),
+    ],
+    ids=["deeply-nested", "not-utf8", "a-directory", "dev-zero"],
+)
+def test_unreadable_profile_input_exits_2_with_one_line_and_no_traceback(
+    tmp_path: Path, make_source: Callable[[Path], Path], reason: str
+) -> None:
+    """Counterpart: an operator's bad input, run through the real CLI in a subprocess."""
+    finished = _operator_runs(str(make_source(tmp_path)))
+    assert finished.returncode == 2
+    assert "Traceback" not in finished.stderr
+    assert len(finished.stderr.strip().splitlines()) == 1
+    assert reason in finished.stderr
+
+
+def test_profiles_from_standard_input_are_read_bounded() -> None:
+    finished = _operator_runs("-", stdin=b" " * (2 * 1024 * 1024))
+    assert finished.returncode == 2
+    assert "not a profiles file" in finished.stderr
+
+
+def _written(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path

@@ -17,11 +17,11 @@ import socket
 from pathlib import Path
 from typing import Any, Final
 
+import httpx2
 import pytest
 
 from tests.abuse_support import (
     Live,
-    closed_by_server,
     live_server,
     read_response_head,
     read_until_closed,
@@ -75,7 +75,25 @@ def test_a_refusal_answered_before_the_body_ends_the_connection_without_reading_
         with contextlib.suppress(OSError):  # the server may have closed already
             attacker.sendall(b'"')  # and the body goes on, a byte at a time
 
-        assert closed_by_server(attacker)
+        assert read_until_closed(attacker) is not None
+
+
+def test_a_client_still_uploading_when_refused_reads_the_refusal(tmp_path: Path) -> None:
+    """The connection ends without reading the rest of the body, yet a real client (the
+    ``httpx2`` transport the MCP SDK uses) sending a large body still gets its 401."""
+    body = b"{" + b" " * 4_000_000 + b"}"
+    with live_server(tmp_path, **_LONG) as live:
+        statuses = [
+            httpx2.post(
+                f"{live.url}/mcp",
+                content=body,
+                headers={"content-type": "application/json", "authorization": "Bearer expired"},
+                timeout=30,
+            ).status_code
+            for _ in range(3)
+        ]
+
+    assert statuses == [401, 401, 401]
 
 
 def test_at_the_cap_slow_bodies_make_room_for_a_health_check_oldest_first(tmp_path: Path) -> None:
@@ -88,7 +106,7 @@ def test_at_the_cap_slow_bodies_make_room_for_a_health_check_oldest_first(tmp_pa
             with live.connect() as probe:
                 probe.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
                 assert read_response_head(probe).startswith(b"HTTP/1.1 200")
-            assert closed_by_server(slow[0])  # the body that started first made room
+            assert read_until_closed(slow[0]) is not None  # the body that started first made room
         finally:
             for sock in slow:
                 sock.close()

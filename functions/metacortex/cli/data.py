@@ -48,10 +48,15 @@ def add_parser(commands: Any) -> None:
     restore = commands.add_parser(
         "restore",
         help="restore a portable backup into the configured store (re-embeds, keeps ids)",
-        description="Restores every memory of a portable backup, embedding it with the "
-        "configured model. Ids already present are skipped, so it can be re-run.",
+        description="Restores every memory of a portable backup (this server's, or the "
+        "TypeScript MetaCortex's backup:memories folder), embedding it with the configured "
+        "model. Ids already present are skipped, so it can be re-run. Records the tools "
+        "would refuse (bad ids, control characters, oversized content, unknown values, "
+        "supersession loops) are refused and listed; the others are restored.",
     )
-    restore.add_argument("source", type=Path, help="a folder written by `metacortex backup`")
+    restore.add_argument(
+        "source", type=Path, help="a folder written by `metacortex backup` (or the original's)"
+    )
     _data_dir_option(restore)
     restore.set_defaults(run=run_restore)
 
@@ -75,10 +80,19 @@ def run_backup(args: argparse.Namespace) -> int:
                     "--full copies the SQLite file; for Firestore run a managed export: "
                     "gcloud firestore export gs://BUCKET/PATH (docs/DEPLOYMENT.md)"
                 )
-            store.copy_to(args.destination)
+            try:
+                store.copy_to(args.destination)
+            except FileExistsError:
+                raise ConfigurationError(
+                    f"{args.destination} already exists (a file or a link): a full backup is "
+                    "always a new file; give a new file name, or remove the old copy first"
+                ) from None
             print(f"full copy written to {args.destination}")
             return 0
-        summary = export_portable(store, args.destination, _identity_label(settings))
+        try:
+            summary = export_portable(store, args.destination, _identity_label(settings))
+        except BackupError as error:
+            raise ConfigurationError(str(error)) from None
         print(f"{summary.count} memories written to {summary.directory} (sha256 {summary.sha256})")
         return 0
     finally:
@@ -95,7 +109,12 @@ def run_restore(args: argparse.Namespace) -> int:
             summary = restore_portable(store, embedder, args.source)
         except BackupError as error:
             raise ConfigurationError(str(error)) from None
-        print(f"restored {summary.restored} memories; {summary.skipped_existing} already present")
+        print(
+            f"restored {summary.restored} memories from {summary.source}; "
+            f"{summary.skipped_existing} already present; {len(summary.refused)} refused"
+        )
+        for refusal in summary.refused:
+            print(f"  refused: {refusal}")
         return 0
     finally:
         store.close()

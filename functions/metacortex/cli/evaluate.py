@@ -100,7 +100,14 @@ def run_generate(args: argparse.Namespace) -> int:
 
 def run_cases_command(args: argparse.Namespace) -> int:
     settings = Settings()
-    cases = case_store(settings, args.cases).load()
+    source = case_store(settings, args.cases)
+    cases = source.load()
+    if source.skipped:
+        print(
+            f"metacortex: {len(source.skipped)} document(s) of {source.describe()} are not "
+            f"cases and were left out: {', '.join(source.skipped)}",
+            file=sys.stderr,
+        )
     if args.url:
         secret = settings.mcp_smoke_token or settings.mcp_admin_token
         if secret is None:
@@ -140,10 +147,26 @@ def run_import(args: argparse.Namespace) -> int:
         events = store.read_events(RETRIEVAL_EVENTS, args.max_events, since=since)
     finally:
         store.close()
+    originals = ""
+    if settings.store_kind == "firestore":
+        from metacortex.migration.original_evaluation import read_original_events
+        from metacortex.storage.firestore import open_client
+
+        evidence = read_original_events(open_client(settings), since=since, limit=args.max_events)
+        if evidence.read:
+            events = sorted([*events, *evidence.events], key=lambda e: str(e.get("timestamp", "")))
+            originals = f" (and {evidence.read} of the TypeScript MetaCortex's"
+            if evidence.truncated_queries:
+                originals += (
+                    f"; {evidence.truncated_queries} searches left out: their logged query "
+                    "was cut at 160 characters"
+                )
+            originals += ")"
     cases = cases_from_events(events)
     destination.save(cases)
     window = f" of the last {args.lookback_hours:g} h" if since else ""
     print(
-        f"{len(cases)} cases from {len(events)} events{window} written to {destination.describe()}"
+        f"{len(cases)} cases from {len(events)} events{window}{originals} written to "
+        f"{destination.describe()}"
     )
     return 0

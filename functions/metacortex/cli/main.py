@@ -25,6 +25,7 @@ _COMMAND_MODULES: Final = (
     "metacortex.cli.surface",
     "metacortex.cli.clients",
     "metacortex.cli.data",
+    "metacortex.cli.erase",
     "metacortex.cli.evaluate",
     "metacortex.cli.smoke",
     "metacortex.cli.owner",

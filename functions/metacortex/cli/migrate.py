@@ -16,7 +16,12 @@ from typing import TYPE_CHECKING, Any
 from metacortex.composition import require_cloud_extra
 from metacortex.config import Settings
 from metacortex.errors import ConfigurationError
-from metacortex.migration.profiles import migrate_profiles
+from metacortex.migration.embedding_model import ORIGINAL_DEFAULT, parse_identity
+from metacortex.migration.profiles import (
+    migrate_profiles,
+    read_profiles_file,
+    read_profiles_text,
+)
 from metacortex.operations.progress import progress
 
 if TYPE_CHECKING:  # the Firestore step needs the cloud extra; `profiles` must not
@@ -52,24 +57,36 @@ def add_parser(commands: Any) -> None:
 
     corpus = steps.add_parser(
         "firestore",
-        help="backfill the Firestore corpus in place (dry run unless --apply)",
-        description="Adds the term index and retrieval_text, turns string times into "
-        "Timestamps and fills missing fields, page by page. Without --apply nothing is "
-        "written. Interrupted runs continue where they stopped; --restart starts over.",
+        help="migrate the original's Firestore corpus in place (dry run unless --apply)",
+        description="Moves each memory's metadata map to this server's top-level fields "
+        "(the map is kept), turns epoch-millisecond and ISO times into Timestamps, adds the "
+        "term index, and records the original's embedding model, page by page. A document "
+        "that cannot be migrated faithfully is refused and named, never defaulted. Without "
+        "--apply nothing is written and the report is exactly what --apply writes. "
+        "Interrupted runs continue where they stopped; --restart starts over.",
     )
     corpus.add_argument("--apply", action="store_true", help="write the changes")
     corpus.add_argument("--restart", action="store_true", help="ignore the saved cursor")
     corpus.add_argument(
         "--page-size", type=int, default=DEFAULT_PAGE, help="documents per batch (1-400)"
     )
+    corpus.add_argument(
+        "--embedding-model",
+        default=ORIGINAL_DEFAULT.key(),
+        metavar="MODEL:DIMENSION",
+        help="the model that made the original's vectors, recorded so a server configured "
+        "for another refuses to start until `metacortex reembed` (default: the original's "
+        f"default, {ORIGINAL_DEFAULT.key()}; give its GEMINI_EMBEDDING_MODEL and "
+        "GEMINI_EMBEDDING_DIMENSIONS if it set them)",
+    )
     corpus.set_defaults(run=run_firestore)
 
 
 def run_profiles(args: argparse.Namespace) -> int:
     if args.source == "-":
-        text = sys.stdin.read()
+        text = read_profiles_text(sys.stdin.buffer, "standard input")
     elif args.source:
-        text = Path(args.source).read_text(encoding="utf-8")
+        text = read_profiles_file(Path(args.source))
     else:
         text = os.environ.get("MCP_CLIENT_PROFILES_JSON", "")
         if not text.strip():
@@ -97,6 +114,7 @@ def run_profiles(args: argparse.Namespace) -> int:
 def run_firestore(args: argparse.Namespace) -> int:
     if not 1 <= args.page_size <= 400:
         raise ConfigurationError("--page-size must be between 1 and 400")
+    embedding = parse_identity(args.embedding_model)
     require_cloud_extra("`metacortex migrate firestore`", "firestore")
     from metacortex.migration.firestore_corpus import backfill, count_documents
     from metacortex.storage.firestore import open_client
@@ -111,31 +129,54 @@ def run_firestore(args: argparse.Namespace) -> int:
         report = backfill(
             client,
             collection,
-            dimension=settings.gemini_embedding_dimensions,
+            embedding=embedding,
             apply=args.apply,
             restart=args.restart,
             page_size=args.page_size,
             advance=bar.advance,
         )
-    print(_summary(report, settings.gemini_embedding_dimensions))
+    print(summary(report, embedding.dimension))
     return 0
 
 
-def _summary(report: CorpusReport, dimension: int) -> str:
+def summary(report: CorpusReport, dimension: int) -> str:
+    """The run's report as the operator reads it; a dry run's equals its --apply's but for
+    the verbs."""
     verb = "updated" if report.applied else "would update"
     lines = []
     if report.resumed_after:
         lines.append(f"resumed after document {report.resumed_after}")
     lines.append(f"scanned {report.scanned} documents; {verb} {report.changed}")
-    lines += [f"  {count:>7}  {fix}" for fix, count in report.fixes.most_common()]
-    if report.problem_count:
-        lines.append(f"{report.problem_count} document(s) left as they are:")
-        lines += [f"  {problem}" for problem in report.problems]
+    found = [f"{report.layouts[name]} {label}" for name, label in _LAYOUTS if report.layouts[name]]
+    if found:
+        lines.append("layouts: " + ", ".join(found))
+    lines += [f"  {count:>7}  {fix}" for fix, count in sorted(report.fixes.items(), key=_by_count)]
+    if report.refused:
+        lines.append(f"refused {len(report.refused)} document(s), left as they are:")
+        lines += [f"  {document_id}: {why}" for document_id, why in report.refused]
+    if report.loops:
+        lines.append(
+            f"{len(report.loops)} record(s) supersede each other in a loop (migrated; "
+            "deprecate_context refuses to extend such a chain): " + ", ".join(sorted(report.loops))
+        )
+    if report.identity is not None:
+        lines.append(report.identity.describe(report.applied))
     if report.missing_embedding or report.other_dimension:
         lines.append(
             f"{report.missing_embedding} without an embedding and {report.other_dimension} "
             f"with another dimension than {dimension}: run `metacortex reembed` next"
         )
-    if not report.applied and report.changed:
+    if not report.applied and (report.changed or (report.identity and report.identity.writes)):
         lines.append("nothing was written: run again with --apply")
     return "\n".join(lines)
+
+
+_LAYOUTS = (
+    ("nested", "in the original's layout (metadata map)"),
+    ("top-level", "with top-level fields"),
+    ("current", "already in this server's layout"),
+)
+
+
+def _by_count(item: tuple[str, int]) -> tuple[int, str]:
+    return (-item[1], item[0])

@@ -2,10 +2,13 @@
 
 Modes (``MCP_SMOKE_MODE`` or ``--mode``):
 - ``admin-read-write``: tools/list has all six tools; save, search, fetch, list,
-  then deprecate the smoke memory so it leaves no active trace.
+  then remove the smoke memory: erased when the endpoint offers ``erase_context``
+  (``METACORTEX_ADMIN_ERASE_TOOL=true``), so it leaves nothing behind; otherwise
+  deprecated, with a warning that it stays in topic ``metacortex-smoke``.
 - ``browser-read-write``: as a browser connector would: an ``Origin`` header
   (``MCP_SMOKE_ORIGIN``) and, with ``MCP_SMOKE_URL_TOKEN=true``, the token in
-  ``?auth_token=``; save, search, fetch.
+  ``?auth_token=``; save, search, fetch; a client endpoint cannot erase, so it
+  warns which memory it left.
 - ``search-only``: search and fetch work; save_context is not offered.
 
 Endpoint ``MCP_BASE_URL`` (default the local admin endpoint); token
@@ -18,6 +21,7 @@ import argparse
 import json
 import secrets
 import sys
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
@@ -113,8 +117,32 @@ async def smoke(url: str, token: str, mode: str, origin: str | None, url_token: 
                 await client.call_tool("list_context", {"filter_topic": SMOKE_TOPIC}), "list"
             )
             step(f"list_context: {len(listed['items'])} in {SMOKE_TOPIC}")
+        if "erase_context" in tools:
+            await _erase(client, memory_id, step)
+            return
+        if mode == "admin-read-write":
             _payload(await client.call_tool("deprecate_context", {"id": memory_id}), "deprecate")
             step("deprecate_context (smoke memory retired)")
+        print(
+            f"warn could not clean up: the smoke memory {memory_id} stays in topic "
+            f"{SMOKE_TOPIC!r}, since this endpoint offers no erase_context. Erase it with "
+            f"`metacortex erase --topic {SMOKE_TOPIC}` where the store is, or from the "
+            "console; to let smoke erase it, set METACORTEX_ADMIN_ERASE_TOOL=true on the "
+            "server and smoke the admin endpoint.",
+            file=sys.stderr,
+        )
+
+
+async def _erase(client: Client, memory_id: str, step: Callable[[str], None]) -> None:
+    """Erase the smoke memory and check that it is gone."""
+    erased = _payload(await client.call_tool("erase_context", {"ids": [memory_id]}), "erase")
+    if erased["erased_ids"] != [memory_id]:
+        raise SmokeFailure(f"erase_context did not erase {memory_id}: {erased}")
+    step("erase_context (smoke memory erased)")
+    after = await client.call_tool("fetch_context", {"id": memory_id})
+    if not after.is_error:
+        raise SmokeFailure("fetch_context still returns the erased smoke memory")
+    step("fetch_context: the smoke memory is gone")
 
 
 def failure_reason(error: BaseException) -> str:

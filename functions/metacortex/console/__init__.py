@@ -7,9 +7,11 @@ script, no third-party asset) behind the owner's sign-in (``metacortex.owner``):
   filters (topic, state, origin, validity instant);
 - ``/console/memories/{id}``: one record with its metadata, provenance,
   supersession chain, consolidation lineage, image description and artifact refs;
-  curation forms (deprecate, correct, promote);
+  curation forms (deprecate, correct, promote, erase);
 - ``/console/search``: the tools' hybrid search with each score's breakdown;
 - ``/console/consolidate``: a topic's drafts merged, previewed then confirmed;
+- ``/console/erase``: one memory, a selection or a topic erased for good, after a
+  confirmation that says how many (``console.erase``);
 - ``/console/clients``: profiles and OAuth grants with their last use; revoke;
 - ``/console/activity``: SVG charts from the events; ``/console/export``: a backup.
 

@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from metacortex.console import charts
-from metacortex.console.web import Console
+from metacortex.console.base import ConsoleBase
 from metacortex.domain.records import utc_now
 from metacortex.operations.backup import export_portable
 from metacortex.owner import Session, security_headers
@@ -105,7 +105,7 @@ def summarize(events: Iterable[Mapping[str, Any]], today: date, days: int = DAYS
     )
 
 
-async def read_activity(console: Console, days: int = DAYS) -> Activity:
+async def read_activity(console: ConsoleBase, days: int = DAYS) -> Activity:
     today = utc_now().date()
     since = utc_now() - timedelta(days=days)
     store = console.service.store
@@ -115,7 +115,7 @@ async def read_activity(console: Console, days: int = DAYS) -> Activity:
     return summarize(events, today, days)
 
 
-async def activity_page(console: Console, request: Request, session: Session) -> Response:
+async def activity_page(console: ConsoleBase, request: Request, session: Session) -> Response:
     activity = await read_activity(console)
     short = [day[5:] for day in activity.days]
     chart_calls: Markup = charts.stacked_bars(
@@ -159,7 +159,7 @@ async def activity_page(console: Console, request: Request, session: Session) ->
     )
 
 
-async def export(console: Console, request: Request, session: Session) -> Response:
+async def export(console: ConsoleBase, request: Request, session: Session) -> Response:
     """The portable backup (``metacortex backup``'s format) as one zip download."""
     service = console.service
 

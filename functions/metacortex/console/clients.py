@@ -10,7 +10,7 @@ from starlette.responses import Response
 
 from metacortex.auth.tokens import GRANT
 from metacortex.console.activity import DAYS, read_activity
-from metacortex.console.web import Console
+from metacortex.console.base import ConsoleBase
 from metacortex.errors import NotFound
 from metacortex.owner import Session
 
@@ -20,7 +20,7 @@ from metacortex.owner import Session
 LAST_USE_DAYS = DAYS
 
 
-async def clients_page(console: Console, request: Request, session: Session) -> Response:
+async def clients_page(console: ConsoleBase, request: Request, session: Session) -> Response:
     activity = await read_activity(console, LAST_USE_DAYS)
     last_use = activity.last_use
     profiles = [
@@ -65,7 +65,7 @@ async def clients_page(console: Console, request: Request, session: Session) -> 
     )
 
 
-async def revoke_grant(console: Console, request: Request, session: Session) -> Response:
+async def revoke_grant(console: ConsoleBase, request: Request, session: Session) -> Response:
     grant_id = request.path_params["grant_id"]
     summary = {"grant_id": grant_id}
     started = time.perf_counter()

@@ -13,13 +13,13 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from metacortex.console.web import ADMIN, Console, form_text
+from metacortex.console.base import ADMIN, ConsoleBase, form_text
 from metacortex.domain.records import BranchState, Initiator
 from metacortex.errors import InvalidArgument, MetaCortexError
 from metacortex.owner import Session
 
 
-async def deprecate(console: Console, request: Request, session: Session) -> Response:
+async def deprecate(console: ConsoleBase, request: Request, session: Session) -> Response:
     memory_id = request.path_params["memory_id"]
     form = await request.form()
     summary: dict[str, Any] = {
@@ -44,7 +44,7 @@ async def deprecate(console: Console, request: Request, session: Session) -> Res
     return console.redirect(request, f"/console/memories/{memory_id}?done=deprecated")
 
 
-async def correct(console: Console, request: Request, session: Session) -> Response:
+async def correct(console: ConsoleBase, request: Request, session: Session) -> Response:
     memory_id = request.path_params["memory_id"]
     form = await request.form()
     content = form_text(form, "corrected_content") or ""
@@ -69,7 +69,7 @@ async def correct(console: Console, request: Request, session: Session) -> Respo
     return console.redirect(request, f"/console/memories/{new_id}?done=corrected")
 
 
-async def promote(console: Console, request: Request, session: Session) -> Response:
+async def promote(console: ConsoleBase, request: Request, session: Session) -> Response:
     memory_id = request.path_params["memory_id"]
     summary = {"id": memory_id}
     started = time.perf_counter()
@@ -82,7 +82,7 @@ async def promote(console: Console, request: Request, session: Session) -> Respo
     return console.redirect(request, f"/console/memories/{memory_id}?done=promoted")
 
 
-async def consolidate_page(console: Console, request: Request, session: Session) -> Response:
+async def consolidate_page(console: ConsoleBase, request: Request, session: Session) -> Response:
     counts = await console.call(console.service.store.topic_counts)
     drafts = [
         (name, by_state[BranchState.WIP])
@@ -102,7 +102,7 @@ async def consolidate_page(console: Console, request: Request, session: Session)
     )
 
 
-async def consolidate_preview(console: Console, request: Request, session: Session) -> Response:
+async def consolidate_preview(console: ConsoleBase, request: Request, session: Session) -> Response:
     form = await request.form()
     topic = form_text(form, "topic") or ""
     try:
@@ -119,7 +119,7 @@ async def consolidate_preview(console: Console, request: Request, session: Sessi
     )
 
 
-async def consolidate_confirm(console: Console, request: Request, session: Session) -> Response:
+async def consolidate_confirm(console: ConsoleBase, request: Request, session: Session) -> Response:
     form = await request.form()
     topic = form_text(form, "topic") or ""
     source_ids = [value for value in form.getlist("source_id") if isinstance(value, str)]

@@ -8,8 +8,8 @@ from urllib.parse import urlencode
 from starlette.requests import Request
 from starlette.responses import Response
 
-from metacortex.console.web import ADMIN, Console
-from metacortex.domain.records import ALL_STATES, BranchState, Memory, Origin
+from metacortex.console.base import ADMIN, ConsoleBase
+from metacortex.domain.records import ALL_STATES, BranchState, Memory, Origin, to_wire_time
 from metacortex.errors import MetaCortexError, NotFound
 from metacortex.owner import Session
 
@@ -37,7 +37,7 @@ def _row(item: dict[str, Any]) -> dict[str, Any]:
     return {"id": item["id"], "summary": item["summary"], **item["metadata"]}
 
 
-async def browse(console: Console, request: Request, session: Session) -> Response:
+async def browse(console: ConsoleBase, request: Request, session: Session) -> Response:
     filters = _filters(request)
     cursor = request.query_params.get("cursor") or None
     service = console.service
@@ -59,6 +59,7 @@ async def browse(console: Console, request: Request, session: Session) -> Respon
         "items": [],
         "next_url": None,
         "first_url": None,
+        "topic_total": 0,
     }
     try:
         page = await console.call(
@@ -83,17 +84,20 @@ async def browse(console: Console, request: Request, session: Session) -> Respon
         if cursor
         else None
     )
+    context["topic_total"] = next(
+        (topic["total"] for topic in topics if topic["name"] == filters.get("topic")), 0
+    )
     return console.render(request, session, "browse.html", context)
 
 
-async def _lookup(console: Console, memory_id: str) -> Memory | None:
+async def _lookup(console: ConsoleBase, memory_id: str) -> Memory | None:
     try:
         return await console.call(console.service.memory, access=ADMIN, memory_id=memory_id)
     except NotFound:
         return None
 
 
-async def record(console: Console, request: Request, session: Session) -> Response:
+async def record(console: ConsoleBase, request: Request, session: Session) -> Response:
     memory_id = request.path_params["memory_id"]
     try:
         memory = await console.call(console.service.memory, access=ADMIN, memory_id=memory_id)
@@ -102,9 +106,13 @@ async def record(console: Console, request: Request, session: Session) -> Respon
     chain: list[Memory] = []
     seen = {memory.id}
     current = memory
+    broken: str | None = None  # where the chain leads to a record no longer stored
     while current.superseded_by and len(chain) < CHAIN_HOPS:
         following = await _lookup(console, current.superseded_by)
-        if following is None or following.id in seen:
+        if following is None:
+            broken = current.superseded_by
+            break
+        if following.id in seen:
             break
         chain.append(following)
         seen.add(following.id)
@@ -113,6 +121,16 @@ async def record(console: Console, request: Request, session: Session) -> Respon
         (source_id, await _lookup(console, source_id))
         for source_id in memory.provenance.derived_from
     ]
+    gone = [source_id for source_id, source in sources if source is None]
+    if broken is not None:
+        gone.append(broken)
+    tombstones = (
+        await console.call(console.service.store.tombstones, memory_ids=gone) if gone else {}
+    )
+    erased = {
+        memory_id: {"erased_at": to_wire_time(t.erased_at), "erased_by": t.erased_by}
+        for memory_id, t in tombstones.items()
+    }
     merged_into = chain[0] if chain and memory.id in chain[0].provenance.derived_from else None
     description = None
     if memory.retrieval_text != memory.content:
@@ -124,6 +142,8 @@ async def record(console: Console, request: Request, session: Session) -> Respon
         "memory": memory,
         "meta": memory.metadata(),
         "chain": chain,
+        "broken": broken,
+        "erased": erased,
         "sources": sources,
         "merged_into": merged_into,
         "description": description,
@@ -140,7 +160,7 @@ _NOTICES: Final = {
 }
 
 
-async def search(console: Console, request: Request, session: Session) -> Response:
+async def search(console: ConsoleBase, request: Request, session: Session) -> Response:
     filters = _filters(request)
     query = request.query_params.get("q", "").strip()
     context: dict[str, Any] = {

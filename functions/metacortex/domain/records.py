@@ -167,3 +167,20 @@ class Memory:
 
     def to_item(self) -> dict[str, Any]:
         return {"id": self.id, "content": self.content, "metadata": self.metadata()}
+
+
+@dataclass(frozen=True, slots=True)
+class Tombstone:
+    """What is left of an erased memory: its id, when and by whom, never its content.
+
+    Supersession and consolidation links that name the id resolve to it, so they
+    read "erased" instead of dangling."""
+
+    id: str
+    erased_at: datetime
+    erased_by: str
+
+    def describe(self) -> str:
+        return (
+            f"memory {self.id!r} was erased on {to_wire_time(self.erased_at)} by {self.erased_by}"
+        )

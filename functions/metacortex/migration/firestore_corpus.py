@@ -1,25 +1,30 @@
 """Bring a Firestore corpus written by the TypeScript MetaCortex to this server's shape.
 
-The original stored ``content``, ``module_name``, ``branch_state``, ``embedding``
-and times that were sometimes ISO strings rather than Timestamps. This server
-also needs ``retrieval_text``, the term index behind keyword search (``terms``,
-``term_freqs``, ``term_count``), ``updated_at``, a provenance ``origin`` and a
-``schema_version``; a record whose ``created_at`` is a string would otherwise
-sort as 1970 and fall out of every time filter.
+The original keeps everything but ``content``, ``retrieval_text``, ``embedding``
+and ``media`` in a nested ``metadata`` map, times as epoch milliseconds; this
+server reads top-level fields, Timestamps, a term index (``terms``,
+``term_freqs``, ``term_count``) and ``schema_version``. Each document is read
+strictly (``original_record``: either layout, never a defaulted topic or state,
+never a value of the wrong type coerced) and its target is what
+``firestore_codec.encode_memory`` writes for that record; only fields that differ
+are updated. The embedding, ``metadata``, ``media`` and any other field stay as
+they are, so nothing the original wrote is lost.
 
-Each document's target is what ``firestore_codec.encode_memory`` would write for
-it, so the backfill follows the codec as it evolves. Only fields that differ are
-updated; the embedding and any field this server does not know stay as they are.
-
-* Dry by default: ``apply=False`` reads everything and reports what would change.
+* Dry by default: ``apply=False`` reads everything and reports exactly what
+  ``apply=True`` writes (the two reports compare equal).
+* One bad document never stops the run: it is refused, named and counted, and
+  left as it is.
 * Idempotent: a second run finds nothing to do.
 * Resumable: pages go in document-id order, and each page's updates are committed
   in one batch together with the cursor (``<collection>_meta/migration``), so an
   interrupted run continues after the last committed page.
+* Last, the embedding model of the original's vectors is recorded
+  (``embedding_model``), so a server configured for another refuses to start.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -31,58 +36,64 @@ from google.cloud.firestore_v1.base_document import DocumentSnapshot
 from google.cloud.firestore_v1.field_path import FieldPath
 from google.cloud.firestore_v1.vector import Vector
 
-from metacortex.domain.records import Origin
-from metacortex.storage.firestore import META_SUFFIX
+from metacortex.domain.record_rules import supersession_loops
+from metacortex.domain.stored_values import Refused
+from metacortex.migration.embedding_model import (
+    ORIGINAL_DEFAULT,
+    IdentityStep,
+    apply_identity,
+    plan_identity,
+)
+from metacortex.migration.original_record import Reading, read_document
+from metacortex.storage.base import EmbeddingIdentity
+from metacortex.storage.firestore import META_SUFFIX, FirestoreStore
 from metacortex.storage.firestore_codec import (
     EMBEDDING,
     TERM_COUNT,
     TERM_FREQS,
     TERMS,
-    decode_memory,
     encode_memory,
     to_stored_time,
 )
 
 CURSOR_DOCUMENT: Final = "migration"
 DEFAULT_PAGE: Final = 200  # one batch holds the page's updates and the cursor (limit 500)
-_TIME_FIELDS: Final = ("created_at", "updated_at", "valid_from", "valid_until")
 _TERM_FIELDS: Final = frozenset({TERMS, TERM_FREQS, TERM_COUNT})
-_SHOWN_PROBLEMS: Final = 20
+_NOTED_FIELDS: Final = frozenset({"retrieval_text", "modality", "origin"})
+_TIME_FIELDS: Final = frozenset({"created_at", "updated_at", "valid_from", "valid_until"})
+NESTED_FIX: Final = "layout: the original's metadata map -> top-level fields (the map is kept)"
 
 
 @dataclass(slots=True)
 class CorpusReport:
-    applied: bool
+    """What a run found and wrote (or, dry, would write). Equal for a dry run and the
+    ``--apply`` run after it: ``applied`` does not take part in the comparison."""
+
+    applied: bool = field(compare=False)
     resumed_after: str | None = None
     scanned: int = 0
     changed: int = 0
+    layouts: Counter[str] = field(default_factory=Counter)
     fixes: Counter[str] = field(default_factory=Counter)
-    problems: list[str] = field(default_factory=list)
-    problem_count: int = 0
+    refused: list[tuple[str, str]] = field(default_factory=list)
     missing_embedding: int = 0
     other_dimension: int = 0
-
-    def problem(self, document_id: str, why: str) -> None:
-        self.problem_count += 1
-        if len(self.problems) < _SHOWN_PROBLEMS:
-            self.problems.append(f"{document_id}: {why}")
+    loops: dict[str, list[str]] = field(default_factory=dict)
+    identity: IdentityStep | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class _Plan:
     update: dict[str, Any]
     fixes: tuple[str, ...]
-
-
-class _Unmigratable(ValueError):
-    pass
+    reading: Reading
 
 
 def backfill(
     client: firestore.Client,
     collection: str,
     *,
-    dimension: int,
+    embedding: EmbeddingIdentity = ORIGINAL_DEFAULT,
     apply: bool = False,
     restart: bool = False,
     page_size: int = DEFAULT_PAGE,
@@ -94,17 +105,20 @@ def backfill(
     report = CorpusReport(applied=apply)
     after = None if (restart or not apply) else _resume_point(cursor_ref)
     report.resumed_after = after
+    links: dict[str, str | None] = {}
     for page in _pages(memories, page_size, after):
         batch = client.batch()
         for snapshot in page:
             report.scanned += 1
             data = snapshot.to_dict() or {}
-            _count_embedding(data, dimension, report)
             try:
                 plan = _plan(snapshot, data)
-            except _Unmigratable as problem:
-                report.problem(snapshot.id, str(problem))
+            except Refused as why:
+                report.refused.append((snapshot.id, str(why)))
                 continue
+            report.layouts[plan.reading.layout] += 1
+            links[snapshot.id] = plan.reading.memory.superseded_by
+            _count_embedding(data, embedding.dimension, report)
             if plan.update:
                 report.changed += 1
                 report.fixes.update(plan.fixes)
@@ -114,7 +128,12 @@ def backfill(
             batch.set(cursor_ref, {"last_id": page[-1].id, "updated_at": _now()}, merge=True)
             batch.commit()
         advance(len(page))
+    report.loops = supersession_loops(links)
+    store = FirestoreStore(client, collection)  # its identity record; closed with the client
+    original_found = after is not None or report.layouts["nested"] + report.layouts["top-level"] > 0
+    report.identity = plan_identity(store, embedding, original_found=original_found)
     if apply:
+        apply_identity(store, report.identity)
         cursor_ref.set({"last_id": None, "completed_at": _now()}, merge=True)
     return report
 
@@ -153,64 +172,44 @@ def _count_embedding(data: dict[str, Any], dimension: int, report: CorpusReport)
         report.other_dimension += 1
 
 
+def _embedding(value: Any) -> Vector | None:
+    """The stored embedding as a ``Vector`` (None when absent); ``Refused`` if it is not numbers."""
+    if value is None or isinstance(value, Vector):
+        return None
+    if not isinstance(value, list):
+        raise Refused(f"embedding is a {type(value).__name__}, not a vector")
+    for index, item in enumerate(value):
+        if isinstance(item, bool) or not isinstance(item, int | float):
+            raise Refused(f"embedding[{index}] is a {type(item).__name__}, not a number")
+        if not math.isfinite(item):
+            raise Refused(f"embedding[{index}] is {item!r}, not a finite number")
+    return Vector([float(item) for item in value])
+
+
 def _plan(snapshot: DocumentSnapshot[Any], data: dict[str, Any]) -> _Plan:
-    if not isinstance(data.get("content"), str) or not data["content"].strip():
-        raise _Unmigratable("no content: left as it is (the server skips it)")
-    normalized = dict(data)
-    fixes: list[str] = []
-    for name in _TIME_FIELDS:
-        value = data.get(name)
-        if value is None or isinstance(value, datetime):
-            continue
-        normalized[name] = _instant(name, value)
-        fixes.append(f"{name}: {type(value).__name__} -> Timestamp")
-    if not isinstance(normalized.get("created_at"), datetime):
-        created = snapshot.create_time
-        if created is None:
-            raise _Unmigratable("no created_at and no document creation time")
-        normalized["created_at"] = created
-        fixes.append("created_at: taken from the document's creation time")
-    if not data.get("retrieval_text"):
-        normalized["retrieval_text"] = data["content"]
-    if not data.get("origin"):
-        normalized["origin"] = Origin.LEGACY_IMPORT.value
-    try:
-        memory = decode_memory(snapshot.id, normalized)
-    except ValueError as error:
-        raise _Unmigratable(f"unreadable value ({error}); fix the document by hand") from None
-    target = encode_memory(memory, None)
+    reading = read_document(snapshot.id, data, create_time=snapshot.create_time)
+    vector = _embedding(data.get(EMBEDDING))
+    fixes: list[str] = [NESTED_FIX] if reading.layout == "nested" else []
+    fixes += reading.notes
     update: dict[str, Any] = {}
-    for key, wanted in target.items():
+    for key, wanted in encode_memory(reading.memory, None).items():
         if key in data and _same(data[key], wanted):
             continue
         update[key] = wanted
+        if reading.layout == "nested" or key in _NOTED_FIELDS or key in _TIME_FIELDS:
+            continue  # said once above, or by the reading's notes
         if key in _TERM_FIELDS:
             fixes.append("term index (keyword search) added")
         elif key not in data and wanted in (None, []):
             fixes.append("empty optional fields written (Firestore filters need them present)")
-        elif key not in _TIME_FIELDS or key not in data:
+        else:
             fixes.append(f"{key}: {'added' if key not in data else 'normalised'}")
-    embedding = data.get(EMBEDDING)
-    if isinstance(embedding, list) and embedding:
-        update[EMBEDDING] = Vector([float(x) for x in embedding])
+    if update and reading.layout == "nested":
+        fixes.append("term index (keyword search) added")
+    if vector is not None:
+        update[EMBEDDING] = vector
         fixes.append("embedding: array -> Vector")
-    return _Plan(update, tuple(dict.fromkeys(fixes)) if update else ())
-
-
-def _instant(name: str, value: Any) -> datetime:
-    if isinstance(value, str):
-        try:
-            parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-        except ValueError:
-            raise _Unmigratable(f"{name} {value!r} is not an ISO 8601 instant") from None
-        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        seconds = value / 1000 if abs(value) > 1e11 else value  # milliseconds or seconds
-        try:
-            return datetime.fromtimestamp(seconds, UTC)
-        except (OverflowError, OSError, ValueError):
-            raise _Unmigratable(f"{name} {value!r} is not a usable epoch time") from None
-    raise _Unmigratable(f"{name} has an unexpected type {type(value).__name__}")
+    return _Plan(update, tuple(dict.fromkeys(fixes)) if update else (), reading)
 
 
 def _same(stored: Any, wanted: Any) -> bool:

@@ -21,7 +21,8 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Final
+from pathlib import Path
+from typing import Any, BinaryIO, Final
 from urllib.parse import urlsplit
 
 from metacortex.config import Settings
@@ -41,6 +42,8 @@ from metacortex.server.profiles import (
 _CARRIED: Final = ("allowedFilterStates", "defaultFilterState", "rateLimitPerMinute")
 _STATES: Final = frozenset(state.value for state in ALL_STATES)
 _UNSAFE_ID_CHARS: Final = re.compile(r"[^A-Za-z0-9_-]+")
+# MCP_CLIENT_PROFILES_JSON is an environment variable: a few KiB in practice.
+MAX_PROFILES_BYTES: Final = 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +63,35 @@ class ProfileMigration:
         return json.dumps(self.profiles, indent=2)
 
 
+def read_profiles_text(stream: BinaryIO, name: str) -> str:
+    """At most ``MAX_PROFILES_BYTES`` of UTF-8 text from ``stream`` (``/dev/zero`` ends)."""
+    data = stream.read(MAX_PROFILES_BYTES + 1)
+    if len(data) > MAX_PROFILES_BYTES:
+        raise ConfigurationError(
+            f"{name} holds more than {MAX_PROFILES_BYTES // 1024} KiB: not a profiles file "
+            "(MCP_CLIENT_PROFILES_JSON is a short JSON array)"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigurationError(
+            f"{name} is not UTF-8 text (byte {error.start} cannot be decoded): give the "
+            "profiles JSON file"
+        ) from None
+
+
+def read_profiles_file(path: Path) -> str:
+    """The profiles file's text, with one clear error for a folder, a missing or unreadable
+    file, binary data or a file too large to be profiles."""
+    if path.is_dir():
+        raise ConfigurationError(f"{path} is a directory: give the profiles JSON file")
+    try:
+        with path.open("rb") as stream:
+            return read_profiles_text(stream, str(path))
+    except OSError as error:
+        raise ConfigurationError(f"cannot read {path}: {error.strerror or error}") from None
+
+
 def migrate_profiles(text: str, *, keep_url_tokens: bool = False) -> ProfileMigration:
     """Rewrite the original's MCP_CLIENT_PROFILES_JSON; raises ConfigurationError if unusable."""
     try:
@@ -68,6 +100,10 @@ def migrate_profiles(text: str, *, keep_url_tokens: bool = False) -> ProfileMigr
         raise ConfigurationError(
             f"the profiles are not valid JSON: {error.msg} (line {error.lineno}, "
             f"column {error.colno})"
+        ) from None
+    except RecursionError:
+        raise ConfigurationError(
+            "the profiles are nested too deeply to be read: they are not a profiles array"
         ) from None
     if not isinstance(entries, list):
         raise ConfigurationError("the profiles must be a JSON array of objects")

@@ -10,6 +10,7 @@ for Firestore, a managed export (docs/DEPLOYMENT.md).
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -17,15 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TextIO
 
-from metacortex.domain.limits import parse_instant
-from metacortex.domain.records import (
-    BranchState,
-    Initiator,
-    Memory,
-    Modality,
-    Origin,
-    Provenance,
-    SupersessionReason,
+from metacortex.domain.record_rules import supersession_loops
+from metacortex.domain.records import Memory
+from metacortex.operations.archive_records import (
+    RecordReader,
+    read_lines,
+    read_original,
+    read_portable,
 )
 from metacortex.operations.progress import progress
 from metacortex.operations.walk import all_memories, count_memories
@@ -37,7 +36,22 @@ FORMAT: Final = "metacortex-portable"
 FORMAT_VERSION: Final = 1
 ARCHIVE: Final = "memories.ndjson"
 MANIFEST: Final = "manifest.json"
+# The TypeScript MetaCortex's archive (archive.ts, backup-memories.ts): its manifest has
+# no format name; its records file is always memories.ndjson beside it.
+ORIGINAL_FORMAT: Final = "the TypeScript MetaCortex's portable archive"
+ORIGINAL_ARCHIVE: Final = "memories.ndjson"
 _BATCH: Final = 64
+_MAX_MANIFEST_BYTES: Final = 1024 * 1024
+
+
+def is_original_manifest(manifest: dict[str, Any]) -> bool:
+    """archive.ts ``ArchiveManifest``: ``schema_version`` 1, ``document_count``, no ``format``."""
+    return (
+        "format" not in manifest
+        and manifest.get("schema_version") == 1
+        and isinstance(manifest.get("document_count"), int)
+        and isinstance(manifest.get("collection"), str)
+    )
 
 
 class BackupError(Exception):
@@ -54,42 +68,6 @@ def _canonical(value: dict[str, Any]) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def _memory(record: dict[str, Any]) -> Memory:
-    meta = record["metadata"]
-    provenance = meta.get("provenance") or {}
-
-    def instant(name: str) -> Any:
-        return parse_instant(meta.get(name), name)
-
-    return Memory(
-        id=record["id"],
-        content=record["content"],
-        retrieval_text=record.get("retrieval_text") or record["content"],
-        topic=meta["topic"],
-        branch_state=BranchState(meta["branch_state"]),
-        modality=Modality(meta["modality"]),
-        created_at=instant("created_at"),
-        updated_at=instant("updated_at"),
-        artifact_refs=tuple(meta.get("artifact_refs") or ()),
-        valid_from=instant("valid_from"),
-        valid_until=instant("valid_until"),
-        superseded_by=meta.get("superseded_by"),
-        supersession_reason=(
-            SupersessionReason(meta["supersession_reason"])
-            if meta.get("supersession_reason")
-            else None
-        ),
-        initiator=Initiator(meta["initiator"]) if meta.get("initiator") else None,
-        provenance=Provenance(
-            origin=Origin(provenance["origin"]) if provenance.get("origin") else None,
-            source_session=provenance.get("source_session"),
-            derived_from=tuple(provenance.get("derived_from") or ()),
-            confidence=provenance.get("confidence"),
-        ),
-        merge_method=meta.get("merge_method"),
-    )
-
-
 @dataclass(frozen=True, slots=True)
 class BackupSummary:
     count: int
@@ -98,13 +76,33 @@ class BackupSummary:
 
 
 def _private_text(path: Path) -> TextIO:
-    """A file only its owner can read (0600 whatever the umask): backups hold every memory."""
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, sqlite_files.FILE_MODE)
+    """A file only its owner can read (0600 whatever the umask): backups hold every memory.
+
+    Never through a symbolic link: one planted where the archive goes would otherwise
+    have the backup overwrite whatever it points at."""
+    try:
+        descriptor = os.open(
+            path,
+            os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW,
+            sqlite_files.FILE_MODE,
+        )
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise BackupError(
+                f"{path} is a symbolic link: a backup never writes through one. Remove it, "
+                "or choose another folder"
+            ) from None
+        raise
     os.fchmod(descriptor, sqlite_files.FILE_MODE)
     return os.fdopen(descriptor, "w", encoding="utf-8", newline="\n")
 
 
 def export_portable(store: MemoryStore, directory: Path, embedding_key: str) -> BackupSummary:
+    if directory.is_symlink():
+        raise BackupError(
+            f"{directory} is a symbolic link: a backup never writes through one. Give the "
+            f"folder's real path ({directory.resolve()}) if that is where it should go"
+        )
     sqlite_files.make_private_directory(directory)
     digest = hashlib.sha256()
     count = 0
@@ -136,15 +134,29 @@ def export_portable(store: MemoryStore, directory: Path, embedding_key: str) -> 
 class RestoreSummary:
     restored: int
     skipped_existing: int
+    refused: tuple[str, ...] = ()
+    source: str = FORMAT
 
 
 def _read_manifest(directory: Path) -> dict[str, Any]:
     path = directory / MANIFEST
     if not path.is_file():
         raise BackupError(
-            f"{path} not found: point restore at a folder made by `metacortex backup`"
+            f"{path} not found: point restore at a folder made by `metacortex backup` "
+            "(or by the TypeScript MetaCortex's backup:memories)"
         )
-    manifest: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    with path.open("rb") as stream:
+        data = stream.read(_MAX_MANIFEST_BYTES + 1)
+    if len(data) > _MAX_MANIFEST_BYTES:
+        raise BackupError(f"{path} is larger than a manifest can be: it is not one")
+    try:
+        manifest = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        raise BackupError(f"{path} is not a JSON manifest") from None
+    if not isinstance(manifest, dict):
+        raise BackupError(f"{path} is not a JSON object")
+    if is_original_manifest(manifest):
+        return manifest
     if manifest.get("format") != FORMAT or manifest.get("format_version") != FORMAT_VERSION:
         raise BackupError(
             f"{path} is not a {FORMAT} v{FORMAT_VERSION} manifest "
@@ -153,22 +165,90 @@ def _read_manifest(directory: Path) -> dict[str, Any]:
     return manifest
 
 
-def restore_portable(store: MemoryStore, embedder: Embedder, directory: Path) -> RestoreSummary:
-    """Restore every memory of the archive, re-embedded; ids already present are skipped."""
-    manifest = _read_manifest(directory)
-    archive = directory / str(manifest["archive"])
-    data = archive.read_bytes()
-    if hashlib.sha256(data).hexdigest() != manifest["sha256"]:
-        raise BackupError(f"{archive} does not match the sha256 in its manifest: it was changed")
-    lines = data.decode("utf-8").splitlines()
-    if len(lines) != manifest["count"]:
+def _archive_file(directory: Path, name: Any) -> Path:
+    """The manifest's ``archive``: a file IN the backup folder, never elsewhere."""
+    if (
+        not isinstance(name, str)
+        or not name
+        or name in (".", "..")
+        or Path(name).name != name
+        or "\\" in name
+    ):
         raise BackupError(
-            f"{archive} has {len(lines)} records; its manifest says {manifest['count']}"
+            f"the manifest's archive {name!r} is not a file name in {directory}: a backup's "
+            "archive lives beside its manifest"
         )
+    path = directory / name
+    if path.is_symlink() or not path.is_file():
+        raise BackupError(f"{path} is not a regular file in the backup folder")
+    return path
+
+
+def _archive_lines(directory: Path, manifest: dict[str, Any]) -> tuple[list[str], RecordReader]:
+    if is_original_manifest(manifest):
+        archive = _archive_file(directory, ORIGINAL_ARCHIVE)
+        lines = [line for line in archive.read_text(encoding="utf-8").splitlines() if line.strip()]
+        expected = manifest["document_count"]
+        reader: RecordReader = read_original
+    else:
+        archive = _archive_file(directory, manifest.get("archive"))
+        data = archive.read_bytes()
+        if hashlib.sha256(data).hexdigest() != manifest.get("sha256"):
+            raise BackupError(
+                f"{archive} does not match the sha256 in its manifest: it was changed"
+            )
+        lines = data.decode("utf-8").splitlines()
+        expected = manifest.get("count")
+        reader = read_portable
+    if len(lines) != expected:
+        raise BackupError(f"{archive} has {len(lines)} records; its manifest says {expected}")
+    return lines, reader
+
+
+def _accepted(
+    store: MemoryStore, lines: list[str], reader: RecordReader
+) -> tuple[list[Memory], list[str]]:
+    """The archive's records that the tools' rules accept, and why the others are refused."""
+    memories: dict[str, tuple[int, Memory]] = {}
+    refused: list[str] = []
+    for line in read_lines(lines, reader):
+        if line.memory is None:
+            refused.append(str(line.refusal))
+        elif line.memory.id in memories:
+            first = memories[line.memory.id][0]
+            refused.append(f"line {line.number}: id {line.memory.id!r} was already on line {first}")
+        else:
+            memories[line.memory.id] = (line.number, line.memory)
+
+    def stored_successor(memory_id: str) -> str | None:
+        existing = store.get(memory_id)
+        return existing.superseded_by if existing is not None else None
+
+    loops = supersession_loops(
+        {memory_id: m.superseded_by for memory_id, (_, m) in memories.items()}, stored_successor
+    )
+    for memory_id, loop in loops.items():
+        number, _ = memories.pop(memory_id)
+        refused.append(
+            f"line {number} (id {memory_id!r}): its superseded_by chain loops back to it "
+            f"({' -> '.join([*loop, loop[0]])}); deprecate_context refuses such a loop"
+        )
+    return [memory for _, memory in memories.values()], refused
+
+
+def restore_portable(store: MemoryStore, embedder: Embedder, directory: Path) -> RestoreSummary:
+    """Restore every acceptable memory of the archive, re-embedded; ids already present are
+    skipped, records the tools would refuse are refused and named."""
+    manifest = _read_manifest(directory)
+    try:
+        lines, reader = _archive_lines(directory, manifest)
+    except UnicodeDecodeError:
+        raise BackupError(f"the archive in {directory} is not UTF-8 text") from None
+    memories, refused = _accepted(store, lines, reader)
     restored = skipped = 0
-    with progress("restore", len(lines)) as bar:
-        for start in range(0, len(lines), _BATCH):
-            batch = [_memory(json.loads(line)) for line in lines[start : start + _BATCH]]
+    with progress("restore", len(memories)) as bar:
+        for start in range(0, len(memories), _BATCH):
+            batch = memories[start : start + _BATCH]
             fresh = [m for m in batch if store.get(m.id) is None]
             vectors = embedder.embed_documents([m.retrieval_text for m in fresh]) if fresh else []
 
@@ -186,4 +266,5 @@ def restore_portable(store: MemoryStore, embedder: Embedder, directory: Path) ->
             restored += written
             skipped += len(batch) - written
             bar.advance(len(batch))
-    return RestoreSummary(restored=restored, skipped_existing=skipped)
+    source = ORIGINAL_FORMAT if is_original_manifest(manifest) else FORMAT
+    return RestoreSummary(restored, skipped, tuple(refused), source)

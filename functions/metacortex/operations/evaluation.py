@@ -31,6 +31,8 @@ class Case:
     expected_ids: tuple[str, ...]
     topic: str | None = None
     label: str = ""
+    # The state searched; None is the default (active). The original's cases name one.
+    state: str | None = None
 
 
 @dataclass(slots=True)
@@ -121,7 +123,9 @@ def run_cases(
     with progress("evaluate", len(cases), unit="case") as bar:
         for case in cases:
             started = clock()
-            result = service.search(who, query=case.query, filter_topic=case.topic, limit=limit)
+            result = service.search(
+                who, query=case.query, filter_topic=case.topic, filter_state=case.state, limit=limit
+            )
             latencies.append((clock() - started) * 1000)
             rankings.append([match["id"] for match in result["matches"]])
             bar.advance(1)
@@ -155,6 +159,7 @@ def load_cases(path: Path) -> list[Case]:
                     expected_ids=tuple(raw["expected_ids"]),
                     topic=raw.get("topic"),
                     label=str(raw.get("label", "")),
+                    state=raw.get("state"),
                 )
             )
         except (ValueError, KeyError, TypeError) as error:
@@ -239,5 +244,6 @@ def _close(pending: tuple[dict[str, Any], set[str]] | None, cases: list[Case]) -
             expected_ids=tuple(sorted(fetched)),
             topic=filters.get("topic"),
             label="from events",
+            state=filters.get("state"),
         )
     )

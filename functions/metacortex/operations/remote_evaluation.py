@@ -41,6 +41,8 @@ async def run_cases_over_mcp(
                 arguments: dict[str, Any] = {"query": case.query, "limit": limit}
                 if case.topic:
                     arguments["filter_topic"] = case.topic
+                if case.state:
+                    arguments["filter_state"] = case.state
                 started = time.perf_counter()
                 result = await client.call_tool("search_context", arguments)
                 latencies.append((time.perf_counter() - started) * 1000)

@@ -33,6 +33,9 @@ TOOL_NAMES: Final = (
     "deprecate_context",
     "consolidate_context",
 )
+# The owner's tools: offered only on the admin endpoint, and only when the operator turns
+# them on (erase_context: METACORTEX_ADMIN_ERASE_TOOL). Never part of a client profile.
+OWNER_TOOL_NAMES: Final = ("erase_context",)
 ADMIN_PROFILE_ID: Final = "default"
 CLIENT_ID_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 MIN_TOKEN_CHARS: Final = 32
@@ -85,13 +88,18 @@ class Profile:
     @property
     def access(self) -> Access:
         return Access(
-            self.readable_states, self.default_state, self.may_write_lifecycle, principal=self.id
+            self.readable_states,
+            self.default_state,
+            self.may_write_lifecycle,
+            principal=self.id,
+            may_erase="erase_context" in self.allowed_tools,
         )
 
     @property
     def tools(self) -> tuple[str, ...]:
         """Allowed tools in catalog order (what tools/list shows)."""
-        return tuple(name for name in TOOL_NAMES if name in self.allowed_tools)
+        catalog = (*TOOL_NAMES, *OWNER_TOOL_NAMES)
+        return tuple(name for name in catalog if name in self.allowed_tools)
 
     @property
     def chatgpt_tools(self) -> tuple[str, ...]:
@@ -188,6 +196,8 @@ def _admin_profile(settings: Settings) -> Profile:
         if settings.mcp_allowed_tools
         else frozenset(TOOL_NAMES)
     )
+    if settings.metacortex_admin_erase_tool:
+        tools |= frozenset(OWNER_TOOL_NAMES)
     states = (
         frozenset(_known_states(settings.mcp_allowed_filter_states, "MCP_ALLOWED_FILTER_STATES"))
         if settings.mcp_allowed_filter_states
@@ -350,6 +360,11 @@ def _rate_limit(entry: Mapping[str, Any], where: str, settings: Settings) -> int
 def _known_tools(values: Iterable[str], where: str) -> list[str]:
     tools = [value.strip() for value in values]
     for name in tools:
+        if name in OWNER_TOOL_NAMES:
+            raise ConfigurationError(
+                f"{where}: {name} is the owner's tool: it is offered only on the admin "
+                "endpoint, with METACORTEX_ADMIN_ERASE_TOOL=true"
+            )
         if name not in TOOL_NAMES:
             raise ConfigurationError(
                 f"{where}: unknown tool {name!r}; known tools are {', '.join(TOOL_NAMES)}"

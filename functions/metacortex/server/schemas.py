@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from metacortex.domain import limits
 from metacortex.domain.images import SUPPORTED_IMAGE_TYPES
+from metacortex.storage.base import MAX_ERASE_BATCH
 
 State = Literal["active", "wip", "merged", "deprecated"]
 OriginName = Literal["user_asserted", "agent_inferred", "legacy_import"]
@@ -225,6 +226,14 @@ class ConsolidateContextInput(ToolInput):
     )
 
 
+class EraseContextInput(ToolInput):
+    ids: list[Id] = Field(
+        min_length=1,
+        max_length=MAX_ERASE_BATCH,
+        description="The memories to erase for good (unique ids).",
+    )
+
+
 # -------------------------------------------------------------------- outputs
 NullableStr = str | None
 
@@ -346,6 +355,28 @@ class ConsolidateContextOutput(BaseModel):
     item: MergedItemOut
     deprecated_ids: list[str]
     source_count: int
+
+
+class DerivedOut(BaseModel):
+    id: str
+    summary: str
+    topic: str
+    branch_state: State
+    from_: list[str] = Field(
+        alias="from",
+        description="The erased (or likewise derived) ids it names in derived_from.",
+    )
+
+
+class EraseContextOutput(BaseModel):
+    erased_ids: list[str]
+    erased_count: int
+    already_erased_ids: list[str]
+    erased_at: str = Field(description=_TIME)
+    derived: list[DerivedOut] = Field(
+        description="Memories not erased whose text came from an erased one (consolidated "
+        "from it, directly or through another): erase or correct them too."
+    )
 
 
 # -------------------------------------------------------------- schema tidying

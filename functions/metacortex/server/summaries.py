@@ -12,6 +12,8 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any, Final
 
+from metacortex.usecases.erase import event_summary
+
 # Free text that may hold private content: never stored verbatim.
 _TEXT_FIELDS: Final = frozenset({"content", "query", "image_base64", "corrected_content"})
 _MAX_VERBATIM_CHARS: Final = 128
@@ -75,4 +77,6 @@ def summarize_result(tool_name: str, payload: Mapping[str, Any]) -> dict[str, An
         }
     if tool_name == "consolidate_context":
         return {"merged_id": payload["item"]["merged_id"], "source_count": payload["source_count"]}
+    if tool_name == "erase_context":
+        return event_summary(payload)
     return {}

@@ -1,5 +1,9 @@
 """The six MCP tools: their model-facing definitions and thin adapters over MemoryService.
 
+Plus the owner's ``erase_context``, offered only on the admin endpoint when the
+operator turns it on (``METACORTEX_ADMIN_ERASE_TOOL``); where it is not offered
+it does not exist (an unknown tool), so the agents' surface is unchanged.
+
 Each call: check the profile may use the tool, validate the arguments with
 the tool's pydantic model, run the use case in a worker thread (the service
 is synchronous), and return the payload twice, as ``structuredContent`` and as
@@ -29,13 +33,15 @@ from metacortex.domain import limits
 from metacortex.errors import Forbidden, InvalidArgument, MetaCortexError, Unavailable
 from metacortex.server import chatgpt_tools, schemas
 from metacortex.server.logs import log
-from metacortex.server.profiles import TOOL_NAMES, Profile
+from metacortex.server.profiles import OWNER_TOOL_NAMES, TOOL_NAMES, Profile
 from metacortex.server.runtime import Runtime
 from metacortex.server.summaries import summarize_arguments, summarize_result
 from metacortex.service import Access, MemoryService
 
 ToolRunner = Callable[[MemoryService, Access, dict[str, Any]], dict[str, Any]]
 _MAX_LOGGED_NAME: Final = 64
+# The tombstone's "by whom" for records erased through the tool.
+ERASED_BY_TOOL: Final = "the admin endpoint (erase_context)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,9 +184,37 @@ _SPECS: Final = (
         run=lambda service, access, args: service.consolidate(access, **args),
     ),
 )
+_OWNER_SPECS: Final = (
+    ToolSpec(
+        name="erase_context",
+        title="Erase memories",
+        description=(
+            "Erase memories for good: their content, embedding and index entries are "
+            "destroyed and only a tombstone (id, time) stays. Only for the owner's "
+            "housekeeping (e.g. removing a test memory); to retire an outdated or wrong "
+            "memory use deprecate_context, which keeps its history. Returns the ids erased "
+            "and the memories consolidated from their text, which are not erased.\n"
+            'Example: {"ids": ["01hq3v6kz8m2x4c7d9f0g1h2j3"]}'
+        ),
+        input_model=schemas.EraseContextInput,
+        output_model=schemas.EraseContextOutput,
+        annotations=types.ToolAnnotations(
+            title="Erase memories",
+            read_only_hint=False,
+            destructive_hint=True,
+            idempotent_hint=True,
+            open_world_hint=False,
+        ),
+        run=lambda service, access, args: service.erase(
+            access, ids=args["ids"], erased_by=ERASED_BY_TOOL
+        ),
+    ),
+)
 TOOLS: Final[Mapping[str, ToolSpec]] = {spec.name: spec for spec in _SPECS}
 assert tuple(TOOLS) == TOOL_NAMES
-_DEFINITIONS: Final = {spec.name: spec.definition() for spec in _SPECS}
+OWNER_TOOLS: Final[Mapping[str, ToolSpec]] = {spec.name: spec for spec in _OWNER_SPECS}
+assert tuple(OWNER_TOOLS) == OWNER_TOOL_NAMES
+_DEFINITIONS: Final = {spec.name: spec.definition() for spec in (*_SPECS, *_OWNER_SPECS)}
 
 
 def tool_definitions(profile: Profile) -> list[types.Tool]:
@@ -206,8 +240,9 @@ async def call_tool(
     raw = dict(arguments or {})
     if name in profile.chatgpt_tools:
         return await _call_chatgpt_tool(runtime, profile, name, raw, started, protocol_version)
-    if name not in TOOLS:
+    if name not in TOOLS and not (name in OWNER_TOOLS and name in profile.allowed_tools):
         # MCP 2025-11-25: an unknown tool is a protocol error (-32602), not a tool result.
+        # An owner's tool the endpoint does not offer is unknown there too.
         unknown = InvalidArgument(
             f"unknown tool {name[:_MAX_LOGGED_NAME]!r}; this endpoint offers: "
             + ", ".join(profile.tools)
@@ -274,7 +309,7 @@ async def _call_chatgpt_tool(
 
 def _allowed_spec(profile: Profile, name: str) -> ToolSpec:
     offered = ", ".join(profile.tools)
-    spec = TOOLS[name]
+    spec = TOOLS.get(name) or OWNER_TOOLS[name]
     if name not in profile.allowed_tools:
         raise Forbidden(f"tool {name!r} is not available on this endpoint; it offers: {offered}")
     return spec

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar
 
-from metacortex.domain.records import BranchState, Memory, Origin
+from metacortex.domain.records import BranchState, Memory, Origin, Tombstone
 
 if TYPE_CHECKING:  # numpy loads with the first backend or model, not with the Protocol
     import numpy as np
@@ -20,6 +20,11 @@ if TYPE_CHECKING:  # numpy loads with the first backend or model, not with the P
 
     Vector: TypeAlias = npt.NDArray[np.float32]
 T = TypeVar("T")
+
+# The most ids one ``MemoryStore.erase`` call takes (one transaction): a Firestore
+# commit holds at most 500 writes, and each erased record is up to three of them
+# (the record, its write fingerprint, its tombstone).
+MAX_ERASE_BATCH = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +137,11 @@ class MemoryStore(Protocol):
         after every vector was rewritten with the new model."""
         ...
 
+    def recorded_embedding(self) -> EmbeddingIdentity | None:
+        """The identity ``bind_embedding`` recorded, or None on a store that has none
+        (a new store, or a corpus another program wrote). Reads only."""
+        ...
+
     def get(self, memory_id: str) -> Memory | None: ...
 
     def get_many(self, memory_ids: Sequence[str]) -> list[Memory | None]:
@@ -210,6 +220,30 @@ class MemoryStore(Protocol):
 
     def topic_counts(self) -> dict[str, dict[BranchState, int]]:
         """How many records each topic holds, per state (topics with none are absent)."""
+        ...
+
+    # ----------------------------------------------------------------- erase
+    # Deprecation keeps lineage; erasure is the owner's exception: the record's
+    # content is destroyed and only a tombstone remains (``usecases/erase.py``).
+
+    def erase(self, memory_ids: Sequence[str], erased_by: str, erased_at: datetime) -> list[str]:
+        """In one transaction, for each id that names a stored record (at most
+        ``MAX_ERASE_BATCH``): delete the record (content, retrieval text, embedding,
+        keyword-index entries) and every write fingerprint pointing at it, and write
+        its tombstone. Ids with no record (never stored, or already erased) are
+        skipped. Returns the ids erased, in the order given. Every reader sees the
+        records gone from its next search on, in any process; the SQLite store also
+        scrubs their text from the database file and its WAL."""
+        ...
+
+    def tombstones(self, memory_ids: Sequence[str]) -> dict[str, Tombstone]:
+        """The tombstones of those ids that were erased (one round trip where the
+        backend has one)."""
+        ...
+
+    def derived_from_any(self, memory_ids: Sequence[str]) -> list[Memory]:
+        """Every record whose ``provenance.derived_from`` names one of these ids,
+        ordered by (created_at, id)."""
         ...
 
     # ----------------------------------------------------------- OAuth state

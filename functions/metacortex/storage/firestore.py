@@ -8,7 +8,10 @@ Collections (``memory_vectors`` stands for the configured ``MEMORY_COLLECTION``)
 - ``memory_vectors_meta/identity``: the embedding model and dimension of the vectors;
 - ``memory_events`` and ``retrieval_query_events``: whatever ``Event.collection`` names;
 - ``memory_vectors_auth_state``: OAuth and owner sign-in records, id ``kind:key``,
-  with ``expires_at`` (TTL).
+  with ``expires_at`` (TTL);
+- ``memory_vectors_erased``: the tombstone of each erased memory (id = memory id,
+  ``erased_at``, ``erased_by``); erasing deletes the record's document (content,
+  embedding, term index) and its write fingerprints.
 
 Dedupe and lifecycle changes run in Firestore transactions (reads lock, writes
 are buffered and committed together; contention re-runs the function). Dense
@@ -38,9 +41,10 @@ from google.cloud.firestore_v1.base_query import FieldFilter
 from google.cloud.firestore_v1.field_path import FieldPath
 from google.cloud.firestore_v1.transaction import Transaction
 
-from metacortex.domain.records import BranchState, Memory, new_memory_id, utc_now
+from metacortex.domain.records import BranchState, Memory, Tombstone, new_memory_id, utc_now
 from metacortex.errors import ConfigurationError, FailedPrecondition, Unavailable
 from metacortex.storage.base import (
+    MAX_ERASE_BATCH,
     EmbeddingIdentity,
     Event,
     InsertOutcome,
@@ -56,9 +60,12 @@ from metacortex.storage.firestore_codec import (
     TERM_FREQS,
     decode_event,
     decode_memory,
+    decode_record,
+    decode_tombstone,
     encode_event,
     encode_fingerprint,
     encode_memory,
+    encode_tombstone,
     fields_of,
     storable_id,
     to_stored_time,
@@ -66,6 +73,7 @@ from metacortex.storage.firestore_codec import (
 from metacortex.storage.firestore_lexical import RARE_BUDGET, CorpusStats, LexicalIndex
 from metacortex.storage.firestore_neighbours import assemble, plan
 from metacortex.storage.firestore_queries import (
+    MAX_DISJUNCTIONS,
     MAX_NEAREST,
     filtered,
     native_filters,
@@ -83,6 +91,7 @@ P = ParamSpec("P")
 FINGERPRINTS_SUFFIX: Final = "_write_fingerprints"
 META_SUFFIX: Final = "_meta"
 AUTH_STATE_SUFFIX: Final = "_auth_state"
+ERASED_SUFFIX: Final = "_erased"
 # Search fans out up to 2 x context.SOURCES list queries at once over the one channel.
 _WORKERS: Final = 48
 
@@ -220,6 +229,7 @@ class FirestoreStore:
         self._fingerprints = client.collection(collection + FINGERPRINTS_SUFFIX)
         self._identity_ref = client.collection(collection + META_SUFFIX).document("identity")
         self._auth_state = client.collection(collection + AUTH_STATE_SUFFIX)
+        self._erased = client.collection(collection + ERASED_SUFFIX)
         self._executor = ThreadPoolExecutor(
             max_workers=_WORKERS, thread_name_prefix="firestore-store"
         )
@@ -318,6 +328,14 @@ class FirestoreStore:
 
         self._run(body)
 
+    @_translated
+    def recorded_embedding(self) -> EmbeddingIdentity | None:
+        snapshot = self._identity_ref.get()
+        data = snapshot.to_dict() if snapshot.exists else None
+        if not data:
+            return None
+        return EmbeddingIdentity(str(data["model"]), int(data["dimension"]))
+
     # ----------------------------------------------------------------- reads
     def _read_one(self, memory_id: str, transaction: Transaction | None = None) -> Memory | None:
         if not storable_id(memory_id):
@@ -327,7 +345,7 @@ class FirestoreStore:
         )
         if not snapshot.exists:
             return None
-        return decode_memory(snapshot.id, snapshot.to_dict() or {})
+        return decode_record(snapshot.id, snapshot.to_dict() or {})
 
     def _read_many(
         self, memory_ids: Iterable[str], transaction: Transaction | None = None
@@ -344,7 +362,7 @@ class FirestoreStore:
         )
         for snapshot in snapshots:
             if snapshot.exists:
-                found[snapshot.id] = decode_memory(snapshot.id, fields_of(snapshot))
+                found[snapshot.id] = decode_record(snapshot.id, fields_of(snapshot))
         return found
 
     @_translated
@@ -552,6 +570,81 @@ class FirestoreStore:
             by_state[state] = by_state.get(state, 0) + 1
         return dict(sorted(counts.items()))
 
+    # ----------------------------------------------------------------- erase
+    @_translated
+    def erase(self, memory_ids: Sequence[str], erased_by: str, erased_at: datetime) -> list[str]:
+        """One transaction: the records and the fingerprints pointing at them are read
+        together (one round trip), then deleted with the tombstones written at commit."""
+        wanted = list(dict.fromkeys(memory_ids))
+        if len(wanted) > MAX_ERASE_BATCH:
+            raise ValueError(f"erase takes at most {MAX_ERASE_BATCH} ids at a time")
+        wanted = [memory_id for memory_id in wanted if storable_id(memory_id)]
+        if not wanted:
+            return []
+        records = [self._memories.document(memory_id) for memory_id in wanted]
+        tombstone = encode_tombstone(erased_by, erased_at)
+
+        def body(transaction: Transaction) -> list[str]:
+            pointing = [
+                self._executor.submit(self._fingerprints_of, chunk, transaction)
+                for chunk in _chunks(wanted, MAX_DISJUNCTIONS)
+            ]
+            present = {
+                snapshot.id
+                for snapshot in self._client.get_all(
+                    records, field_paths=["branch_state"], transaction=transaction
+                )
+                if snapshot.exists
+            }
+            fingerprints = [ref for future in pointing for ref in future.result()]
+            erased = [memory_id for memory_id in wanted if memory_id in present]
+            for memory_id in erased:
+                transaction.delete(self._memories.document(memory_id))
+                transaction.set(self._erased.document(memory_id), tombstone)
+            for memory_id, reference in fingerprints:
+                if memory_id in present:
+                    transaction.delete(reference)
+            return erased
+
+        return self._run(body)
+
+    def _fingerprints_of(
+        self, memory_ids: Sequence[str], transaction: Transaction
+    ) -> list[tuple[str, Any]]:
+        """(memory id, reference) of every write fingerprint pointing at these records."""
+        query = self._fingerprints.where(filter=FieldFilter("memory_id", "in", list(memory_ids)))
+        return [
+            (str((snapshot.to_dict() or {}).get("memory_id")), snapshot.reference)
+            for snapshot in query.stream(transaction=transaction)
+        ]
+
+    @_translated
+    def tombstones(self, memory_ids: Sequence[str]) -> dict[str, Tombstone]:
+        references = [self._erased.document(i) for i in dict.fromkeys(memory_ids) if storable_id(i)]
+        if not references:
+            return {}
+        return {
+            snapshot.id: decode_tombstone(snapshot.id, fields_of(snapshot))
+            for snapshot in self._client.get_all(references)
+            if snapshot.exists
+        }
+
+    @_translated
+    def derived_from_any(self, memory_ids: Sequence[str]) -> list[Memory]:
+        """One ``array_contains_any`` query per 30 ids, all at once."""
+        wanted = list(dict.fromkeys(memory_ids))
+        queries = [
+            self._memories.where(
+                filter=FieldFilter("derived_from", "array_contains_any", chunk)
+            ).select(list(MEMORY_FIELDS))
+            for chunk in _chunks(wanted, MAX_DISJUNCTIONS)
+        ]
+        found: dict[str, Memory] = {}
+        for snapshots in self._executor.map(lambda q: list(q.stream()), queries):
+            for snapshot in snapshots:
+                found[snapshot.id] = decode_memory(snapshot.id, fields_of(snapshot))
+        return sorted(found.values(), key=lambda m: (m.created_at, m.id))
+
     # ----------------------------------------------------------- OAuth state
     def _auth_ref(self, kind: str, key: str) -> Any:
         return self._auth_state.document(f"{kind}:{key}")
@@ -620,3 +713,7 @@ class FirestoreStore:
             if stored is not None:
                 found.append((str(stored["key"]), dict(json.loads(stored["data"]))))
         return sorted(found, key=lambda item: item[0])
+
+
+def _chunks(values: Sequence[str], size: int) -> list[list[str]]:
+    return [list(values[start : start + size]) for start in range(0, len(values), size)]

@@ -32,7 +32,9 @@ from metacortex.domain.records import (
     Origin,
     Provenance,
     SupersessionReason,
+    Tombstone,
 )
+from metacortex.errors import FailedPrecondition
 from metacortex.retrieval.text import terms as analyze
 from metacortex.storage.base import Event
 
@@ -212,6 +214,19 @@ def decode_memory(document_id: str, data: Mapping[str, Any]) -> Memory:
     )
 
 
+def decode_record(document_id: str, data: Mapping[str, Any]) -> Memory:
+    """``decode_memory`` of a document read by id, refusing one without a top-level topic
+    or state rather than reading it as an active record of topic "" (a document still in
+    the TypeScript MetaCortex's layout, which keeps both in a ``metadata`` map)."""
+    if "module_name" not in data or "branch_state" not in data:
+        raise FailedPrecondition(
+            f"memory {document_id!r} has no top-level topic or state: it is still in the "
+            "TypeScript MetaCortex's layout. Run `metacortex migrate firestore`, which "
+            "migrates it or names what keeps it from being migrated"
+        )
+    return decode_memory(document_id, data)
+
+
 # ---------------------------------------------------------------- fingerprint
 def encode_fingerprint(
     memory_id: str, written_at: datetime, expires_at: datetime
@@ -223,6 +238,21 @@ def encode_fingerprint(
         "expires_at": to_stored_time(expires_at),
         "schema_version": SCHEMA_VERSION,
     }
+
+
+# ------------------------------------------------------------------ tombstone
+def encode_tombstone(erased_by: str, erased_at: datetime) -> dict[str, Any]:
+    """An erased record's tombstone document (id = the memory id): never content."""
+    return {
+        "erased_at": to_stored_time(erased_at),
+        "erased_by": erased_by,
+        "schema_version": SCHEMA_VERSION,
+    }
+
+
+def decode_tombstone(document_id: str, data: Mapping[str, Any]) -> Tombstone:
+    erased_at = _read_time(data.get("erased_at")) or datetime.fromtimestamp(0, UTC)
+    return Tombstone(document_id, erased_at, str(data.get("erased_by") or ""))
 
 
 # --------------------------------------------------------------------- events

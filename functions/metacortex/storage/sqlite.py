@@ -6,11 +6,17 @@
 - Writes run in ``BEGIN IMMEDIATE`` transactions, so SQLite's single writer
   lock makes dedupe and lifecycle rules atomic across threads and processes.
 - One connection per thread; the store is safe to share between threads.
+- Erasure (``erase``) leaves no copy of a record's text in the files: every
+  connection runs with ``secure_delete`` (deleted and rewritten cells are
+  zeroed, so no stale copy survives an earlier update either), the FTS5 index
+  is optimized (a delete only adds a tombstone segment; the old segments keep
+  the terms until merged), and the WAL is checkpointed and truncated.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sqlite3
 import threading
@@ -31,12 +37,14 @@ from metacortex.domain.records import (
     Origin,
     Provenance,
     SupersessionReason,
+    Tombstone,
     utc_now,
 )
 from metacortex.errors import ConfigurationError, FailedPrecondition
 from metacortex.retrieval.text import terms as analyze
 from metacortex.storage import sqlite_files
 from metacortex.storage.base import (
+    MAX_ERASE_BATCH,
     EmbeddingIdentity,
     Event,
     InsertOutcome,
@@ -52,8 +60,11 @@ if TYPE_CHECKING:
     from metacortex.storage.base import Vector
 
 T = TypeVar("T")
+logger = logging.getLogger(__name__)
 
 _BUSY_TIMEOUT_MS: Final = 10_000
+# Bound parameters per IN (...) list, well under SQLite's limit.
+_IN_CHUNK: Final = 500
 _MEMORY_COLUMNS: Final = (
     "seq, id, content, retrieval_text, module_name, branch_state, modality, created_at,"
     " updated_at, valid_from, valid_until, superseded_by, supersession_reason, initiator,"
@@ -208,6 +219,8 @@ class SQLiteStore:
         conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
+        # Zero deleted and rewritten content (erase, and the old copy an update leaves).
+        conn.execute("PRAGMA secure_delete = ON")
         self._local.conn = conn
         with self._connections_lock:
             self._connections.append(conn)
@@ -231,16 +244,31 @@ class SQLiteStore:
             raise
 
     def copy_to(self, destination: Path) -> None:
-        """A consistent online copy of the whole database (vectors, events and all)."""
+        """A consistent online copy of the whole database (vectors, events and all) into a
+        NEW file: ``FileExistsError`` if anything (a file, a link) is already there."""
         destination.parent.mkdir(parents=True, exist_ok=True)
         # A full copy holds every memory: private from its first byte, like the store.
-        os.close(os.open(destination, os.O_WRONLY | os.O_CREAT, sqlite_files.FILE_MODE))
-        destination.chmod(sqlite_files.FILE_MODE)
-        target = sqlite3.connect(destination)
+        # O_EXCL also refuses a symbolic link, dangling or not, so nothing is followed.
+        descriptor = os.open(
+            destination,
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+            sqlite_files.FILE_MODE,
+        )
         try:
-            self._conn().backup(target)
+            os.fchmod(descriptor, sqlite_files.FILE_MODE)
+            target = sqlite3.connect(destination)
+            try:
+                # sqlite opens by name: make sure the name is still the file created above.
+                if (
+                    os.stat(destination, follow_symlinks=False).st_ino
+                    != os.fstat(descriptor).st_ino
+                ):
+                    raise FileExistsError(f"{destination} was replaced while the copy started")
+                self._conn().backup(target)
+            finally:
+                target.close()
         finally:
-            target.close()
+            os.close(descriptor)
 
     def close(self) -> None:
         self._closed = True
@@ -278,6 +306,14 @@ class SQLiteStore:
                     )
         with self._mirror_lock:
             self._mirror = VectorMirror(identity.dimension)
+
+    def recorded_embedding(self) -> EmbeddingIdentity | None:
+        conn = self._conn()
+        model = self._meta(conn, "embedding_model")
+        dimension = self._meta(conn, "embedding_dimension")
+        if model is None or dimension is None:
+            return None
+        return EmbeddingIdentity(model, int(dimension))
 
     # ----------------------------------------------------------------- reads
     def _select_one(self, conn: sqlite3.Connection, memory_id: str) -> Memory | None:
@@ -349,6 +385,11 @@ class SQLiteStore:
             if embedding is None:
                 raise ValueError(f"a new memory ({memory.id}) needs an embedding")
             values["embedding"] = np.asarray(embedding, dtype=np.float32).tobytes()
+            # Never the seq of an erased record (see sqlite_schema, migration 3).
+            values["seq"] = conn.execute(
+                "SELECT MAX(COALESCE((SELECT MAX(seq) FROM memories), 0),"
+                " COALESCE((SELECT MAX(seq) FROM erased_memories), 0)) + 1"
+            ).fetchone()[0]
             columns = ", ".join(values)
             seq = int(
                 conn.execute(
@@ -414,14 +455,18 @@ class SQLiteStore:
             return mirror
         with self._mirror_lock:
             since = mirror.change_seq
+            # One statement, so changed and erased rows come from one snapshot.
             rows = conn.execute(
                 "SELECT seq, embedding, module_name, branch_state, origin, created_at,"
-                " valid_from, valid_until, supersession_reason, change_seq"
-                " FROM memories WHERE change_seq > ? ORDER BY change_seq",
-                (since,),
+                " valid_from, valid_until, supersession_reason, change_seq, 0 AS erased"
+                " FROM memories WHERE change_seq > ?"
+                " UNION ALL SELECT seq, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"
+                " change_seq, 1 FROM erased_memories WHERE change_seq > ?"
+                " ORDER BY change_seq",
+                (since, since),
             ).fetchall()
             if rows:
-                mirror.upsert(
+                mirror.apply(
                     [
                         VectorRow(
                             seq=row["seq"],
@@ -436,7 +481,9 @@ class SQLiteStore:
                             == SupersessionReason.CORRECTED.value,
                         )
                         for row in rows
+                        if not row["erased"]
                     ],
+                    [int(row["seq"]) for row in rows if row["erased"]],
                     max(int(rows[-1]["change_seq"]), current),
                 )
         return mirror
@@ -556,6 +603,87 @@ class SQLiteStore:
         for row in rows:
             counts.setdefault(row["module_name"], {})[BranchState(row["branch_state"])] = row["n"]
         return counts
+
+    # ----------------------------------------------------------------- erase
+    def erase(self, memory_ids: Sequence[str], erased_by: str, erased_at: datetime) -> list[str]:
+        wanted = list(dict.fromkeys(memory_ids))
+        if len(wanted) > MAX_ERASE_BATCH:
+            raise ValueError(f"erase takes at most {MAX_ERASE_BATCH} ids at a time")
+        if not wanted:
+            return []
+        with self._write_txn() as conn:
+            marks = ",".join("?" * len(wanted))
+            rows = conn.execute(f"SELECT id, seq FROM memories WHERE id IN ({marks})", wanted)
+            found = {str(row["id"]): int(row["seq"]) for row in rows}
+            erased = [memory_id for memory_id in wanted if memory_id in found]
+            if not erased:
+                return []
+            change = int(
+                conn.execute(
+                    "UPDATE store_meta SET value = CAST(value AS INTEGER) + 1"
+                    " WHERE key = 'change_seq' RETURNING value"
+                ).fetchone()[0]
+            )
+            seqs = [(found[memory_id],) for memory_id in erased]
+            marks = ",".join("?" * len(erased))
+            conn.executemany("DELETE FROM memory_terms WHERE rowid = ?", seqs)
+            conn.executemany("DELETE FROM memories WHERE seq = ?", seqs)
+            conn.execute(f"DELETE FROM write_fingerprints WHERE memory_id IN ({marks})", erased)
+            # A restored backup may bring an erased id back; erasing it again replaces
+            # the old tombstone.
+            conn.executemany(
+                "INSERT OR REPLACE INTO erased_memories"
+                " (id, seq, erased_at, erased_by, change_seq) VALUES (?, ?, ?, ?, ?)",
+                [(i, found[i], _ms(erased_at), erased_by, change) for i in erased],
+            )
+            # FTS5 deletes by adding a delete entry that names the terms again; the
+            # old segments keep them until merged. Merging every segment into one
+            # drops the deleted row's entries from the file (with secure_delete on,
+            # the freed pages are zeroed).
+            conn.execute("INSERT INTO memory_terms (memory_terms) VALUES ('optimize')")
+        self._truncate_wal()
+        return erased
+
+    def _truncate_wal(self) -> None:
+        """Copy the WAL into the database and empty it: its frames still hold the
+        erased rows as they were written. Waits (busy_timeout) for readers."""
+        busy, _, _ = self._conn().execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if busy:
+            logger.warning(
+                "the WAL of %s could not be emptied after an erase (another connection "
+                "kept reading); the erased text stays in %s-wal until the next checkpoint",
+                self._path,
+                self._path,
+            )
+
+    def tombstones(self, memory_ids: Sequence[str]) -> dict[str, Tombstone]:
+        wanted = list(dict.fromkeys(memory_ids))
+        found: dict[str, Tombstone] = {}
+        for start in range(0, len(wanted), _IN_CHUNK):
+            chunk = wanted[start : start + _IN_CHUNK]
+            rows = self._conn().execute(
+                "SELECT id, erased_at, erased_by FROM erased_memories"
+                f" WHERE id IN ({','.join('?' * len(chunk))})",
+                chunk,
+            )
+            for row in rows:
+                found[row["id"]] = Tombstone(row["id"], _dt(row["erased_at"]), row["erased_by"])
+        return found
+
+    def derived_from_any(self, memory_ids: Sequence[str]) -> list[Memory]:
+        wanted = list(dict.fromkeys(memory_ids))
+        found: dict[str, Memory] = {}
+        for start in range(0, len(wanted), _IN_CHUNK):
+            chunk = wanted[start : start + _IN_CHUNK]
+            rows = self._conn().execute(
+                f"SELECT {_M_COLUMNS} FROM memories m WHERE m.derived_from <> '[]'"
+                " AND EXISTS (SELECT 1 FROM json_each(m.derived_from) AS d"
+                f" WHERE d.value IN ({','.join('?' * len(chunk))}))",
+                chunk,
+            )
+            for row in rows:
+                found[row["id"]] = _row_to_memory(row)
+        return sorted(found.values(), key=lambda m: (m.created_at, m.id))
 
     # ----------------------------------------------------------- OAuth state
     def auth_put(

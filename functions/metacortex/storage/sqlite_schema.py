@@ -84,6 +84,23 @@ MIGRATIONS: Final[tuple[tuple[int, str], ...]] = (
         CREATE INDEX auth_state_by_expiry ON auth_state (expires_at);
         """,
     ),
+    (
+        3,
+        """
+        -- Tombstones of erased memories (storage.base: erase): id, when, by whom; never
+        -- content. seq is the erased row's: no new record takes it again (so a vector
+        -- mirror or FTS rowid can never confuse the two), and mirrors in other processes
+        -- drop it when they see its change_seq.
+        CREATE TABLE erased_memories (
+            id         TEXT PRIMARY KEY,
+            seq        INTEGER NOT NULL UNIQUE,
+            erased_at  INTEGER NOT NULL,
+            erased_by  TEXT NOT NULL,
+            change_seq INTEGER NOT NULL
+        );
+        CREATE INDEX erased_memories_by_change ON erased_memories (change_seq);
+        """,
+    ),
 )
 
 LATEST_VERSION: Final = MIGRATIONS[-1][0]

@@ -2,9 +2,10 @@
 
 Exact cosine search over the prefiltered set: every filter of ``MemoryFilter`` is
 applied as a numpy mask before scoring, so ``limit`` results come back whenever
-that many records match. Records are never hard-deleted, so the mirror only
-grows; it catches up with writes from any connection or process through the
-``change_seq`` counter every write bumps.
+that many records match. It catches up with writes from any connection or
+process through the ``change_seq`` counter every write bumps: changed rows are
+upserted, erased ones (``erased_memories``, same counter) removed, their
+vectors overwritten with zeros.
 """
 
 from __future__ import annotations
@@ -71,7 +72,10 @@ class VectorMirror:
         self.valid_until = _grown(self.valid_until, capacity)
         self.corrected = _grown(self.corrected, capacity)
 
-    def upsert(self, rows: list[VectorRow], change_seq: int) -> None:
+    def apply(self, rows: list[VectorRow], erased: list[int], change_seq: int) -> None:
+        """Upsert ``rows``, remove the rows of the ``erased`` seqs, and note that the
+        mirror is current up to ``change_seq``. Seqs are never reused (``sqlite_schema``),
+        so an erased seq is never among the rows."""
         with self._lock:
             for row in rows:
                 position = self._positions.get(row.seq)
@@ -94,7 +98,36 @@ class VectorMirror:
                     _NO_UPPER if row.valid_until_ms is None else row.valid_until_ms
                 )
                 self.corrected[position] = row.corrected
+            for seq in erased:
+                self._remove(seq)
             self.change_seq = max(self.change_seq, change_seq)
+
+    def _remove(self, seq: int) -> None:
+        """Move the last row into the erased row's place and zero the vacated row."""
+        position = self._positions.pop(seq, None)
+        if position is None:
+            return  # erased before this mirror ever loaded it
+        last = self._size - 1
+        if position != last:
+            for column in self._columns():
+                column[position] = column[last]
+            self._positions[int(self.seqs[position])] = position
+        for column in self._columns():
+            column[last] = 0
+        self._size = last
+
+    def _columns(self) -> tuple[npt.NDArray[np.generic], ...]:
+        return (
+            self.matrix,
+            self.seqs,
+            self.topic_ids,
+            self.states,
+            self.origins,
+            self.created,
+            self.valid_from,
+            self.valid_until,
+            self.corrected,
+        )
 
     def search(self, vector: Vector, where: MemoryFilter, limit: int) -> list[tuple[int, float]]:
         """(seq, cosine similarity) of the best ``limit`` matching rows, best first."""

@@ -1,0 +1,162 @@
+"""``metacortex erase ID... | --topic T``: erase memories for good (the owner's command).
+
+Deprecation keeps a record for history; erasure destroys its content, retrieval
+text, embedding, keyword-index entries and write fingerprints and leaves a
+tombstone (id, when, by whom). It first says how many memories it will erase
+and which consolidated memories took text from them (those stay: erase or
+correct them too), then asks. ``--yes`` skips the question (for scripts);
+without a terminal and without ``--yes`` it refuses. Backups taken earlier
+still hold the records (docs/CONSOLE.md, "What erase cannot reach").
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, Final
+
+from metacortex.composition import build_store
+from metacortex.config import Settings
+from metacortex.errors import MetaCortexError
+from metacortex.operations.progress import progress
+from metacortex.server.events import EventRecorder
+from metacortex.storage.base import MemoryStore
+from metacortex.usecases.access import Access
+from metacortex.usecases.erase import Erasure, event_summary
+
+ERASED_BY: Final = "owner (metacortex erase)"
+EXIT_REFUSED: Final = 2
+_SHOWN: Final = 10
+
+
+def add_parser(commands: Any) -> None:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        "erase",
+        help="erase memories for good (content, vector, index entries; a tombstone stays)",
+        description="Erase the named memories, or every memory of a topic, for good: their "
+        "content, retrieval text, embedding, keyword-index entries and write fingerprints "
+        "are deleted and a tombstone (id, when, by whom) stays. Shows the count and asks "
+        "first. Backups and exports taken earlier still hold them. To retire a memory "
+        "while keeping its history, deprecate it instead.",
+    )
+    parser.add_argument("ids", nargs="*", metavar="ID", help="ids of the memories to erase")
+    parser.add_argument("--topic", help="erase every memory of this topic, in every state")
+    parser.add_argument("--yes", action="store_true", help="do not ask (for scripts)")
+    parser.add_argument(
+        "--data-dir", type=Path, help="the embedded store's folder (default: METACORTEX_DATA_DIR)"
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if bool(args.ids) == (args.topic is not None):
+        print("metacortex erase: give memory ids or --topic TOPIC (one of them)", file=sys.stderr)
+        return EXIT_REFUSED
+    overrides: dict[str, Any] = {}
+    if args.data_dir is not None:
+        overrides["metacortex_data_dir"] = args.data_dir.expanduser()
+    settings = Settings(**overrides)
+    store = build_store(settings)
+    try:
+        return _erase(args, settings, store)
+    finally:
+        store.close()
+
+
+def _erase(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
+    owner = Access.admin()
+    erasure = Erasure(store)
+    plan = erasure.plan_erase(owner, ids=args.ids, topic=args.topic)
+    count = plan["count"]
+    for tombstone in plan["already_erased"]:
+        print(
+            f"{tombstone['id']} was already erased on {tombstone['erased_at']} "
+            f"by {tombstone['erased_by']}"
+        )
+    if count == 0:
+        print("nothing to erase")
+        return 0
+    where = f" of topic {plan['topic']!r}" if plan["topic"] else ""
+    print(f"{_memories(count)}{where} will be erased for good:")
+    for record in plan["records"][:_SHOWN]:
+        print(f"  {record['id']}  [{record['branch_state']}]  {record['summary']}")
+    if count > _SHOWN:
+        print(f"  ... and {count - _SHOWN} more")
+    _print_derived(plan["derived"], "would keep")
+    if not args.yes:
+        if not sys.stdin.isatty():
+            print(
+                f"metacortex erase: not erasing {_memories(count)} without a confirmation: "
+                "standard input is not a terminal. Run it in a terminal, or pass --yes.",
+                file=sys.stderr,
+            )
+            return EXIT_REFUSED
+        answer = input(f"Erase {_memories(count)}? This cannot be undone. Type yes to confirm: ")
+        if answer.strip().lower() != "yes":
+            print("nothing was erased")
+            return 1
+    summary: dict[str, Any] = {"via": "cli", "selection": "topic" if plan["topic"] else "ids"}
+    summary["count"] = count
+    events = EventRecorder(
+        retention=timedelta(days=settings.metacortex_event_retention_days),
+        retrieval_logging=False,
+    )
+    events.start(store)
+    started = time.perf_counter()
+    try:
+        with progress("erase", count) as bar:
+            done = 0
+
+            def advance(erased: int) -> None:
+                nonlocal done
+                bar.advance(erased - done)
+                done = erased
+
+            result = erasure.erase(
+                owner,
+                erased_by=ERASED_BY,
+                ids=plan["ids"] if plan["topic"] is None else (),
+                topic=plan["topic"],
+                expected_count=count,
+                progress=advance,
+            )
+        events.owner_action(
+            action="erase",
+            status="ok",
+            latency_ms=(time.perf_counter() - started) * 1000,
+            request_summary=summary,
+            response_summary=event_summary(result),
+        )
+    except MetaCortexError as error:
+        events.owner_action(
+            action="erase",
+            status="error",
+            latency_ms=(time.perf_counter() - started) * 1000,
+            request_summary=summary,
+            error={"code": error.code, "message": error.message},
+        )
+        raise
+    finally:
+        events.close()
+    erased = _memories(result["erased_count"])
+    print(f"erased {erased}; a tombstone (id, time, who) stays for each")
+    _print_derived(result["derived"], "kept")
+    return 0
+
+
+def _print_derived(derived: list[dict[str, Any]], verb: str) -> None:
+    if not derived:
+        return
+    print(
+        f"{_memories(len(derived))} {verb} text from them (consolidated from them, or from "
+        "such a memory); erase or correct them too:"
+    )
+    for record in derived:
+        print(f"  {record['id']}  [{record['topic']}]  {record['summary']}")
+
+
+def _memories(count: int) -> str:
+    return f"{count} memory" if count == 1 else f"{count} memories"

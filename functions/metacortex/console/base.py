@@ -1,0 +1,151 @@
+"""What the console's pages share: the service with the admin's access, rendering,
+refusals, redirects, owner events and form fields.
+
+Page modules (``pages``, ``curate``, ``clients``, ``activity``) import this module;
+``web`` imports them to build the routes, so nothing imports in a loop.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+import anyio.to_thread
+from starlette.datastructures import FormData
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from metacortex.config import Settings
+from metacortex.errors import MetaCortexError
+from metacortex.owner import OwnerWeb, Session, security_headers, templates
+from metacortex.owner.web import ICON_PATH, STYLESHEET_PATH
+from metacortex.server.domain_errors import HTTP_STATUS
+from metacortex.server.runtime import Runtime
+from metacortex.service import Access, MemoryService
+
+if TYPE_CHECKING:
+    from metacortex.auth import AuthorizationServer
+
+HERE: Final = Path(__file__).parent
+HOME: Final = "/console"
+STYLESHEET: Final = "/console/static/console.css"
+ADMIN: Final = Access.admin()
+T = TypeVar("T")
+
+
+class ConsoleBase:
+    """What every console page uses: the service, rendering, redirects, owner events.
+
+    ``metacortex.console.web.Console`` adds the routes; page modules take this type,
+    so they never import the module that imports them."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        runtime: Runtime,
+        authorization: AuthorizationServer | None = None,
+    ) -> None:
+        self.settings = settings
+        self.runtime = runtime
+        self.authorization = authorization
+        self._own_owner = authorization is None
+        self.owner = (
+            authorization.owner
+            if authorization is not None
+            else OwnerWeb(settings, lambda: runtime.require_service().store)
+        )
+        self.templates = templates(HERE / "templates")
+
+    # ------------------------------------------------------------ plumbing
+    @property
+    def service(self) -> MemoryService:
+        return self.runtime.require_service()
+
+    async def call(self, fn: Callable[..., T], /, **kwargs: Any) -> T:
+        """A synchronous service or store call, in a worker thread."""
+        return await anyio.to_thread.run_sync(lambda: fn(**kwargs))
+
+    def url(self, request: Request, path: str) -> str:
+        return self.owner.url(request, path)
+
+    def render(
+        self,
+        request: Request,
+        session: Session,
+        template: str,
+        context: Mapping[str, Any],
+        *,
+        status_code: int = 200,
+    ) -> Response:
+        def link(path: str) -> str:
+            return self.url(request, path)
+
+        full = {
+            "stylesheet": link(STYLESHEET_PATH),
+            "console_stylesheet": link(STYLESHEET),
+            "icon": link(ICON_PATH),
+            "sign_out_url": link("/owner/sign-out"),
+            "csrf": session.csrf,
+            "link": link,
+            "current": request.url.path,
+            "notice": None,
+            "error": None,
+            **context,
+        }
+        return self.templates.TemplateResponse(
+            request, template, full, status_code=status_code, headers=security_headers()
+        )
+
+    def refused(
+        self, request: Request, session: Session, error: MetaCortexError, title: str
+    ) -> Response:
+        """A domain error as a page: its message, the HTTP status of its code."""
+        return self.render(
+            request,
+            session,
+            "refused.html",
+            {"title": title, "error": error.message, "code": error.code},
+            status_code=HTTP_STATUS.get(error.code, 400),
+        )
+
+    def redirect(self, request: Request, path: str) -> Response:
+        return RedirectResponse(
+            self.url(request, path), status_code=303, headers=security_headers()
+        )
+
+    def record_action(
+        self,
+        action: str,
+        started: float,
+        request_summary: Mapping[str, Any],
+        *,
+        response: Mapping[str, Any] | None = None,
+        error: MetaCortexError | None = None,
+    ) -> None:
+        """An ``owner_action`` event (initiator ``owner``) for a change the owner made."""
+        events = self.runtime.events
+        if events is None:
+            return
+        events.owner_action(
+            action=action,
+            status="error" if error is not None else "ok",
+            latency_ms=(time.perf_counter() - started) * 1000,
+            request_summary=request_summary,
+            response_summary=response,
+            error={"code": error.code, "message": error.message} if error is not None else None,
+        )
+
+
+def text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def form_text(form: FormData, name: str) -> str | None:
+    """A form field as stripped text; None when absent or empty."""
+    value = text(form.get(name))
+    if value is None:
+        return None
+    value = value.strip()
+    return value or None

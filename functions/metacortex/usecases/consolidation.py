@@ -1,0 +1,232 @@
+"""Consolidation: merge sources into one record and retire them, idempotently."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from metacortex.domain import limits
+from metacortex.domain.records import (
+    DEFAULT_TOPIC,
+    BranchState,
+    Initiator,
+    Memory,
+    Modality,
+    Origin,
+    Provenance,
+    new_memory_id,
+    utc_now,
+)
+from metacortex.domain.text import summarize
+from metacortex.errors import Conflict, FailedPrecondition, Forbidden, InvalidArgument
+from metacortex.providers.base import Embedder, Merger
+from metacortex.storage.base import MemoryFilter, MemoryStore, StoreTransaction
+from metacortex.usecases.access import Access, all_visible
+
+# How many of a topic's newest agent-inferred active records are scanned for its last merge.
+_RECENT_MERGES_SCANNED = 20
+
+
+class Consolidation:
+    """``consolidate_context`` and the console's preview of it."""
+
+    def __init__(self, store: MemoryStore, embedder: Embedder, merger: Merger) -> None:
+        self._store = store
+        self._embedder = embedder
+        self._merger = merger
+
+    def consolidate(
+        self,
+        access: Access,
+        *,
+        topic: str | None = None,
+        source_ids: Sequence[str] | None = None,
+    ) -> dict[str, Any]:
+        topic_name = limits.check_topic(topic if topic is not None else DEFAULT_TOPIC)
+        ids = [limits.check_id(v, f"source_ids[{i}]") for i, v in enumerate(source_ids or ())]
+        if len(set(ids)) != len(ids):
+            raise InvalidArgument("source_ids must be unique")
+        if len(ids) > limits.MAX_CONSOLIDATE_SOURCES:
+            raise InvalidArgument(
+                f"source_ids has {len(ids)} ids; the limit is {limits.MAX_CONSOLIDATE_SOURCES}"
+            )
+        sources = (
+            all_visible(self._store, access, ids) if ids else self._wip_queue(access, topic_name)
+        )
+        done = self._completed_consolidation(sources)
+        if done is None and not ids and not sources:
+            # The queue is empty: a re-run (or a concurrent twin) after the merge
+            # committed. Answer with that merge, as an idempotent call should.
+            done = self._latest_consolidation(access, topic_name)
+        if done is not None:
+            return done
+        # As the original: named sources merge whatever their topic (the merged record
+        # takes the call's topic); only sources already retired are refused.
+        for source in sources:
+            _require_mergeable(source)
+        if len(sources) < 2:
+            where = "source_ids" if ids else f"the wip queue of topic {topic_name!r}"
+            raise FailedPrecondition(
+                f"consolidation needs at least two sources; {where} has {len(sources)}"
+            )
+        sources.sort(key=lambda m: (m.created_at, m.id))
+        merged_text = self._merger.merge(topic_name, [m.content for m in sources]).strip()
+        if not merged_text:
+            raise FailedPrecondition(
+                "the merge produced no text; the sources were left as they are"
+            )
+        if len(merged_text) > limits.MAX_CONTENT_CHARS:
+            raise FailedPrecondition(
+                f"the merged memory would be {len(merged_text)} characters, over the "
+                f"{limits.MAX_CONTENT_CHARS} limit; consolidate fewer sources at a time"
+            )
+        [vector] = self._embedder.embed_documents([merged_text])
+        now = utc_now()
+        refs = tuple(dict.fromkeys(ref for m in sources for ref in m.artifact_refs))
+        merged = Memory(
+            id=new_memory_id(),
+            content=merged_text,
+            retrieval_text=merged_text,
+            topic=topic_name,
+            branch_state=BranchState.ACTIVE,
+            modality=Modality.TEXT,
+            created_at=now,
+            updated_at=now,
+            artifact_refs=refs[: limits.MAX_ARTIFACT_REFS * limits.MAX_CONSOLIDATE_SOURCES],
+            initiator=Initiator.AGENT,
+            provenance=Provenance(
+                origin=Origin.AGENT_INFERRED,
+                derived_from=tuple(m.id for m in sources),
+            ),
+            merge_method=self._merger.method,
+        )
+        source_ids_in_order = [m.id for m in sources]
+
+        def apply(txn: StoreTransaction) -> dict[str, Any]:
+            current = txn.get_many(source_ids_in_order)
+            present = [m for m in current if m is not None]
+            finished = self._completed_in(txn, present) if len(present) == len(current) else None
+            if finished is not None:
+                return finished  # a concurrent identical call won; keep its record
+            for memory in current:
+                if memory is None:
+                    raise Conflict("a source memory disappeared during consolidation; retry")
+                _require_mergeable(memory)
+            txn.put(merged, vector)
+            for memory in present:
+                txn.put(
+                    memory.with_changes(
+                        branch_state=BranchState.DEPRECATED,
+                        superseded_by=merged.id,
+                        updated_at=now,
+                    )
+                )
+            return _consolidation_result(merged, source_ids_in_order)
+
+        return self._store.transaction(apply)
+
+    def preview_consolidation(self, access: Access, *, topic: str) -> dict[str, Any]:
+        """What ``consolidate(topic=...)`` would merge and into what text; nothing changes.
+
+        Confirm by passing the previewed ``source_ids``, so exactly those are merged."""
+        topic_name = limits.check_topic(topic)
+        sources = self._wip_queue(access, topic_name)
+        if len(sources) < 2:
+            raise FailedPrecondition(
+                "consolidation needs at least two sources; "
+                f"the wip queue of topic {topic_name!r} has {len(sources)}"
+            )
+        for source in sources:
+            _require_mergeable(source)
+        merged_text = self._merger.merge(topic_name, [m.content for m in sources]).strip()
+        return {
+            "topic": topic_name,
+            "source_ids": [m.id for m in sources],
+            "sources": [{"id": m.id, "summary": summarize(m.content)} for m in sources],
+            "merged_content": merged_text,
+            "merge_method": self._merger.method,
+        }
+
+    def _wip_queue(self, access: Access, topic: str) -> list[Memory]:
+        """The topic's drafts, oldest first, as many as one consolidation takes."""
+        if BranchState.WIP not in access.readable_states:
+            raise Forbidden("this endpoint may not read memories in state 'wip'")
+        return self._store.list_page(
+            MemoryFilter(states=(BranchState.WIP,), topic=topic),
+            limits.MAX_CONSOLIDATE_SOURCES,
+            None,
+            oldest_first=True,
+        )
+
+    def _latest_consolidation(self, access: Access, topic: str) -> dict[str, Any] | None:
+        """The topic's most recent merge, if every one of its sources is still folded into it."""
+        if BranchState.ACTIVE not in access.readable_states:
+            return None
+        recent = self._store.list_page(
+            MemoryFilter(states=(BranchState.ACTIVE,), topic=topic, origin=Origin.AGENT_INFERRED),
+            _RECENT_MERGES_SCANNED,
+            None,
+        )
+        merged = next((m for m in recent if m.merge_method and m.provenance.derived_from), None)
+        if merged is None:
+            return None
+        source_ids = merged.provenance.derived_from
+
+        def check(txn: StoreTransaction) -> dict[str, Any] | None:
+            sources = [txn.get(source_id) for source_id in source_ids]
+            present = [m for m in sources if m is not None]
+            return self._completed_in(txn, present) if len(present) == len(sources) else None
+
+        return self._store.transaction(check)
+
+    def _completed_consolidation(self, sources: list[Memory]) -> dict[str, Any] | None:
+        if not _folded_into_one(sources):
+            return None  # nothing to look up: skip the transaction and its round trips
+        return self._store.transaction(lambda txn: self._completed_in(txn, sources))
+
+    @staticmethod
+    def _completed_in(txn: StoreTransaction, sources: list[Memory]) -> dict[str, Any] | None:
+        """The earlier result when every source was already folded into one merged record."""
+        if not _folded_into_one(sources):
+            return None
+        merged_id = sources[0].superseded_by
+        assert merged_id is not None
+        merged = txn.get(merged_id)
+        ids = [m.id for m in sorted(sources, key=lambda m: (m.created_at, m.id))]
+        if merged is None or set(merged.provenance.derived_from) != set(ids):
+            return None
+        return _consolidation_result(merged, list(merged.provenance.derived_from))
+
+
+def _folded_into_one(sources: Sequence[Memory]) -> bool:
+    """Whether at least two sources are all deprecated and superseded by one record."""
+    if len(sources) < 2:
+        return False
+    targets = {m.superseded_by for m in sources}
+    return (
+        len(targets) == 1
+        and None not in targets
+        and all(m.branch_state is BranchState.DEPRECATED for m in sources)
+    )
+
+
+def _require_mergeable(memory: Memory) -> None:
+    if memory.branch_state not in (BranchState.WIP, BranchState.ACTIVE):
+        detail = f" (superseded by {memory.superseded_by!r})" if memory.superseded_by else ""
+        raise Conflict(
+            f"source {memory.id!r} is {memory.branch_state.value}{detail}; "
+            "only wip or active memories can be consolidated"
+        )
+
+
+def _consolidation_result(merged: Memory, source_ids: list[str]) -> dict[str, Any]:
+    return {
+        "item": {
+            "merged_id": merged.id,
+            "merged_content": merged.content,
+            "topic": merged.topic,
+            "branch_state": merged.branch_state.value,
+        },
+        "deprecated_ids": source_ids,
+        "source_count": len(source_ids),
+    }

@@ -1,0 +1,180 @@
+"""A record's lifecycle: deprecate (with supersession), promote a draft, correct."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from metacortex.domain import limits
+from metacortex.domain.records import (
+    BranchState,
+    Initiator,
+    Memory,
+    Origin,
+    SupersessionReason,
+    utc_now,
+)
+from metacortex.errors import Conflict, FailedPrecondition, Forbidden, InvalidArgument, NotFound
+from metacortex.storage.base import MemoryStore, StoreTransaction
+from metacortex.usecases.access import Access, parse_enum, visible
+from metacortex.usecases.save import Saving
+
+_MAX_CHAIN_HOPS = 1_000
+
+
+class Lifecycle:
+    """``deprecate_context``; the console's promote and correct (``correct_memory``)."""
+
+    def __init__(self, store: MemoryStore, saving: Saving) -> None:
+        self._store = store
+        self._saving = saving
+
+    def deprecate(
+        self,
+        access: Access,
+        *,
+        id: str,
+        superseding_id: str | None = None,
+        supersession_reason: str | None = None,
+        initiator: str | None = None,
+    ) -> dict[str, Any]:
+        target_id = limits.check_id(id)
+        replacement_id = (
+            limits.check_id(superseding_id, "superseding_id") if superseding_id else None
+        )
+        reason = parse_enum(SupersessionReason, supersession_reason, "supersession_reason")
+        reason = reason or SupersessionReason.CHANGED
+        who = parse_enum(Initiator, initiator, "initiator")
+        if replacement_id == target_id:
+            raise InvalidArgument("a memory cannot supersede itself")
+
+        def apply(txn: StoreTransaction) -> dict[str, Any]:
+            # Both records in one read; the chain beyond the replacement only when it has one.
+            target, replacement = txn.get_many([target_id, replacement_id or target_id])
+            if target is None or target.branch_state not in access.readable_states:
+                raise NotFound(f"no memory with id {target_id!r}")
+            if replacement_id is not None:
+                if replacement is None or replacement.branch_state not in access.readable_states:
+                    raise NotFound(f"superseding memory {replacement_id!r} does not exist")
+                _refuse_cycle(txn, target_id, replacement)
+            if target.branch_state is BranchState.DEPRECATED:
+                if (target.superseded_by, target.supersession_reason) == (replacement_id, reason):
+                    return _deprecation_result(target, BranchState.DEPRECATED)
+                raise Conflict(
+                    f"memory {target_id!r} is already deprecated "
+                    f"(superseded_by={target.superseded_by!r}, reason="
+                    f"{target.supersession_reason.value if target.supersession_reason else None!r})"
+                    "; deprecating it differently is not allowed"
+                )
+            now = utc_now()
+            valid_until = target.valid_until
+            if reason is SupersessionReason.CHANGED and (valid_until is None or valid_until > now):
+                valid_until = now
+                if target.valid_from is not None and target.valid_from > now:
+                    valid_until = target.valid_from
+            updated = target.with_changes(
+                branch_state=BranchState.DEPRECATED,
+                superseded_by=replacement_id,
+                supersession_reason=reason,
+                initiator=who or target.initiator,
+                valid_until=valid_until,
+                updated_at=now,
+            )
+            txn.put(updated)
+            return _deprecation_result(updated, target.branch_state)
+
+        return self._store.transaction(apply)
+
+    def promote(self, access: Access, *, id: str) -> dict[str, Any]:
+        """A draft (``wip``) becomes ``active``; promoting an active record changes nothing."""
+        target_id = limits.check_id(id)
+        if not access.may_write_lifecycle:
+            raise Forbidden("this endpoint may not change a memory's branch_state")
+
+        def apply(txn: StoreTransaction) -> dict[str, Any]:
+            target = txn.get(target_id)
+            if target is None or target.branch_state not in access.readable_states:
+                raise NotFound(f"no memory with id {target_id!r}")
+            previous = target.branch_state
+            if previous is BranchState.WIP:
+                target = target.with_changes(branch_state=BranchState.ACTIVE, updated_at=utc_now())
+                txn.put(target)
+            elif previous is not BranchState.ACTIVE:
+                raise FailedPrecondition(
+                    f"memory {target_id!r} is {previous.value!r}; only a draft (wip) is promoted"
+                )
+            return {
+                "item": {"id": target.id, "branch_state": target.branch_state.value},
+                "previous_state": previous.value,
+            }
+
+        return self._store.transaction(apply)
+
+    def correct(
+        self,
+        access: Access,
+        *,
+        id: str,
+        corrected_content: str,
+        topic: str | None = None,
+        valid_from: str | datetime | None = None,
+        valid_until: str | datetime | None = None,
+    ) -> dict[str, Any]:
+        """The ``correct_memory`` flow: save the right memory (user-asserted), then deprecate
+        the wrong one with reason ``corrected`` and the new one as its replacement."""
+        wrong = visible(self._store, access, limits.check_id(id))
+        if wrong.branch_state is BranchState.DEPRECATED:
+            raise Conflict(f"memory {wrong.id!r} is already deprecated; correct its replacement")
+        if not corrected_content.strip():
+            raise InvalidArgument("corrected_content is required")
+        saved = self._saving.save(
+            access,
+            content=corrected_content,
+            topic=topic or wrong.topic,
+            valid_from=valid_from,
+            valid_until=valid_until,
+            origin=Origin.USER_ASSERTED.value,
+        )
+        new_id = str(saved["item"]["id"])
+        deprecated = self.deprecate(
+            access,
+            id=wrong.id,
+            superseding_id=new_id,
+            supersession_reason=SupersessionReason.CORRECTED.value,
+            initiator=Initiator.USER.value,
+        )
+        return {
+            "item": saved["item"],
+            "write_status": saved["write_status"],
+            "deprecated": deprecated,
+        }
+
+
+def _refuse_cycle(txn: StoreTransaction, target_id: str, replacement: Memory) -> None:
+    current: Memory | None = replacement
+    hops = 0
+    while current is not None and current.superseded_by is not None:
+        if current.superseded_by == target_id:
+            raise Conflict(
+                f"superseding {target_id!r} with {replacement.id!r} would make a loop: "
+                f"{replacement.id!r} is already superseded (directly or through a chain) "
+                f"by {target_id!r}"
+            )
+        hops += 1
+        if hops > _MAX_CHAIN_HOPS:
+            raise Conflict("supersession chain is too long to check")
+        current = txn.get(current.superseded_by)
+
+
+def _deprecation_result(memory: Memory, previous: BranchState) -> dict[str, Any]:
+    return {
+        "item": {
+            "id": memory.id,
+            "branch_state": memory.branch_state.value,
+            "superseded_by": memory.superseded_by,
+            "supersession_reason": (
+                memory.supersession_reason.value if memory.supersession_reason else None
+            ),
+        },
+        "previous_state": previous.value,
+    }

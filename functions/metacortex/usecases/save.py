@@ -1,0 +1,168 @@
+"""Saving a memory: validation, the write fingerprint, the image description, the vector."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from metacortex.domain import limits
+from metacortex.domain.fingerprint import WriteIdentity
+from metacortex.domain.images import ImagePayload, decode_image
+from metacortex.domain.records import (
+    DEFAULT_TOPIC,
+    BranchState,
+    Memory,
+    Modality,
+    Origin,
+    Provenance,
+    new_memory_id,
+    utc_now,
+)
+from metacortex.errors import FailedPrecondition, Forbidden, InvalidArgument
+from metacortex.providers.base import Embedder, ImageDescriber
+from metacortex.storage.base import MemoryStore
+from metacortex.usecases.access import Access, parse_enum
+
+
+class Saving:
+    """``save_context``: dedupe before any model call, then describe, embed and insert."""
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        embedder: Embedder,
+        describer: ImageDescriber | None,
+        dedupe_window: timedelta,
+    ) -> None:
+        self._store = store
+        self._embedder = embedder
+        self._describer = describer
+        self._dedupe_window = dedupe_window
+
+    def save(
+        self,
+        access: Access,
+        *,
+        content: str | None = None,
+        topic: str | None = None,
+        draft: bool | None = None,
+        branch_state: str | None = None,
+        valid_from: str | datetime | None = None,
+        valid_until: str | datetime | None = None,
+        origin: str | None = None,
+        source_session: str | None = None,
+        derived_from: Sequence[str] | None = None,
+        confidence: float | None = None,
+        image_base64: str | None = None,
+        image_mime_type: str | None = None,
+        artifact_refs: Sequence[str] | None = None,
+    ) -> dict[str, Any]:
+        text = limits.check_content(content or "")
+        has_text = bool(text.strip())
+        if not has_text and not image_base64:
+            raise InvalidArgument("content or image_base64 is required")
+        if image_mime_type and not image_base64:
+            raise InvalidArgument("image_mime_type was given without image_base64")
+        image: ImagePayload | None = (
+            decode_image(image_base64, image_mime_type) if image_base64 else None
+        )
+        state = self._write_state(access, draft, branch_state)
+        from_at = limits.parse_instant(valid_from, "valid_from")
+        until_at = limits.parse_instant(valid_until, "valid_until")
+        limits.check_validity(from_at, until_at)
+        provenance = self._provenance(origin, source_session, derived_from, confidence)
+        refs = limits.check_artifact_refs(list(artifact_refs or ()))
+        topic_name = limits.check_topic(topic if topic is not None else DEFAULT_TOPIC)
+
+        identity = WriteIdentity(
+            content=text,
+            topic=topic_name,
+            branch_state=state,
+            image_sha256=image.sha256 if image else None,
+            artifact_refs=refs,
+            valid_from=from_at,
+            valid_until=until_at,
+            provenance=provenance,
+            writer_scope=None if state in access.readable_states else access.principal,
+        )
+        fingerprint = identity.fingerprint()
+        now = utc_now()
+        not_before = now - self._dedupe_window
+        # Dedupe before any model call: a retried write costs nothing.
+        existing = self._store.find_duplicate(fingerprint, not_before)
+        if existing is not None and existing.branch_state is state:
+            return {"item": existing.to_item(), "write_status": "duplicate"}
+
+        retrieval_text = text.strip()
+        if image is not None:
+            if self._describer is None:
+                raise FailedPrecondition(
+                    "image writes need an image-description model, and none is configured: "
+                    "set METACORTEX_USE_GEMINI_GENERATION=true and GEMINI_API_KEY "
+                    "(or run on Google Cloud), or save the image's description as content"
+                )
+            description = self._describer.describe(image.data, image.mime_type).strip()
+            retrieval_text = (
+                f"{retrieval_text}\n\n[Image] {description}" if has_text else description
+            )
+        modality = (
+            Modality.TEXT if image is None else (Modality.MIXED if has_text else Modality.IMAGE)
+        )
+        memory = Memory(
+            id=new_memory_id(),
+            content=text.strip() if has_text else retrieval_text,
+            retrieval_text=retrieval_text,
+            topic=topic_name,
+            branch_state=state,
+            modality=modality,
+            created_at=now,
+            updated_at=now,
+            artifact_refs=refs,
+            valid_from=from_at,
+            valid_until=until_at,
+            provenance=provenance,
+        )
+        [vector] = self._embedder.embed_documents([retrieval_text])
+        outcome = self._store.insert(memory, vector, fingerprint, not_before)
+        return {
+            "item": outcome.memory.to_item(),
+            "write_status": "created" if outcome.created else "duplicate",
+        }
+
+    def _write_state(
+        self, access: Access, draft: bool | None, branch_state: str | None
+    ) -> BranchState:
+        if draft is not None and branch_state is not None:
+            raise InvalidArgument("give either draft or branch_state, not both")
+        if branch_state is not None:
+            state = parse_enum(BranchState, branch_state, "branch_state")
+            assert state is not None
+            if not access.may_write_lifecycle:
+                raise Forbidden(
+                    "this endpoint may not set branch_state; use draft=true for a work-in-progress "
+                    "memory or omit it for an active one"
+                )
+            return state
+        return BranchState.WIP if draft else BranchState.ACTIVE
+
+    @staticmethod
+    def _provenance(
+        origin: str | None,
+        source_session: str | None,
+        derived_from: Sequence[str] | None,
+        confidence: float | None,
+    ) -> Provenance:
+        derived = list(derived_from or ())
+        if len(derived) > limits.MAX_DERIVED_FROM:
+            raise InvalidArgument(
+                f"derived_from has {len(derived)} ids; the limit is {limits.MAX_DERIVED_FROM}"
+            )
+        for index, value in enumerate(derived):
+            limits.check_id(value, f"derived_from[{index}]")
+        return Provenance(
+            origin=parse_enum(Origin, origin, "origin"),
+            source_session=limits.check_source_session(source_session),
+            derived_from=tuple(dict.fromkeys(derived)),
+            confidence=limits.check_confidence(confidence),
+        )

@@ -1,0 +1,90 @@
+"""Hybrid search: both retrievers under one filter, fused, then conversational context."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from metacortex.domain import limits
+from metacortex.domain.records import Memory, Origin
+from metacortex.domain.text import summarize
+from metacortex.providers.base import Embedder
+from metacortex.retrieval.context import with_context
+from metacortex.retrieval.fusion import fuse, keyword_weights
+from metacortex.retrieval.text import query_terms
+from metacortex.storage.base import MemoryFilter, MemoryStore
+from metacortex.usecases.access import Access, parse_enum
+from metacortex.usecases.filters import applied_filters, read_states, reported
+from metacortex.usecases.options import ServiceOptions
+
+# How many candidates each retriever contributes before fusion.
+CANDIDATE_POOL = 100
+
+
+def _match(memory: Memory, score: float, similarity: float | None) -> dict[str, Any]:
+    return {
+        "id": memory.id,
+        "summary": summarize(memory.content),
+        "score": round(score, 6),
+        "similarity": None if similarity is None else round(similarity, 6),
+        "metadata": memory.metadata(),
+    }
+
+
+class Searching:
+    """``search_context``."""
+
+    def __init__(self, store: MemoryStore, embedder: Embedder, options: ServiceOptions) -> None:
+        self._store = store
+        self._embedder = embedder
+        self._options = options
+
+    def search(
+        self,
+        access: Access,
+        *,
+        query: str,
+        filter_topic: str | None = None,
+        filter_state: str | Sequence[str] | None = None,
+        limit: int | None = None,
+        valid_at: str | datetime | None = None,
+        filter_origin: str | None = None,
+        explain: bool = False,
+    ) -> dict[str, Any]:
+        """Hybrid search. ``explain`` adds each match's ``breakdown``: the parts of its
+        score from semantic similarity, keywords and conversational context (the owner's
+        console shows them; the ranking is the same either way)."""
+        query = limits.check_query(query)
+        count = limits.check_limit(
+            limit if limit is not None else self._options.search_result_limit,
+            limits.MAX_SEARCH_LIMIT,
+        )
+        where = MemoryFilter(
+            states=read_states(access, filter_state),
+            topic=limits.check_topic(filter_topic, "filter_topic") if filter_topic else None,
+            origin=parse_enum(Origin, filter_origin, "filter_origin"),
+            valid_at=limits.parse_instant(valid_at, "valid_at"),
+        )
+        vector = self._embedder.embed_query(query)
+        pool = max(CANDIDATE_POOL, count)
+        terms = query_terms(query)
+        dense, lexical = self._store.hybrid_search(vector, terms, where, pool)
+        fused = fuse(dense, lexical, self._options.dense_weight)
+        if self._options.conversational_context:
+            fused = with_context(self._store, fused, where, keyword_weights(terms, lexical))
+        ranked = fused[:count]
+        # The raw cosine similarity, for clients that thresholded the original's score.
+        cosine = {hit.memory.id: hit.score for hit in dense}
+        matches = [_match(r.memory, r.score, cosine.get(r.memory.id)) for r in ranked]
+        if explain:
+            for match, r in zip(matches, ranked, strict=True):
+                match["breakdown"] = {
+                    "semantic": round(r.semantic, 6),
+                    "keyword": round(r.keyword, 6),
+                    "context": round(r.context, 6),
+                }
+        return {
+            "matches": matches,
+            "applied_filters": reported(applied_filters(where), where, count),
+        }

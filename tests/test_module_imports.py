@@ -1,0 +1,102 @@
+"""How the package's modules import each other, read from their source.
+
+Every import counts, at module level or inside a function (a lazy import only
+hides a loop), except those under ``if TYPE_CHECKING:``, which never run.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import metacortex
+
+PACKAGE = Path(metacortex.__file__).parent
+
+
+def _modules() -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = ["metacortex", *path.relative_to(PACKAGE).with_suffix("").parts]
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def _imported(path: Path, modules: dict[str, Path]) -> set[str]:
+    names: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for branch in node.orelse:
+                visit(branch)
+            return
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            for alias in node.names:
+                submodule = f"{node.module}.{alias.name}"
+                names.add(submodule if submodule in modules else node.module)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")))
+    return {name for name in names if name in modules}
+
+
+def _loops(graph: dict[str, set[str]]) -> Iterator[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+
+    def connect(node: str) -> Iterator[list[str]]:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph[node]):
+            if target not in index:
+                yield from connect(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component: list[str] = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                yield sorted(component)
+
+    for node in sorted(graph):
+        if node not in index:
+            yield from connect(node)
+
+
+def _graph(prefixes: tuple[str, ...]) -> dict[str, set[str]]:
+    modules = _modules()
+    chosen = {name: path for name, path in modules.items() if name.startswith(prefixes)}
+    return {
+        name: _imported(path, modules) & chosen.keys() - {name} for name, path in chosen.items()
+    }
+
+
+def test_the_console_page_modules_and_its_routes_do_not_import_each_other_in_a_loop() -> None:
+    assert list(_loops(_graph(("metacortex.console",)))) == []
+
+
+def test_the_use_case_modules_and_the_service_facade_do_not_import_each_other_in_a_loop() -> None:
+    assert list(_loops(_graph(("metacortex.usecases", "metacortex.service")))) == []
+
+
+def test_a_loop_through_a_function_level_import_is_found() -> None:
+    """The finder itself: the console's old shape (web imported its pages inside
+    ``routes()``, the pages imported web) is a loop."""
+    graph = {"web": {"pages"}, "pages": {"web", "base"}, "base": set()}
+    assert list(_loops(graph)) == [["pages", "web"]]

@@ -8,7 +8,7 @@ and pass it down.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Final, Literal
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -21,6 +21,13 @@ EmbeddingsKind = Literal["local", "gemini"]
 Deployment = Literal["local", "cloud"]
 
 CommaList = Annotated[tuple[str, ...], NoDecode]
+
+# The admin endpoint's default rate limit: 50 calls a second, about what one local server
+# process serves flat out (49-65 calls/s, docs/benchmarks.md "Load test"), so an import
+# over MCP on the owner's token runs at the server's speed, while what a runaway script
+# costs each instance stays bounded. Client endpoints and OAuth grants keep
+# METACORTEX_RATE_LIMIT_PER_MINUTE (300). README, "Rate limits".
+ADMIN_RATE_LIMIT_PER_MINUTE: Final = 3000
 
 
 def _default_data_dir() -> Path:
@@ -87,6 +94,10 @@ class Settings(BaseSettings):
     mcp_client_profiles_json: SecretStr | None = None
     metacortex_max_body_bytes: int = Field(default=limits.DEFAULT_MAX_BODY_BYTES, ge=1024)
     metacortex_rate_limit_per_minute: int = Field(default=300, ge=1)
+    # The admin endpoint /mcp is the owner's own token, the one bulk imports use; its
+    # limit is sized for them. Unset: the one above when that is set (as before this
+    # setting existed), else ADMIN_RATE_LIMIT_PER_MINUTE (`admin_rate_limit_per_minute`).
+    metacortex_admin_rate_limit_per_minute: int | None = Field(default=None, ge=1)
     # `metacortex serve` connection hygiene (server/connections.py): a request head must
     # arrive within the head timeout; a body may pause at most the body timeout between
     # chunks; past the connection cap (also fitted below RLIMIT_NOFILE) the longest-idle
@@ -160,6 +171,14 @@ class Settings(BaseSettings):
         if self.metacortex_trusted_proxy_hops is not None:
             return self.metacortex_trusted_proxy_hops
         return 0 if self.deployment == "local" else 1
+
+    @property
+    def admin_rate_limit_per_minute(self) -> int:
+        if self.metacortex_admin_rate_limit_per_minute is not None:
+            return self.metacortex_admin_rate_limit_per_minute
+        if "metacortex_rate_limit_per_minute" in self.model_fields_set:
+            return self.metacortex_rate_limit_per_minute  # configured before this setting existed
+        return ADMIN_RATE_LIMIT_PER_MINUTE
 
     @property
     def uses_gemini_generation(self) -> bool:

@@ -19,6 +19,7 @@ from metacortex.domain.records import BranchState
 StoreKind = Literal["sqlite", "firestore"]
 EmbeddingsKind = Literal["local", "gemini"]
 Deployment = Literal["local", "cloud"]
+LogFormat = Literal["auto", "json", "text"]
 
 CommaList = Annotated[tuple[str, ...], NoDecode]
 
@@ -115,6 +116,9 @@ class Settings(BaseSettings):
     # Extra Host header values accepted besides loopback (DNS-rebinding defence).
     metacortex_allowed_hosts: CommaList = ()
     metacortex_log_level: str = "INFO"
+    # JSON lines (collected logs) or readable lines (a person at a terminal); auto: text
+    # when `metacortex serve`'s stderr is a terminal, JSON otherwise and in the cloud.
+    metacortex_log_format: LogFormat = "auto"
 
     # --- OAuth 2.1 for web connectors (metacortex.auth, metacortex.owner) ------------
     metacortex_oauth: bool = False

@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
             hosts = (*settings.metacortex_allowed_hosts, host)
             settings = settings.model_copy(update={"metacortex_allowed_hosts": hosts})
     settings = settings.model_copy(update={"bind_is_loopback": is_loopback(host)})
-    configure_logging(settings.metacortex_log_level)
+    configure_logging(settings.metacortex_log_level, settings.metacortex_log_format)
     admin = ensure_admin_token(settings)
     settings = admin.settings
     profiles = load_profiles(settings)

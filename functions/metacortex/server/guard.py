@@ -54,7 +54,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from metacortex.server.addresses import AddressResolver, client_address
 from metacortex.server.bearer import BearerIdentity
 from metacortex.server.hosts import HostPolicy, is_loopback_origin
-from metacortex.server.logs import bounded_text, log, redact_query
+from metacortex.server.logs import bounded_text, log, redact_query, request_lines
 from metacortex.server.profiles import Profile, token_digest
 from metacortex.server.ratelimit import RateLimiter
 from metacortex.server.rejections import bounded_request
@@ -243,7 +243,8 @@ class RequestGuard:
             if refusal is not None:
                 await self._reject(scope, send, route, started, refusal)
                 return
-        await self._forward(scope, receive, send, route, profile, origin, body, started)
+        with request_lines():  # on a terminal, the tool call's line joins the access line
+            await self._forward(scope, receive, send, route, profile, origin, body, started)
 
     # ------------------------------------------------------------ credential
     def _authenticate(self, route: Route, scope: Scope, headers: Headers) -> Profile | None:

@@ -142,6 +142,9 @@ class Settings(BaseSettings):
         "admin-read-write"
     )
     mcp_smoke_token: SecretStr | None = None
+    # The name the start-up banner exported the admin token under before it said
+    # MCP_ADMIN_TOKEN; read as an alias by the client-side commands only (cli/endpoint_token.py).
+    metacortex_token: SecretStr | None = None
     mcp_smoke_origin: str | None = None
     mcp_smoke_url_token: bool = False
 
@@ -157,6 +160,13 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return tuple(part.strip() for part in value.split(",") if part.strip())
         return value
+
+    @field_validator("metacortex_data_dir")
+    @classmethod
+    def _absolute_data_dir(cls, value: Path) -> Path:
+        # One resolution for every command (`--data-dir`, METACORTEX_DATA_DIR): `~` is
+        # the home directory, a relative path is taken from where the command runs.
+        return value.expanduser().absolute()
 
     @property
     def store_kind(self) -> StoreKind:

@@ -14,7 +14,7 @@ import json
 import logging
 import os
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -34,16 +34,7 @@ _TIME_LEVEL = r"^\d\d:\d\d:\d\d (INFO|WARNING|ERROR) +"
 _MS = r"\d+(\.\d)? ms"
 
 
-@pytest.fixture(autouse=True)
-def restore_logging() -> Iterator[None]:
-    """configure_logging is process-wide; undo it for the next tests."""
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    mcp_level = logging.getLogger("mcp").level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
-    logging.getLogger("mcp").setLevel(mcp_level)
+pytestmark = pytest.mark.usefixtures("restore_logging")  # configure_logging is process-wide
 
 
 @asynccontextmanager

@@ -132,6 +132,10 @@ class Settings(BaseSettings):
     # its device cookie: owner/devices.py), and over all addresses together.
     metacortex_sign_in_per_minute: int = Field(default=5, ge=1, le=1000)
     metacortex_sign_in_per_minute_overall: int = Field(default=30, ge=1, le=10_000)
+    # A repeat of the same refresh or code exchange within this many seconds gets the
+    # first use's token pair again (a lost response, racing workers); a use after it
+    # revokes the grant as reuse (auth/tokens.py). 0 turns the window off.
+    metacortex_oauth_replay_grace_seconds: int = Field(default=60, ge=0, le=600)
     # Test only: an http origin on a loopback address (e.g. http://127.0.0.1:8123) from
     # which Client ID Metadata Documents may be fetched. Never set it in production.
     metacortex_oauth_cimd_test_origin: str | None = None
@@ -167,6 +171,17 @@ class Settings(BaseSettings):
         # One resolution for every command (`--data-dir`, METACORTEX_DATA_DIR): `~` is
         # the home directory, a relative path is taken from where the command runs.
         return value.expanduser().absolute()
+
+    @classmethod
+    def environment_names(cls) -> frozenset[str]:
+        """Every environment variable these settings read, upper case (case is ignored)."""
+        names: set[str] = set()
+        for field, info in cls.model_fields.items():
+            if info.exclude:
+                continue  # set by the composition root, never by the environment
+            choices = getattr(info.validation_alias, "choices", None)
+            names.update(str(choice).upper() for choice in choices or [field])
+        return frozenset(names)
 
     @property
     def store_kind(self) -> StoreKind:

@@ -31,9 +31,16 @@ from tests.server.conftest import ADMIN_TOKEN, WEB_TOKEN
 
 
 @pytest.fixture
-def live(tmp_path: Path) -> Iterator[OAuthLive]:
-    with oauth_server(tmp_path) as running:
+def live(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[OAuthLive]:
+    overrides: dict[str, Any] = getattr(request, "param", {})
+    with oauth_server(tmp_path, **overrides) as running:
         yield running
+
+
+# Every use after the first counts as reuse: the grace window (test_token_lifecycle.py) is off.
+WITHOUT_GRACE = pytest.mark.parametrize(
+    "live", [{"metacortex_oauth_replay_grace_seconds": 0}], indirect=True, ids=["no-grace"]
+)
 
 
 @pytest.fixture
@@ -263,7 +270,7 @@ def test_a_missing_scope_gets_the_default_and_unknown_scopes_are_ignored(
     code = agent.code_for(client["client_id"], challenge, scope="")
     tokens = agent.exchange(client["client_id"], code, verifier).json()
     assert tokens["scope"] == "memory:read memory:write"
-    assert "refresh_token" not in tokens  # no offline_access asked
+    assert tokens["refresh_token"]  # registered for the refresh_token grant (the default)
 
     verifier, challenge = pkce_pair()
     code = agent.code_for(client["client_id"], challenge, scope=" claudeai  memory:read")
@@ -326,6 +333,7 @@ def test_an_expired_code_is_refused(live: OAuthLive, agent: Browserless) -> None
     assert answer.json()["error"] == "invalid_grant"
 
 
+@WITHOUT_GRACE
 def test_a_replayed_code_is_refused_and_revokes_what_it_issued(
     live: OAuthLive, agent: Browserless
 ) -> None:
@@ -374,6 +382,7 @@ def test_a_code_is_bound_to_its_client(live: OAuthLive, agent: Browserless) -> N
     assert agent.exchange(other["client_id"], code, verifier).json()["error"] == "invalid_grant"
 
 
+@WITHOUT_GRACE
 def test_refresh_tokens_rotate_and_a_reused_one_revokes_the_family(
     live: OAuthLive, agent: Browserless
 ) -> None:
@@ -614,6 +623,7 @@ def test_oauth_and_owner_posts_have_the_same_body_limit(live: OAuthLive) -> None
         assert answer.json()["error"]["code"] == "payload_too_large"
 
 
+@WITHOUT_GRACE
 def test_consent_and_reuse_are_logged_without_any_secret(
     live: OAuthLive, agent: Browserless, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -16,6 +16,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 from jwt.algorithms import RSAAlgorithm
 
+from metacortex import __version__
 from tests.oauth_support import Browserless, OAuthLive, oauth_server, pkce_pair
 
 ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
@@ -101,6 +102,22 @@ def test_a_signed_assertion_authenticates_the_client(live: OAuthLive, agent: Bro
     )
     assert replay.status_code == 401
     assert "already used" in replay.json()["error_description"]
+
+
+def test_the_document_and_key_fetches_say_who_is_fetching(
+    live: OAuthLive, agent: Browserless
+) -> None:
+    """chatgpt.com and claude.ai sit behind bot rules that refuse anonymous fetches."""
+    key = _key()
+    client_id = _client(live, key)
+    code, verifier = _code(agent, client_id)
+    assertion = _assertion(key, client_id, live.url + "/oauth/token")
+    agent.exchange(
+        client_id, code, verifier, client_assertion_type=ASSERTION_TYPE, client_assertion=assertion
+    )
+
+    expected = f"MetaCortex/{__version__} (+client-metadata fetch)"
+    assert live.documents.user_agents == {"signed": [expected], "keys": [expected]}
 
 
 @pytest.mark.parametrize("problem", ["missing", "foreign key", "wrong audience"])

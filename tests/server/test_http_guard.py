@@ -367,7 +367,7 @@ async def test_the_rate_limit_is_per_profile_with_retry_after(
 async def test_rejections_are_recorded_with_their_reason(harness: Harness) -> None:
     async with harness.http() as http:
         await http.post("/clients/nobody/mcp", json=PING, headers=JSON_HEADERS)
-        await http.get("/mcp")
+        await http.get("/mcp", headers={"authorization": f"Bearer {ADMIN_TOKEN}"})
         await http.post(
             "/clients/web/mcp",
             json=PING,

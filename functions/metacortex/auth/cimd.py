@@ -23,11 +23,15 @@ from urllib.parse import urlsplit
 import anyio.to_thread
 import httpcore2
 
+from metacortex import __version__
 from metacortex.domain.records import utc_now
 from metacortex.owner.sessions import digest
 from metacortex.storage.base import MemoryStore
 
 KIND: Final = "cimd"
+# Who is fetching: chatgpt.com and claude.ai sit behind bot rules that turn away
+# requests without one.
+USER_AGENT: Final = f"MetaCortex/{__version__} (+client-metadata fetch)".encode()
 JWKS_KIND: Final = "jwks"
 MAX_BYTES: Final = 16 * 1024
 TIMEOUT_S: Final = 5.0
@@ -154,7 +158,7 @@ async def fetch_limited(url: str, address: str | None) -> bytes:
                 pool.stream(
                     "GET",
                     url,
-                    headers=[(b"accept", b"application/json")],
+                    headers=[(b"accept", b"application/json"), (b"user-agent", USER_AGENT)],
                     extensions={"timeout": timeouts},
                 ) as response,
             ):
@@ -208,6 +212,7 @@ def _validated(url: str, body: bytes) -> dict[str, Any]:
     method = str(document.get("token_endpoint_auth_method", "none"))
     jwks_uri = document.get("jwks_uri")
     jwks = document.get("jwks")
+    grants = document.get("grant_types", ["authorization_code"])  # RFC 7591 §2 default
     if method == "private_key_jwt" and not isinstance(jwks_uri, str) and not isinstance(jwks, dict):
         raise MetadataDocumentError("a private_key_jwt client must publish jwks_uri or jwks")
     return {
@@ -217,4 +222,7 @@ def _validated(url: str, body: bytes) -> dict[str, Any]:
         "token_endpoint_auth_method": method,
         "jwks_uri": jwks_uri if isinstance(jwks_uri, str) else None,
         "jwks": jwks if isinstance(jwks, dict) else None,
+        "grant_types": [g for g in grants if isinstance(g, str)]
+        if isinstance(grants, list)
+        else [],
     }

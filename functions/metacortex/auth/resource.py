@@ -80,10 +80,10 @@ class OAuthResource:
     def _challenge(self, scope: Scope, route: Route, extra: str = "", scopes: str = "") -> str:
         base = public_base(Request(scope), self._settings)
         wanted = scopes or " ".join(scope_names.RESOURCE_SCOPES)
-        return (
-            f'Bearer{extra} resource_metadata="{metadata_url(base, endpoint_path(route))}", '
-            f'scope="{wanted}"'
-        )
+        # The metadata of the URL as the client wrote it (``…/mcp/`` keeps its slash), so
+        # the resource it reads there is the URL it used (RFC 9728 §3.3).
+        path = endpoint_path(route) + ("/" if str(scope["path"]).endswith("/") else "")
+        return f'Bearer{extra} resource_metadata="{metadata_url(base, path)}", scope="{wanted}"'
 
     def unauthorized(self, scope: Scope, route: Route, token_presented: bool) -> Rejection:
         extra = ' error="invalid_token",' if token_presented else ""

@@ -16,6 +16,7 @@ before presents its device cookie and has a budget of its own
 from __future__ import annotations
 
 import hmac
+import re
 import secrets
 from collections.abc import Callable, Mapping
 from datetime import timedelta
@@ -47,6 +48,9 @@ SIGN_OUT_PATH: Final = "/owner/sign-out"
 STYLESHEET_PATH: Final = "/owner/static/owner.css"
 ICON_PATH: Final = "/owner/static/icon.svg"
 _PRE_CSRF_FIELD: Final = "csrf"
+_CSP_SOURCE: Final = re.compile(
+    r"[a-z][a-z0-9+.\-]*:(?://(?:[a-z0-9.\-]+|\[[0-9a-f:.]+\])(?::[0-9]{1,5})?)?"
+)
 
 
 class PageTemplates:
@@ -106,9 +110,12 @@ def is_https(request: Request, settings: Settings) -> bool:
 
 
 def security_headers(form_targets: tuple[str, ...] = ()) -> dict[str, str]:
-    """Headers for every owner page. ``form_targets`` are extra origins a form on the
-    page may end up at (the consent form redirects to the client)."""
-    form_action = " ".join(("'self'", *form_targets))
+    """Headers for every owner page. ``form_targets`` are extra CSP sources a form on the
+    page may end up at (the consent form redirects to the client); anything that is not
+    a plain ``scheme://host[:port]`` or ``scheme:`` source is left out, so no value can
+    add a directive to the policy."""
+    sources = [target for target in form_targets if _CSP_SOURCE.fullmatch(target)]
+    form_action = " ".join(("'self'", *sources))
     return {
         "content-security-policy": (
             "default-src 'none'; style-src 'self'; img-src 'self'; "

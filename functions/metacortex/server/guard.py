@@ -6,12 +6,13 @@ enforced while the body is read and nothing is buffered beyond it. In order:
 1. route: ``/mcp``, ``/clients/{id}/mcp``, ``/healthz`` (also under
    ``/metaCortexMcp``); anything else is 404;
 2. Host header (DNS-rebinding defence), 421 when not allowed;
-3. method: ``OPTIONS`` is a CORS preflight answered per profile; only ``POST``
-   reaches MCP (stateless server: no SSE stream to ``GET``, no session to
-   ``DELETE``), anything else is 405;
+3. ``OPTIONS`` is a CORS preflight answered per profile (it carries no credential);
 4. credential: ``Authorization: Bearer`` (or ``?auth_token=`` for profiles that
    opt in), compared as sha256 digests in constant time; an unknown client id
-   and a wrong token get the very same 401;
+   and a wrong token get the very same 401, whatever the method (a client such
+   as Codex discovers OAuth with an unauthenticated ``GET``);
+   then the method: only ``POST`` reaches MCP (stateless server: no SSE stream
+   to ``GET``, no session to ``DELETE``), anything else is 405 with ``Allow``;
 5. ``Origin``, when sent, must be one of the profile's origins exactly (403);
 6. content type and accept (415, 406), so every refusal is JSON;
 7. per-profile rate limit (429 with ``Retry-After``, the body a JSON-RPC error
@@ -178,9 +179,6 @@ class RequestGuard:
         if method == "OPTIONS":
             await self._preflight(scope, send, route, headers, started)
             return
-        if method != "POST":
-            await self._reject(scope, send, route, started, _method_not_allowed(_ALLOWED_METHODS))
-            return
         profile = self._authenticate(route, scope, headers)
         identity: BearerIdentity | None = None
         # OAuth tokens are kept in the store: wait for it to be open.
@@ -203,6 +201,9 @@ class RequestGuard:
             profile = identity.profile
         if profile is None:
             await self._reject(scope, send, route, started, _UNAUTHORIZED)
+            return
+        if method != "POST":
+            await self._reject(scope, send, route, started, _method_not_allowed(_ALLOWED_METHODS))
             return
         origin = headers.get("origin")
         if origin is not None and not self._origin_allowed(origin, profile.allowed_origins):

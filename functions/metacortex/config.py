@@ -96,9 +96,8 @@ class Settings(BaseSettings):
     metacortex_max_body_bytes: int = Field(default=limits.DEFAULT_MAX_BODY_BYTES, ge=1024)
     metacortex_rate_limit_per_minute: int = Field(default=300, ge=1)
     # The admin endpoint /mcp is the owner's own token, the one bulk imports use; its
-    # limit is sized for them. Unset: the one above when that is set (as before this
-    # setting existed), else ADMIN_RATE_LIMIT_PER_MINUTE (`admin_rate_limit_per_minute`).
-    metacortex_admin_rate_limit_per_minute: int | None = Field(default=None, ge=1)
+    # limit is its own, sized for them (the one above is for client endpoints and grants).
+    metacortex_admin_rate_limit_per_minute: int = Field(default=ADMIN_RATE_LIMIT_PER_MINUTE, ge=1)
     # `metacortex serve` connection hygiene (server/connections.py): a request head must
     # arrive within the head timeout; a body may pause at most the body timeout between
     # chunks; past the connection cap (also fitted below RLIMIT_NOFILE) the longest-idle
@@ -200,14 +199,6 @@ class Settings(BaseSettings):
         if self.metacortex_trusted_proxy_hops is not None:
             return self.metacortex_trusted_proxy_hops
         return 0 if self.deployment == "local" else 1
-
-    @property
-    def admin_rate_limit_per_minute(self) -> int:
-        if self.metacortex_admin_rate_limit_per_minute is not None:
-            return self.metacortex_admin_rate_limit_per_minute
-        if "metacortex_rate_limit_per_minute" in self.model_fields_set:
-            return self.metacortex_rate_limit_per_minute  # configured before this setting existed
-        return ADMIN_RATE_LIMIT_PER_MINUTE
 
     @property
     def uses_gemini_generation(self) -> bool:

@@ -342,7 +342,9 @@ async def test_an_unparseable_body_gets_a_json_rpc_error(
 async def test_the_rate_limit_is_per_profile_with_retry_after(
     tmp_path: Path, service: MemoryService
 ) -> None:
-    settings = make_settings(tmp_path, metacortex_rate_limit_per_minute=2)
+    settings = make_settings(
+        tmp_path, metacortex_rate_limit_per_minute=2, metacortex_admin_rate_limit_per_minute=2
+    )
     async with started(settings, service) as harness:
         async with harness.http(ADMIN_TOKEN) as http:
             statuses = [

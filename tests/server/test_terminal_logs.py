@@ -24,7 +24,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from metacortex.config import LogFormat, Settings
-from metacortex.server.logs import configure_logging
+from metacortex.server.logs import configure_logging, log, request_lines
 from tests.abuse_support import Live, live_server
 from tests.server.conftest import ADMIN_TOKEN, HANDSHAKE_MODE, STATELESS_MODE
 from tests.terminal_support import terminal
@@ -124,3 +124,13 @@ def test_the_log_format_can_be_forced_either_way(monkeypatch: pytest.MonkeyPatch
 def _configured_format() -> LogFormat:
     """METACORTEX_LOG_FORMAT as Settings reads it from the environment."""
     return Settings(_env_file=None).metacortex_log_format  # type: ignore[call-arg]
+
+
+def test_a_tool_call_whose_request_ends_without_an_access_line_is_still_shown() -> None:
+    """A client that hangs up mid-call cancels the request before its access line."""
+    with terminal() as term:
+        configure_logging("INFO", "text", stream=term.writer)
+        with request_lines():
+            log(logging.INFO, "tool save_context ok", tool_name="save_context", status="ok")
+        line = term.wait_for(lambda text: "save_context" in text)
+    assert re.match(_TIME_LEVEL + "tool save_context ok$", line), line

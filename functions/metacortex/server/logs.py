@@ -107,7 +107,7 @@ def configure_logging(
     handler = logging.StreamHandler(target)
     if log_format == "text" or (log_format == "auto" and _is_terminal(target)):
         handler.setFormatter(TextFormatter())
-        handler.addFilter(_FoldToolCalls())
+        handler.addFilter(_FoldToolCalls(handler))
     else:
         handler.setFormatter(JsonFormatter())
     root = logging.getLogger()
@@ -138,12 +138,14 @@ _TOOL_ATTR: Final = "metacortex_tool_call"
 
 
 class _PendingRequest:
-    """The tool call of the request being served, until its access line is written."""
+    """The tool call of the request being served, until its access line is written
+    (``handler``: the terminal's, to write it alone if no access line comes)."""
 
-    __slots__ = ("tool",)
+    __slots__ = ("handler", "tool")
 
     def __init__(self) -> None:
         self.tool: logging.LogRecord | None = None
+        self.handler: logging.Handler | None = None
 
 
 _current_request: ContextVar[_PendingRequest | None] = ContextVar(
@@ -156,15 +158,22 @@ def request_lines() -> Iterator[None]:
     """Around serving one MCP request and writing its access line: on a terminal the
     tool call's line (logged inside, by a task that inherits this context) is folded
     into the access line instead of printed on its own."""
-    token = _current_request.set(_PendingRequest())
+    pending = _PendingRequest()
+    token = _current_request.set(pending)
     try:
         yield
     finally:
         _current_request.reset(token)
+        if pending.tool is not None and pending.handler is not None:
+            pending.handler.handle(pending.tool)  # the request ended without its access line
 
 
 class _FoldToolCalls(logging.Filter):
     """Holds a tool call's record back and hands it to its request's access record."""
+
+    def __init__(self, handler: logging.Handler) -> None:
+        super().__init__()
+        self._handler = handler
 
     def filter(self, record: logging.LogRecord) -> bool:
         pending = _current_request.get()
@@ -172,7 +181,7 @@ class _FoldToolCalls(logging.Filter):
         if pending is None or not isinstance(fields, dict):
             return True
         if "tool_name" in fields and "httpRequest" not in fields:
-            pending.tool = record
+            pending.tool, pending.handler = record, self._handler
             return False
         if "httpRequest" in fields and pending.tool is not None:
             setattr(record, _TOOL_ATTR, pending.tool)

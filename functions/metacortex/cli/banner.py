@@ -1,8 +1,9 @@
 """What ``metacortex serve`` prints once it is ready: endpoints and client configurations.
 
 The token itself appears only on the run that generated it; the snippets
-(``metacortex.clients.snippets``, the same as the console's) read it from an
-environment variable, so a pasted configuration never contains it.
+(``metacortex.clients.snippets``, the same as the console's) read it from the
+environment variable ``MCP_ADMIN_TOKEN`` (the name the server and ``metacortex
+smoke`` read too), so a pasted configuration never contains it.
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from metacortex import __version__
-from metacortex.clients.snippets import TOKEN_VARIABLE, Endpoint, render
+from metacortex.clients.snippets import ADMIN_TOKEN_VARIABLE, Endpoint, render
 from metacortex.server.profiles import Profiles
 
-SHELL_VARIABLE = TOKEN_VARIABLE
+SHELL_VARIABLE = ADMIN_TOKEN_VARIABLE
 
 
 def base_url(host: str, port: int) -> str:
@@ -39,8 +40,10 @@ def banner(
     token_path: Path | None,
     new_token: str | None,
     oauth: bool = False,
+    passphrase_command: str | None = None,
     stored_clients: Iterable[str] = (),
 ) -> str:
+    """``passphrase_command``: how to set the owner passphrase, when none is set."""
     admin_url = f"{url}/mcp"
     lines = [
         f"MetaCortex {__version__} is ready at {url}",
@@ -51,7 +54,10 @@ def banner(
     if client_ids:
         ids = ", ".join(client_ids)
         lines.append(f"  client endpoints  POST {url}/clients/<id>/mcp  (ids: {ids})")
-    lines += [f"  health            GET  {url}/healthz", ""]
+    lines += [f"  health            GET  {url}/healthz", f"  console           {url}/console", ""]
+    if passphrase_command is not None:
+        lines += ["No owner passphrase is set; set one to sign in to the console:"]
+        lines += [f"  {passphrase_command}", ""]
     if new_token is not None:
         lines += [
             f"Admin token, shown only this once (stored in {token_path}, mode 0600):",
@@ -62,8 +68,7 @@ def banner(
         lines.append(f"The admin token is stored in {token_path}. Load it into your shell:")
         lines.append(f'  export {SHELL_VARIABLE}="$(cat {token_path})"')
     else:
-        lines.append("The admin token is MCP_ADMIN_TOKEN. Load it into your shell:")
-        lines.append(f'  export {SHELL_VARIABLE}="$MCP_ADMIN_TOKEN"')
+        lines.append(f"The admin token is {SHELL_VARIABLE}, from the environment.")
     lines += ["", "Connect an application to the admin endpoint:"]
     endpoint = Endpoint(admin_url, token_variable=SHELL_VARIABLE, oauth=oauth)
     for snippet in render(endpoint):

@@ -35,7 +35,10 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-TOKEN_VARIABLE: Final = "METACORTEX_TOKEN"  # noqa: S105 (a variable's name, not a secret)
+# Names of environment variables, not secrets: the admin endpoint's token is the one the
+# server and ``metacortex smoke`` read; each client's has its own (``token_variable_for``).
+ADMIN_TOKEN_VARIABLE: Final = "MCP_ADMIN_TOKEN"  # noqa: S105
+CLIENT_TOKEN_PREFIX: Final = "METACORTEX_TOKEN"  # noqa: S105
 SERVER_NAME: Final = "metacortex"
 APPS: Final = ("chatgpt", "claude", "claude-code", "codex", "cursor", "vscode")
 
@@ -46,7 +49,7 @@ class Endpoint:
 
     url: str  # the endpoint, e.g. https://memory.example.com/clients/laptop/mcp
     # The environment variable holding the bearer token; None: no static token (OAuth).
-    token_variable: str | None = TOKEN_VARIABLE
+    token_variable: str | None = ADMIN_TOKEN_VARIABLE
     # The server is its own OAuth server (METACORTEX_OAUTH): web connectors can sign in.
     oauth: bool = False
     # The endpoint also accepts the token as ?auth_token= (for connectors without headers).
@@ -66,7 +69,7 @@ class Snippet:
 def token_variable_for(client_id: str) -> str:
     """An environment variable name per client, so two clients' tokens can live side
     by side in one shell: ``laptop-codex`` → ``METACORTEX_TOKEN_LAPTOP_CODEX``."""
-    return f"{TOKEN_VARIABLE}_{re.sub(r'[^A-Z0-9]', '_', client_id.upper())}"
+    return f"{CLIENT_TOKEN_PREFIX}_{re.sub(r'[^A-Z0-9]', '_', client_id.upper())}"
 
 
 def client_endpoint(

@@ -27,7 +27,7 @@ from metacortex.clients.grants import (
     resume_grant,
     revoke_grant,
 )
-from metacortex.clients.snippets import TOKEN_VARIABLE, Endpoint, client_endpoint, render
+from metacortex.clients.snippets import ADMIN_TOKEN_VARIABLE, Endpoint, client_endpoint, render
 from metacortex.console.base import ConsoleBase
 from metacortex.errors import MetaCortexError, NotFound
 from metacortex.owner import Session, public_base
@@ -83,7 +83,7 @@ async def client_page(
     admin = client.id == ADMIN_PROFILE_ID
     base, oauth = public_base(request, console.settings), console.authorization is not None
     endpoint = (
-        Endpoint(base + "/mcp", token_variable=TOKEN_VARIABLE, oauth=oauth)
+        Endpoint(base + "/mcp", token_variable=ADMIN_TOKEN_VARIABLE, oauth=oauth)
         if admin
         else client_endpoint(base, client.id, oauth=oauth, url_token=client.url_token)
     )

@@ -54,6 +54,7 @@ from metacortex.storage.base import (
     Scored,
 )
 from metacortex.storage.firestore_codec import (
+    FILTER_FIELDS,
     MEMORY_FIELDS,
     SCHEMA_VERSION,
     TERM_COUNT,
@@ -569,6 +570,35 @@ class FirestoreStore:
             by_state = counts.setdefault(str(data.get("module_name") or ""), {})
             by_state[state] = by_state.get(state, 0) + 1
         return dict(sorted(counts.items()))
+
+    @_translated
+    def count_memories(self, where: MemoryFilter) -> int:
+        """A count aggregation (one round trip); with ``valid_at``, which Firestore cannot
+        express, a projection of the filter fields of every candidate instead."""
+        query = filtered(self._memories, native_filters(where, created_range=True))
+        if not needs_post_filter(where, created_range=True):
+            aggregation: Any = query.count()  # the client's stubs mistype count()
+            return int(aggregation.get()[0][0].value)
+        return sum(
+            where.matches(decode_memory(snapshot.id, fields_of(snapshot)))
+            for snapshot in query.select(list(FILTER_FIELDS)).stream()
+        )
+
+    @_translated
+    def superseded_by_any(self, memory_ids: Sequence[str]) -> list[Memory]:
+        """One ``in`` query per 30 ids, all at once (the single-field index serves it)."""
+        wanted = [memory_id for memory_id in dict.fromkeys(memory_ids) if storable_id(memory_id)]
+        queries = [
+            self._memories.where(filter=FieldFilter("superseded_by", "in", chunk)).select(
+                list(MEMORY_FIELDS)
+            )
+            for chunk in _chunks(wanted, MAX_DISJUNCTIONS)
+        ]
+        found: dict[str, Memory] = {}
+        for snapshots in self._executor.map(lambda q: list(q.stream()), queries):
+            for snapshot in snapshots:
+                found[snapshot.id] = decode_memory(snapshot.id, fields_of(snapshot))
+        return sorted(found.values(), key=lambda m: (m.created_at, m.id))
 
     # ----------------------------------------------------------------- erase
     @_translated

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from metacortex.domain.records import BranchState, Origin, utc_now
-from metacortex.errors import Conflict, FailedPrecondition
+from metacortex.errors import Conflict, FailedPrecondition, InvalidArgument
 from metacortex.service import Access, MemoryService
 from metacortex.storage.base import Event, MemoryFilter, MemoryStore
 
@@ -212,3 +212,74 @@ def test_the_console_pages_both_ways_with_the_total(service: MemoryService, admi
         admin, filter_topic="bulk", limit=5, cursor=listed["next_cursor"]
     )
     assert [m.id for m in from_tool_cursor.memories] == newest_first[5:10]
+
+
+def test_a_preview_of_chosen_memories_of_any_topic_changes_nothing_and_names_their_topics(
+    service: MemoryService, admin: Access
+) -> None:
+    active = service.save(admin, content="The car is serviced in May.", topic="car")["item"]["id"]
+    draft = service.save(admin, content="Draft: tyres in October.", topic="todo", draft=True)[
+        "item"
+    ]["id"]
+
+    preview = service.preview_consolidation(admin, topic="car", source_ids=[draft, active])
+
+    assert preview["source_ids"] == [active, draft]  # oldest first
+    assert [s["topic"] for s in preview["sources"]] == ["car", "todo"]
+    assert [s["branch_state"] for s in preview["sources"]] == ["active", "wip"]
+    assert preview["merged_content"] == "The car is serviced in May. Tyres in October."
+    assert service.store.topic_counts() == {
+        "car": {BranchState.ACTIVE: 1},
+        "todo": {BranchState.WIP: 1},
+    }
+    with pytest.raises(FailedPrecondition, match="at least two"):
+        service.preview_consolidation(admin, topic="car", source_ids=[active])
+
+
+def test_the_owners_edited_merge_is_stored_and_the_record_says_the_owner_wrote_it(
+    service: MemoryService, admin: Access
+) -> None:
+    ids = [
+        service.save(admin, content=text, topic="trip", draft=True)["item"]["id"]
+        for text in ("Draft: we fly on May 3.", "Draft: the hotel is near the station.")
+    ]
+
+    result = service.consolidate(
+        admin, topic="trip", source_ids=ids, merged_content="  We fly on May 3 (TP 1234).  "
+    )
+
+    merged = service.fetch(admin, id=result["item"]["merged_id"])["item"]
+    assert merged["content"] == "We fly on May 3 (TP 1234)."
+    assert merged["metadata"]["merge_method"] == "offline_sentence_merge, edited by the owner"
+    assert merged["metadata"]["provenance"]["origin"] == "user_asserted"
+    assert merged["metadata"]["initiator"] == "user"
+    assert merged["metadata"]["provenance"]["derived_from"] == ids
+    plain = service.consolidate(
+        admin,
+        topic="trip",
+        source_ids=[
+            service.save(admin, content=text, topic="trip")["item"]["id"]
+            for text in ("Pack the adapter.", "Pack the charger.")
+        ],
+    )
+    meta = service.fetch(admin, id=plain["item"]["merged_id"])["item"]["metadata"]
+    assert (meta["merge_method"], meta["provenance"]["origin"]) == (
+        "offline_sentence_merge",
+        "agent_inferred",
+    )
+
+
+def test_an_empty_or_oversized_edited_merge_is_refused_and_changes_nothing(
+    service: MemoryService, admin: Access
+) -> None:
+    ids = [
+        service.save(admin, content=text, topic="trip", draft=True)["item"]["id"]
+        for text in ("One.", "Two.")
+    ]
+
+    with pytest.raises(InvalidArgument, match="merged_content is empty"):
+        service.consolidate(admin, topic="trip", source_ids=ids, merged_content="   ")
+    with pytest.raises(InvalidArgument, match="merged_content is 20001 characters"):
+        service.consolidate(admin, topic="trip", source_ids=ids, merged_content="x" * 20_001)
+
+    assert service.store.topic_counts()["trip"] == {BranchState.WIP: 2}

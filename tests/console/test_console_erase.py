@@ -140,7 +140,8 @@ def test_the_confirmation_names_the_consolidated_records_built_from_the_text(
         assert f"/console/memories/{seeded.merged}" in page.text
     merged = owner.http.get(f"/console/memories/{seeded.merged}")
     assert re.search(
-        rf"{source}</a> <span class=\"tag state-erased\">erased</span> on .* by owner \(console\)",
+        rf"<code>{source}</code> <span class=\"tag state-erased\">erased</span> on .* by owner"
+        r" \(console\)",
         merged.text,
     )
 

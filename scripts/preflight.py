@@ -1,14 +1,16 @@
 """Deploy preflight: check the configuration that is about to be deployed.
 
-    .venv/bin/python scripts/preflight.py [--env-file deploy.env] [--offline]
+    .venv/bin/python scripts/preflight.py [--env-file deploy.env] [--region R] [--offline]
 
 Reads the same settings the function will read (cloud defaults: Firestore +
 Gemini) from the environment or --env-file, and checks, before anything is
-deployed: settings parse; the admin token is set and strong; every client
-profile is valid; Gemini has credentials (API key, or a project for Vertex AI);
-the Firestore project is set; firestore.indexes.json matches the code's query
-shapes and its vector dimension equals GEMINI_EMBEDDING_DIMENSIONS; and (unless
---offline) the Secret Manager secrets scripts/deploy references exist.
+deployed: settings parse; the env file holds only what gcloud and Cloud Run
+accept (scripts/deploy_env.py: no secrets, reserved names, unparsable lines...;
+names that are not settings are noted); the admin token is set and strong; every
+client profile is valid; Gemini has credentials (API key, or a project for
+Vertex AI); the Firestore project is set; firestore.indexes.json matches the
+code's query shapes and its vector dimension equals GEMINI_EMBEDDING_DIMENSIONS;
+and (unless --offline) the Secret Manager secrets scripts/deploy references exist.
 
 Secrets need not be in the environment: unless --offline, a secret variable that
 is unset is read from its Secret Manager secret (never printed), so the values
@@ -32,6 +34,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from pydantic import ValidationError  # noqa: E402
 
+from deploy_env import EnvFile, refusals  # noqa: E402
 from gen_firestore_indexes import INDEX_FILE, render  # noqa: E402
 from metacortex.config import Settings  # noqa: E402
 from metacortex.errors import ConfigurationError  # noqa: E402
@@ -43,6 +46,8 @@ OPTIONAL_SECRETS = {
     "MCP_CLIENT_PROFILES_JSON": "metacortex-client-profiles",
     "GEMINI_API_KEY": "metacortex-gemini-api-key",
 }
+# Read by the Google libraries the function uses rather than by Settings.
+LIBRARY_VARIABLES = frozenset({"GOOGLE_GEMINI_BASE_URL", "GOOGLE_GENAI_USE_VERTEXAI"})
 
 
 class Preflight:
@@ -136,8 +141,26 @@ def _secret_check(project: str, variable: str, secret: str) -> Callable[[], str 
     return check
 
 
-def run(settings: Settings, offline: bool) -> int:
+def run(
+    settings: Settings, offline: bool, env_file: Path | None = None, region: str = "us-central1"
+) -> int:
     flight = Preflight()
+
+    def deployable_env_file() -> str | None:
+        if env_file is None:
+            return None
+        loaded = EnvFile(env_file)
+        problems = refusals(loaded, settings.google_cloud_project or "", region)
+        if problems:
+            return "; ".join(problems)
+        known = Settings.environment_names() | LIBRARY_VARIABLES
+        for name in loaded.values:
+            if name.upper() not in known:
+                print(
+                    f"      note: {name} is not a MetaCortex setting (README's configuration "
+                    "table); it is deployed as it is"
+                )
+        return None
 
     def admin_token() -> str | None:
         if settings.mcp_admin_token is None:
@@ -190,6 +213,8 @@ def run(settings: Settings, offline: bool) -> int:
         return None
 
     flight.check("settings parse (cloud defaults)", lambda: None)
+    if env_file is not None:
+        flight.check(f"{env_file.name}: what gcloud and Cloud Run accept", deployable_env_file)
     flight.check("admin token", admin_token)
     flight.check("client profiles", profiles)
     flight.check("Firestore project", project)
@@ -216,6 +241,9 @@ def main() -> int:
     )
     parser.add_argument("--env-file", type=Path, help="read settings from this file too")
     parser.add_argument("--offline", action="store_true", help="skip the Secret Manager checks")
+    parser.add_argument(
+        "--region", default="us-central1", help="the function's region (GOOGLE_CLOUD_LOCATION)"
+    )
     args = parser.parse_args()
     try:
         settings = Settings(_env_file=args.env_file, deployment="cloud")  # type: ignore[call-arg]
@@ -232,7 +260,7 @@ def main() -> int:
                 name = "_".join(str(part) for part in detail["loc"]).upper()
                 print(f"FAIL  {name} (from Secret Manager): {detail['msg']}")
             return 1
-    return run(settings, args.offline)
+    return run(settings, args.offline, args.env_file, args.region)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx2
 import uvicorn
@@ -31,21 +31,29 @@ from starlette.routing import Route
 from metacortex.owner import set_passphrase
 from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.server import create_app
+from metacortex.server.routes import FUNCTION_PREFIX
 from metacortex.service import MemoryService
 from metacortex.storage.sqlite import SQLiteStore
 from tests.fakes import FixedImageDescriber, HashingEmbedder
+from tests.google_front import CloudFunctionsFront
 from tests.server.conftest import make_settings
 
 PASSPHRASE: Final = "correct horse battery staple 42"
 CALLBACK: Final = "http://127.0.0.1:9/callback"  # never contacted: the code is read off the URL
 
 
-@contextmanager
-def serving(app: Any) -> Iterator[str]:
-    """Run an ASGI app under uvicorn on a free loopback port; yields its base URL."""
+def loopback_listener() -> socket.socket:
+    """A listening socket on a free loopback port (its URL is known before serving)."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(128)
+    return listener
+
+
+@contextmanager
+def serving(app: Any, listener: socket.socket | None = None) -> Iterator[str]:
+    """Run an ASGI app under uvicorn on a free loopback port; yields its base URL."""
+    listener = listener or loopback_listener()
     url = f"http://127.0.0.1:{listener.getsockname()[1]}"
     server = uvicorn.Server(uvicorn.Config(app, log_config=None, access_log=False))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
@@ -63,16 +71,23 @@ class MetadataFixture:
     """Serves Client ID Metadata Documents at ``{url}/clients/<name>.json``."""
 
     documents: dict[str, Any] = field(default_factory=dict)
+    raw: dict[str, bytes] = field(default_factory=dict)  # served as is (hostile bodies)
     url: str = ""
     fetches: int = 0
     failing: bool = False
+    # The User-Agent of every fetch, by document name.
+    user_agents: dict[str, list[str]] = field(default_factory=dict)
 
     def app(self) -> Starlette:
         async def document(request: Request) -> Response:
             self.fetches += 1
+            name = request.path_params["name"]
+            self.user_agents.setdefault(name, []).append(request.headers.get("user-agent", ""))
             if self.failing:
                 return Response("<html>busy</html>", status_code=503, media_type="text/html")
             name = request.path_params["name"]
+            if name in self.raw:
+                return Response(self.raw[name], media_type="application/json")
             if name not in self.documents:
                 return JSONResponse({"error": "not found"}, status_code=404)
             return JSONResponse(self.documents[name])
@@ -103,7 +118,13 @@ class OAuthLive:
 
 
 @contextmanager
-def oauth_server(directory: Path, **overrides: Any) -> Iterator[OAuthLive]:
+def oauth_server(
+    directory: Path, *, front: bool | None = None, **overrides: Any
+) -> Iterator[OAuthLive]:
+    """The OAuth server on loopback. ``front``: behind the emulated Cloud Functions front
+    end (``tests.google_front``), stripping the function name (True, with the public URL
+    set as the deployment docs say) or passing it on (False); ``live.url`` is then the
+    front's origin and the app is reached only under ``/metaCortexMcp``."""
     fixture = MetadataFixture()
     with serving(fixture.app()) as fixture_url:
         fixture.url = fixture_url
@@ -112,16 +133,21 @@ def oauth_server(directory: Path, **overrides: Any) -> Iterator[OAuthLive]:
         service = MemoryService(
             store, HashingEmbedder(), merger=SentenceUnionMerger(), describer=FixedImageDescriber()
         )
+        listener = loopback_listener()
+        origin = f"http://127.0.0.1:{listener.getsockname()[1]}"
         values: dict[str, Any] = {
             "metacortex_oauth": True,
             "metacortex_oauth_cimd_test_origin": fixture_url,
+            **({"metacortex_public_url": origin + FUNCTION_PREFIX} if front else {}),
             **overrides,
         }
         settings = make_settings(directory / "data", **values)
         app = create_app(settings, service)
+        served: Any = app if front is None else CloudFunctionsFront(app, strip=front)
+        health = "/healthz" if front is None else FUNCTION_PREFIX + "/healthz"
         try:
-            with serving(app) as url:
-                assert httpx2.get(f"{url}/healthz", timeout=30).status_code == 200
+            with serving(served, listener) as url:
+                assert httpx2.get(f"{url}{health}", timeout=30).status_code == 200
                 yield OAuthLive(url, store, app, fixture)
         finally:
             store.close()
@@ -139,8 +165,27 @@ def hidden(html: str, name: str) -> str:
     return match.group(1)
 
 
+def checked_preset(html: str) -> str:
+    """The preset the consent page has selected: what a plain "Allow" approves."""
+    match = re.search(r'name="preset" value="([^"]+)"\s+aria-describedby="[^"]*" checked', html)
+    assert match is not None, "no preset is selected on the consent page"
+    return match.group(1)
+
+
 def query_of(location: str) -> dict[str, str]:
     return {key: values[0] for key, values in parse_qs(urlsplit(location).query).items()}
+
+
+def authorization_query(client_id: str, challenge: str, **params: str) -> dict[str, str]:
+    """The parameters of an authorization request (code, PKCE S256, ``CALLBACK``)."""
+    return {
+        "response_type": "code",
+        "client_id": client_id,
+        "redirect_uri": CALLBACK,
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+        **params,
+    }
 
 
 class Browserless:
@@ -172,17 +217,12 @@ class Browserless:
         return registered
 
     def authorize(self, client_id: str, challenge: str, **params: str) -> httpx2.Response:
-        query = {
-            "response_type": "code",
-            "client_id": client_id,
-            "redirect_uri": CALLBACK,
-            "code_challenge": challenge,
-            "code_challenge_method": "S256",
+        defaults = {
             "state": "st-1",
             "resource": self.live.mcp,
             "scope": "memory:read memory:write offline_access",
-            **params,
         }
+        query = authorization_query(client_id, challenge, **{**defaults, **params})
         return self.http.get("/oauth/authorize", params=query)
 
     def consent(self, authorize: httpx2.Response, decision: str = "approve", **form: str) -> str:
@@ -203,8 +243,10 @@ class Browserless:
         assert answer.status_code == 303, answer.text
         return answer.headers["location"]
 
-    def code_for(self, client_id: str, challenge: str, **params: str) -> str:
-        location = self.consent(self.authorize(client_id, challenge, **params))
+    def code_for(
+        self, client_id: str, challenge: str, preset: str = "read-write", **params: str
+    ) -> str:
+        location = self.consent(self.authorize(client_id, challenge, **params), preset=preset)
         return query_of(location)["code"]
 
     def exchange(self, client_id: str, code: str, verifier: str, **extra: str) -> httpx2.Response:
@@ -221,10 +263,12 @@ class Browserless:
             },
         )
 
-    def tokens(self, client_id: str, secret: str | None = None, **params: str) -> dict[str, Any]:
-        """Authorize (approving), then exchange the code; the token response."""
+    def tokens(
+        self, client_id: str, secret: str | None = None, preset: str = "read-write", **params: str
+    ) -> dict[str, Any]:
+        """Authorize (approving ``preset``), then exchange the code; the token response."""
         verifier, challenge = pkce_pair()
-        code = self.code_for(client_id, challenge, **params)
+        code = self.code_for(client_id, challenge, preset, **params)
         extra = {"resource": params["resource"]} if "resource" in params else {}
         if secret is not None:
             extra["client_secret"] = secret
@@ -266,11 +310,12 @@ def approve_over_http(
     http: httpx2.Client,
     authorization_url: str,
     passphrase: str = PASSPHRASE,
-    preset: str = "read-write",
+    preset: str | None = "read-write",
 ) -> dict[str, str]:
     """Follow an authorization URL like a browser would, signing in if asked and
-    approving; the parameters the client's redirect URI receives. Works under any
-    base path: every URL is taken from the pages themselves."""
+    approving (``preset`` None: the page's own selection, a plain "Allow"); the
+    parameters the client's redirect URI receives. Works under any base path: every
+    URL is taken from the pages themselves."""
     answer = http.get(authorization_url)
     assert answer.status_code == 303, answer.text
     consent_url = answer.headers["location"]
@@ -296,8 +341,32 @@ def approve_over_http(
             "csrf": hidden(page.text, "csrf"),
             "request": hidden(page.text, "request"),
             "decision": "approve",
-            "preset": preset,
+            "preset": preset or checked_preset(page.text),
         },
     )
     assert decided.status_code == 303, decided.text
     return query_of(decided.headers["location"])
+
+
+def access_token_over_http(http: httpx2.Client, url: str, resource: str) -> str:
+    """Register a public client at ``url``, approve it (signing in as the owner when
+    asked) and exchange the code: an access token for ``resource``."""
+    client_id = http.post(
+        f"{url}/oauth/register",
+        json={"redirect_uris": [CALLBACK], "token_endpoint_auth_method": "none"},
+    ).json()["client_id"]
+    verifier, challenge = pkce_pair()
+    query = authorization_query(client_id, challenge, resource=resource)
+    code = approve_over_http(http, f"{url}/oauth/authorize?{urlencode(query)}")["code"]
+    answer = http.post(
+        f"{url}/oauth/token",
+        data={
+            "grant_type": "authorization_code",
+            "client_id": client_id,
+            "code": code,
+            "code_verifier": verifier,
+            "redirect_uri": CALLBACK,
+        },
+    )
+    assert answer.status_code == 200, answer.text
+    return str(answer.json()["access_token"])

@@ -19,10 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from typing import Any, Final
 
 import pytest
 
+from metacortex.auth.tokens import REFRESH, Exchanged, TokenStore
 from metacortex.domain.records import BranchState, Memory
 from metacortex.errors import NotFound
 from metacortex.providers.offline_merge import SentenceUnionMerger
@@ -266,3 +268,42 @@ def test_the_console_counts_in_one_aggregation_and_finds_what_a_record_replaced_
     assert counted_topic.documents == 0  # an aggregation reads no document
     assert (replaced.depth, replaced.kinds) == (1, {"RunQuery": 1})
     assert replaced.documents == 1
+
+
+def test_a_refresh_spends_its_token_in_one_transaction_after_writing_the_new_pair(
+    firestore_store_factory: FirestoreStoreFactory,
+) -> None:
+    """The token endpoint's refresh on Firestore (issue 19 item 4): the server reads the
+    refresh token's binding and its grant, then ``exchange`` writes the new pair and the
+    grant's new expiry and spends the old token, with the sealed answer for a repeat,
+    in one transaction. A repeat inside the grace window also deletes its own unused
+    pair (two transactional deletes) and checks the grant is still there."""
+    firestore_store_factory()
+    recorder = RpcRecorder()
+    store = FirestoreStore(CountingClient(recorder, project=PROJECT), "memory_vectors")
+    tokens = TokenStore(store, timedelta(minutes=60), timedelta(days=30))
+    try:
+        grant_id = tokens.create_grant({"client_id": "c", "preset": "read"})
+        first = tokens.issue(grant_id, "c", "https://m.example/mcp", ("memory:read",), refresh=True)
+        assert first.refresh_token is not None
+        token = first.refresh_token
+
+        def refresh() -> Exchanged:
+            binding = tokens.refresh_binding(token)
+            grant = tokens.grant(grant_id)
+            assert binding is not None
+            assert grant is not None
+            return tokens.exchange(
+                REFRESH, token, binding, ("memory:read",), refresh=True, grant=grant
+            )
+
+        used, tally = recorder.measure(refresh)
+        repeated, repeat_tally = recorder.measure(refresh)
+    finally:
+        store.close()
+
+    assert (used.outcome, repeated.outcome) == ("issued", "repeated")
+    # binding, grant; access token, refresh token, grant expiry; BeginTransaction, read, Commit.
+    assert tally.depth == tally.rpcs == 8
+    assert tally.kinds == {"BatchGetDocuments": 3, "Commit": 4, "BeginTransaction": 1}
+    assert repeat_tally.kinds == {"BatchGetDocuments": 6, "Commit": 6, "BeginTransaction": 3}

@@ -93,7 +93,14 @@ class Settings(BaseSettings):
     # connection is closed.
     metacortex_head_timeout_seconds: float = Field(default=10.0, gt=0, le=600)
     metacortex_body_timeout_seconds: float = Field(default=30.0, gt=0, le=600)
+    # The whole request body must arrive within this, however it trickles (server/guard.py;
+    # also in the cloud): 408 and the connection closed past it.
+    metacortex_body_deadline_seconds: float = Field(default=60.0, gt=0, le=3600)
     metacortex_max_connections: int = Field(default=1000, ge=8)
+    # Which X-Forwarded-For entry names the client (server/addresses.py): the N-th from the
+    # right, or none (0: the socket peer). Unset: 0 for `metacortex serve`, 1 in the cloud
+    # deployment (Google's front end appends the address it received the request from).
+    metacortex_trusted_proxy_hops: int | None = Field(default=None, ge=0, le=8)
     # Extra Host header values accepted besides loopback (DNS-rebinding defence).
     metacortex_allowed_hosts: CommaList = ()
     metacortex_log_level: str = "INFO"
@@ -106,6 +113,22 @@ class Settings(BaseSettings):
     metacortex_oauth_access_token_minutes: int = Field(default=60, ge=1, le=24 * 60)
     metacortex_oauth_refresh_token_days: int = Field(default=30, ge=1, le=365)
     metacortex_owner_session_hours: int = Field(default=12, ge=1, le=24 * 30)
+    # Owner sign-in attempts a minute: per client address (and per known browser, through
+    # its device cookie: owner/devices.py), and over all addresses together.
+    metacortex_sign_in_per_minute: int = Field(default=5, ge=1, le=1000)
+    metacortex_sign_in_per_minute_overall: int = Field(default=30, ge=1, le=10_000)
+    # A repeat of the same refresh or code exchange within this many seconds gets the
+    # first use's token pair again (a lost response, racing workers); a use after it
+    # revokes the grant as reuse (auth/tokens.py). 0 turns the window off.
+    metacortex_oauth_replay_grace_seconds: int = Field(default=60, ge=0, le=600)
+    # What strangers can make the authorization server store (auth/limits.py): requests
+    # per minute per client address and overall, and how long a dynamic registration
+    # the owner never approves is kept.
+    metacortex_oauth_registrations_per_minute_per_address: int = Field(default=10, ge=1)
+    metacortex_oauth_registrations_per_minute: int = Field(default=60, ge=1)
+    metacortex_oauth_authorizations_per_minute_per_address: int = Field(default=30, ge=1)
+    metacortex_oauth_authorizations_per_minute: int = Field(default=120, ge=1)
+    metacortex_oauth_unused_client_minutes: int = Field(default=60, ge=1, le=30 * 24 * 60)
     # Test only: an http origin on a loopback address (e.g. http://127.0.0.1:8123) from
     # which Client ID Metadata Documents may be fetched. Never set it in production.
     metacortex_oauth_cimd_test_origin: str | None = None
@@ -132,6 +155,17 @@ class Settings(BaseSettings):
             return tuple(part.strip() for part in value.split(",") if part.strip())
         return value
 
+    @classmethod
+    def environment_names(cls) -> frozenset[str]:
+        """Every environment variable these settings read, upper case (case is ignored)."""
+        names: set[str] = set()
+        for field, info in cls.model_fields.items():
+            if info.exclude:
+                continue  # set by the composition root, never by the environment
+            choices = getattr(info.validation_alias, "choices", None)
+            names.update(str(choice).upper() for choice in choices or [field])
+        return frozenset(names)
+
     @property
     def store_kind(self) -> StoreKind:
         if self.metacortex_store is not None:
@@ -143,6 +177,12 @@ class Settings(BaseSettings):
         if self.metacortex_embeddings is not None:
             return self.metacortex_embeddings
         return "local" if self.deployment == "local" else "gemini"
+
+    @property
+    def trusted_proxy_hops(self) -> int:
+        if self.metacortex_trusted_proxy_hops is not None:
+            return self.metacortex_trusted_proxy_hops
+        return 0 if self.deployment == "local" else 1
 
     @property
     def uses_gemini_generation(self) -> bool:

@@ -1,7 +1,12 @@
 """OAuth on the production path: ``functions-framework`` serving ``functions/main.py`` with
 the Firestore store on the real emulator (Gemini faked at the HTTP wire). The ``mcp``
 SDK's OAuth client discovers, registers, is approved and calls tools under the
-function's ``/metaCortexMcp`` prefix; every OAuth record lives in Firestore."""
+function's ``/metaCortexMcp`` prefix; every OAuth record lives in Firestore.
+
+Both ways the prefix reaches a deployed function: through the cloudfunctions.net
+front end (emulated by ``tests.google_front``: the name stripped, every other path
+Google's 404, ``METACORTEX_PUBLIC_URL`` set as the docs say), and with the full path
+(Hosting rewrites, run.app URLs)."""
 
 from __future__ import annotations
 
@@ -19,11 +24,13 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 
 from bench.cold_start import FunctionProcess, production_settings
 from metacortex.owner import set_passphrase
+from metacortex.server.routes import FUNCTION_PREFIX
 from metacortex.storage.firestore import FirestoreStore
 from tests.auth.test_sdk_client_flow import MemoryTokens
 from tests.firestore_support import Emulator
 from tests.gemini_wire import FakeGemini, serve_over_http
-from tests.oauth_support import CALLBACK, approve_over_http
+from tests.google_front import CloudFunctionsFrontEnd
+from tests.oauth_support import CALLBACK, approve_over_http, loopback_listener, serving
 
 pytestmark = [pytest.mark.anyio, pytest.mark.firestore, pytest.mark.slow]
 
@@ -32,6 +39,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.firestore, pytest.mark.slow]
 class Deployed:
     process: FunctionProcess
     store: FirestoreStore
+    base: str  # the function's public URL, /metaCortexMcp included
 
 
 @pytest.fixture
@@ -39,13 +47,19 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture
-def deployed(firestore_emulator: Emulator, monkeypatch: pytest.MonkeyPatch) -> Iterator[Deployed]:
+@pytest.fixture(params=["cloudfunctions.net", "full path"])
+def deployed(
+    firestore_emulator: Emulator, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> Iterator[Deployed]:
     gemini = FakeGemini()
+    front = loopback_listener()
+    public = f"http://127.0.0.1:{front.getsockname()[1]}{FUNCTION_PREFIX}"
     with serve_over_http(gemini) as gemini_url:
         env = production_settings(firestore_emulator.host, gemini_url) | {
             "METACORTEX_OAUTH": "true"
         }
+        if request.param == "cloudfunctions.net":
+            env["METACORTEX_PUBLIC_URL"] = public
         project = env["GOOGLE_CLOUD_PROJECT"]
         firestore_emulator.wipe(project)
         monkeypatch.setenv("FIRESTORE_EMULATOR_HOST", firestore_emulator.host)
@@ -54,7 +68,12 @@ def deployed(firestore_emulator: Emulator, monkeypatch: pytest.MonkeyPatch) -> I
         try:
             with FunctionProcess(env) as process:
                 process.wait_listening()
-                yield Deployed(process, store)
+                if request.param == "full path":
+                    front.close()
+                    yield Deployed(process, store, process.url + FUNCTION_PREFIX)
+                    return
+                with serving(CloudFunctionsFrontEnd(process.url), front):
+                    yield Deployed(process, store, public)
         finally:
             store.close()
 
@@ -62,7 +81,7 @@ def deployed(firestore_emulator: Emulator, monkeypatch: pytest.MonkeyPatch) -> I
 async def test_the_sdk_oauth_client_connects_to_the_function_on_firestore(
     deployed: Deployed,
 ) -> None:
-    server_url = deployed.process.url + "/metaCortexMcp/mcp"
+    server_url = deployed.base + "/mcp"
     owner = httpx2.Client(timeout=60, follow_redirects=False)
     answers: list[AuthorizationCodeResult] = []
 
@@ -104,7 +123,7 @@ async def test_the_sdk_oauth_client_connects_to_the_function_on_firestore(
     finally:
         owner.close()
     assert storage.tokens is not None
-    issuer = deployed.process.url + "/metaCortexMcp"
+    issuer = deployed.base
     assert storage.client is not None
     [(_, grant)] = deployed.store.auth_list("grant")
     assert grant["resource"] == issuer + "/mcp"

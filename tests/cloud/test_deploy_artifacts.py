@@ -10,12 +10,15 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import stat
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
 from typing import Final
+
+import pytest
 
 ROOT: Final = Path(__file__).resolve().parents[2]
 PYTHON: Final = sys.executable
@@ -28,9 +31,9 @@ def clean_env(**settings: str) -> dict[str, str]:
     return base | settings
 
 
-def run(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def run(argv: list[str], env: dict[str, str], cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     return subprocess.run(  # noqa: S603 - fixed argv
-        argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False
+        argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False
     )
 
 
@@ -232,25 +235,97 @@ def deploy_commands(output: str) -> list[str]:
     return [line[2:] for line in output.splitlines() if line.startswith("+ ")]
 
 
-def test_deploy_dry_run_prints_rules_indexes_ttl_and_the_function_with_secrets() -> None:
+def test_deploy_dry_run_prints_rules_indexes_and_the_function_with_secrets() -> None:
     env = clean_env(MCP_ADMIN_TOKEN=TOKEN)
     result = run(["bash", "scripts/deploy", "--project", "demo-p", "--dry-run"], env)
     assert result.returncode == 0, result.stdout + result.stderr
     commands = deploy_commands(result.stdout)
+    # The indexes file carries the TTL policies too (its "ttl": true field overrides).
     assert commands[0] == (
         "firebase deploy --project demo-p --only firestore:rules,firestore:indexes "
         "--non-interactive"
     )
-    ttl = [c for c in commands if c.startswith("gcloud firestore fields ttls update expires_at")]
-    assert len(ttl) == 4  # events x2, write fingerprints, OAuth state
-    function = commands[-1].split()
+    assert not [c for c in commands if "ttls" in c]
+    assert commands[1:3] == [
+        "gcloud secrets describe metacortex-client-profiles --project=demo-p",
+        "gcloud secrets describe metacortex-gemini-api-key --project=demo-p",
+    ]
+    function = shlex.split(commands[3])
     assert function[:4] == ["gcloud", "functions", "deploy", "metaCortexMcp"]
     flags = dict(arg.split("=", 1) for arg in function if arg.startswith("--") and "=" in arg)
     assert flags["--entry-point"] == "metaCortexMcp"
     assert flags["--source"] == "functions"
     assert flags["--set-secrets"].split(",")[0] == "MCP_ADMIN_TOKEN=metacortex-admin-token:latest"
-    assert "GOOGLE_CLOUD_PROJECT=demo-p" in flags["--set-env-vars"]
+    assert "--set-env-vars" not in flags
+    env_vars = Path(flags["--env-vars-file"]).read_text()
+    assert '"GOOGLE_CLOUD_PROJECT": "demo-p"' in env_vars.splitlines()
+    assert shlex.split(commands[4])[:3] == ["gcloud", "functions", "describe"]
+    assert TOKEN not in result.stdout + result.stderr + env_vars
+
+
+def test_deploy_reads_a_relative_env_file_from_the_callers_directory(tmp_path: Path) -> None:
+    (tmp_path / "deploy.env").write_text("SEARCH_RESULT_LIMIT=7\n")
+    result = run(
+        ["bash", str(ROOT / "scripts" / "deploy"), "--project", "demo-p", "--env-file",
+         "deploy.env", "--dry-run"],
+        clean_env(MCP_ADMIN_TOKEN=TOKEN),
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert '"SEARCH_RESULT_LIMIT": "7"' in result.stderr  # the environment it prints
+
+
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [
+        (f"MCP_ADMIN_TOKEN={TOKEN}", "MCP_ADMIN_TOKEN is a secret"),
+        ("GEMINI_API_KEY=AIza-not-a-real-key", "GEMINI_API_KEY is a secret"),
+        ("X_GOOGLE_DEBUG=1", "X_GOOGLE_DEBUG is reserved"),
+        ("PORT=8080", "PORT is reserved"),
+        ("K_SERVICE=other", "K_SERVICE is reserved"),
+        ("GOOGLE_CLOUD_PROJECT=someone-else", "but the deploy is for project demo-p"),
+        ("METACORTEX_ALLOWED_HOSTS", "METACORTEX_ALLOWED_HOSTS has no value"),
+        ("ALLOWED HOSTS = a.example.com", "line 2 is not NAME=value"),
+        ("METACORTEX_PUBLIC_URL=https://a.example.com/\x00", "contains a NUL character"),
+        ("METACORTEX_PUBLIC_URL=" + "x" * 33_000, "Cloud Functions allows 32768"),
+    ],
+)
+def test_preflight_and_the_dry_run_refuse_an_env_file_the_function_cannot_be_deployed_with(
+    tmp_path: Path, line: str, says: str
+) -> None:
+    env_file = tmp_path / "deploy.env"
+    env_file.write_text(f"SEARCH_RESULT_LIMIT=5\n{line}\n", encoding="utf-8")
+    env = clean_env(MCP_ADMIN_TOKEN=TOKEN)
+
+    result = run(
+        ["bash", "scripts/deploy", "--project", "demo-p", "--env-file", str(env_file),
+         "--dry-run"],
+        env,
+    )  # fmt: skip
+
+    assert result.returncode == 1
+    assert deploy_commands(result.stdout) == []
+    failure = next(line for line in result.stdout.splitlines() if line.startswith("FAIL"))
+    assert failure.startswith("FAIL  deploy.env: what gcloud and Cloud Run accept: "), failure
+    assert says in failure
+    assert "preflight FAILED" in result.stdout
     assert TOKEN not in result.stdout + result.stderr
+
+
+def test_preflight_notes_a_name_that_is_not_a_setting(tmp_path: Path) -> None:
+    env_file = tmp_path / "deploy.env"
+    env_file.write_text("METACORTEX_ALLOWED_HOST=a.example.com\n")  # HOSTS misspelt
+    result = preflight(
+        clean_env(MCP_ADMIN_TOKEN=TOKEN, GOOGLE_CLOUD_PROJECT="demo-p"),
+        "--offline",
+        "--env-file",
+        str(env_file),
+    )
+    assert result.returncode == 0, result.stdout
+    assert (
+        "note: METACORTEX_ALLOWED_HOST is not a MetaCortex setting (README's configuration "
+        "table); it is deployed as it is"
+    ) in result.stdout
 
 
 def test_deploy_stops_before_anything_when_preflight_fails() -> None:
@@ -264,3 +339,22 @@ def test_deploy_requires_a_project() -> None:
     result = run(["bash", "scripts/deploy"], clean_env())
     assert result.returncode == 2
     assert "--project PROJECT is required" in result.stderr
+
+
+# ------------------------------------------------------------------ docs
+def test_the_deployment_and_server_docs_say_profiles_are_not_tenant_isolation() -> None:
+    for page in ("DEPLOYMENT.md", "SERVER.md"):
+        text = " ".join((ROOT / "docs" / page).read_text().split())
+        assert "Profiles are not tenant isolation" in text, page
+        assert "One installation is one owner's shared corpus" in text, page
+
+
+def test_the_deployment_doc_says_firebase_deploy_sets_the_ttl_policies_of_the_index_file() -> None:
+    """firebase-tools' FirestoreApi.patchField sends a ttlConfig for every field override
+    with ``ttl: true`` (src/firestore/api.ts), so ``firebase deploy`` sets them."""
+    data = json.loads((ROOT / "firestore.indexes.json").read_text())
+    groups = {o["collectionGroup"] for o in data["fieldOverrides"] if o.get("ttl")}
+    text = " ".join((ROOT / "docs" / "DEPLOYMENT.md").read_text().split())
+    assert "`firebase deploy` sets each as a TTL policy" in text
+    assert all(f"`{group}`" in text for group in groups)
+    assert "not in `firebase.json`'s reach" not in text

@@ -3,7 +3,13 @@
 A grant records the chosen preset's tools, readable states, lifecycle right and
 rate limit; at each request they are intersected with the endpoint's own profile
 (the admin profile's ``MCP_ALLOWED_*`` or the static client profile), so a grant
-never exceeds what the endpoint allows. Known clients get a default preset.
+never exceeds what the endpoint allows.
+
+The consent page preselects the smallest preset that covers the scopes the client
+asked for, as far as the endpoint offers them (a coding agent asking for
+``memory:write`` can save after a plain "Allow"). A grant keeps only the scopes
+its preset uses there (``granted_scopes``), so its scopes and its tools tell one
+story: a "Read only" grant is ``memory:read``, whatever was asked.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
+from metacortex.auth import scopes as scope_names
 from metacortex.domain.records import ALL_STATES, BranchState
 from metacortex.server.profiles import Profile
 
@@ -66,16 +73,37 @@ CLAUDE_HOSTS: Final = frozenset({"claude.ai", "claude.com"})
 @dataclass(frozen=True, slots=True)
 class KnownClient:
     name: str
-    preset: str
     chatgpt_tools: bool
 
 
 def known_client(redirect_host: str) -> KnownClient | None:
     if redirect_host in CHATGPT_HOSTS:
-        return KnownClient("ChatGPT", "read-write", chatgpt_tools=True)
+        return KnownClient("ChatGPT", chatgpt_tools=True)
     if redirect_host in CLAUDE_HOSTS:
-        return KnownClient("Claude", "read-write", chatgpt_tools=False)
+        return KnownClient("Claude", chatgpt_tools=False)
     return None
+
+
+def preset_scopes(preset: Preset, endpoint_tools: frozenset[str] | None) -> frozenset[str]:
+    """The resource scopes the preset's tools use at an endpoint (None: every tool)."""
+    tools = [t for t in preset.tools if endpoint_tools is None or t in endpoint_tools]
+    return frozenset(scope_names.TOOL_SCOPE[tool] for tool in tools)
+
+
+def preselected(requested: tuple[str, ...], endpoint_tools: frozenset[str] | None) -> Preset:
+    """The smallest preset that covers the requested scopes the endpoint can serve."""
+    servable = set().union(*(preset_scopes(p, endpoint_tools) for p in PRESETS))
+    wanted = set(requested) & servable
+    return next((p for p in PRESETS if wanted <= preset_scopes(p, endpoint_tools)), PRESETS[0])
+
+
+def granted_scopes(
+    preset: Preset, requested: tuple[str, ...], endpoint_tools: frozenset[str] | None
+) -> tuple[str, ...]:
+    """What a grant gets: the requested scopes its preset uses there, and
+    ``offline_access`` when asked."""
+    used = preset_scopes(preset, endpoint_tools)
+    return tuple(s for s in requested if s in used or s == scope_names.OFFLINE)
 
 
 def grant_profile(

@@ -5,12 +5,14 @@ Endpoints (also under ``/metaCortexMcp``):
 | route | what |
 |---|---|
 | ``GET /.well-known/oauth-authorization-server[/<issuer path>]`` | RFC 8414 metadata |
+| ``GET /.well-known/openid-configuration[/<issuer path>]`` | the same document, OIDC-valid |
 | ``GET /.well-known/oauth-protected-resource[/<resource path>]`` | RFC 9728 metadata |
 | ``GET /oauth/authorize`` | checks the request, then the owner's consent page |
 | ``GET, POST /oauth/consent`` | sign-in if needed, the consent page, approve or deny |
 | ``POST /oauth/token`` | ``authorization_code`` (PKCE S256) and ``refresh_token`` |
 | ``POST /oauth/revoke`` | RFC 7009, public clients too |
 | ``POST /oauth/register`` | RFC 7591, the SDK's ``RegistrationHandler`` |
+| ``GET /oauth/jwks`` | an empty key set (the metadata's ``jwks_uri``; nothing is signed) |
 
 The issuer is the public base URL as a plain string (no trailing slash), and it
 comes back as ``iss`` in every authorization response (RFC 9207). ``resource``
@@ -24,8 +26,9 @@ import base64
 import binascii
 import logging
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 from urllib.parse import unquote, urlencode, urlsplit
 
 import anyio.to_thread
@@ -36,6 +39,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from metacortex.auth import redirects
 from metacortex.auth import scopes as scope_names
 from metacortex.auth.assertions import (
     ALGORITHMS,
@@ -44,16 +48,27 @@ from metacortex.auth.assertions import (
     claimed_client_id,
     verify_assertion,
 )
-from metacortex.auth.cimd import MetadataDocuments
+from metacortex.auth.cimd import MetadataDocuments, is_metadata_url
 from metacortex.auth.clients import Client, ClientRegistry, UnknownClient
-from metacortex.auth.presets import BY_ID, PRESETS, known_client
-from metacortex.auth.resource import WELL_KNOWN_PRM, OAuthResource, resource_of
-from metacortex.auth.tokens import Issued, TokenStore, pkce_matches
+from metacortex.auth.limits import (
+    AbuseLimits,
+    challenge_problem,
+    registration_problem,
+    state_problem,
+)
+from metacortex.auth.presets import (
+    BY_ID,
+    PRESETS,
+    granted_scopes,
+    known_client,
+    preselected,
+)
+from metacortex.auth.resource import WELL_KNOWN_PRM, OAuthResource, resource_of, served
+from metacortex.auth.tokens import CODE, REFRESH, Issued, TokenStore, pkce_matches
 from metacortex.config import Settings
 from metacortex.owner import OwnerWeb, public_base, templates
 from metacortex.owner.web import origin_of
 from metacortex.server.logs import log
-from metacortex.server.ratelimit import RateLimiter
 from metacortex.server.routes import FUNCTION_PREFIX, resolve
 from metacortex.server.runtime import Runtime
 from metacortex.storage.base import MemoryStore
@@ -64,13 +79,13 @@ CONSENT: Final = "/oauth/consent"
 TOKEN: Final = "/oauth/token"  # noqa: S105 (a path, not a credential)
 REVOKE: Final = "/oauth/revoke"
 REGISTER: Final = "/oauth/register"
+JWKS: Final = "/oauth/jwks"
 WELL_KNOWN_AS: Final = "/.well-known/oauth-authorization-server"
 WELL_KNOWN_OIDC: Final = "/.well-known/openid-configuration"
 AUTH_METHODS: Final = ("none", "client_secret_post", "client_secret_basic", "private_key_jwt")
-# Registrations write a record each; Claude registers up to twice per connect.
-REGISTRATIONS_PER_MINUTE_PER_ADDRESS: Final = 20
-REGISTRATIONS_PER_MINUTE_OVERALL: Final = 120
 _NO_STORE: Final = {"cache-control": "no-store", "pragma": "no-cache"}
+# Metadata documents: read by clients, preflighted by browser-based ones.
+_READ: Final = ["GET", "OPTIONS"]
 _CORS: Final = {"access-control-allow-origin": "*"}
 _VERIFIER_CHARS: Final = frozenset(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
@@ -106,6 +121,7 @@ class AuthorizationServer:
         self._tokens: TokenStore | None = None
         self._clients: ClientRegistry | None = None
         self._documents: MetadataDocuments | None = None
+        self.limits = AbuseLimits(settings)
         self.owner = OwnerWeb(
             settings, self._require_store, page_templates=templates(HERE / "templates")
         )
@@ -123,11 +139,16 @@ class AuthorizationServer:
             store,
             timedelta(minutes=self.settings.metacortex_oauth_access_token_minutes),
             timedelta(days=self.settings.metacortex_oauth_refresh_token_days),
+            timedelta(seconds=self.settings.metacortex_oauth_replay_grace_seconds),
         )
         self._documents = MetadataDocuments(
             store, test_origin=self.settings.metacortex_oauth_cimd_test_origin
         )
-        self._clients = ClientRegistry(store, self._documents)
+        self._clients = ClientRegistry(
+            store,
+            self._documents,
+            timedelta(minutes=self.settings.metacortex_oauth_unused_client_minutes),
+        )
         return OAuthResource(self.settings, self.runtime.profiles, self._tokens)
 
     @property
@@ -160,12 +181,8 @@ class AuthorizationServer:
             ClientRegistrationOptions(enabled=True),
         )
 
-        limiter = RateLimiter()
-
         async def register(request: Request) -> Response:
-            address = request.client.host if request.client else "unknown"
-            wait = limiter.acquire(f"address:{address}", REGISTRATIONS_PER_MINUTE_PER_ADDRESS)
-            wait = wait or limiter.acquire("overall", REGISTRATIONS_PER_MINUTE_OVERALL)
+            wait = self.limits.registration(request)
             if wait is not None:
                 return JSONResponse(
                     {
@@ -175,6 +192,13 @@ class AuthorizationServer:
                     status_code=429,
                     headers={**_NO_STORE, **_CORS, "retry-after": str(wait)},
                 )
+            body = await request.body()
+            problem = registration_problem(body)
+            if problem is not None:
+                return _oauth_json(OAuthError("invalid_client_metadata", problem))
+            refused = redirects.refused_in_registration(body)
+            if refused is not None:
+                return _oauth_json(OAuthError("invalid_redirect_uri", refused))
             response = await registration.handle(request)
             response.headers.update({**_NO_STORE, **_CORS})
             return response
@@ -182,14 +206,14 @@ class AuthorizationServer:
         routes: list[BaseRoute] = []
         for prefix in ("", FUNCTION_PREFIX):
             routes += [
-                Route(prefix + WELL_KNOWN_AS + "{rest:path}", self.as_metadata, methods=["GET"]),
+                Route(prefix + WELL_KNOWN_AS + "{rest:path}", self.as_metadata, methods=_READ),
                 # The same document where OIDC discovery looks: under a prefix it is the
                 # one form cloudfunctions.net delivers (<issuer>/.well-known/openid-…).
-                Route(prefix + WELL_KNOWN_OIDC + "{rest:path}", self.as_metadata, methods=["GET"]),
+                Route(prefix + WELL_KNOWN_OIDC + "{rest:path}", self.as_metadata, methods=_READ),
                 Route(
                     prefix + WELL_KNOWN_PRM + "{rest:path}",
                     self.resource_metadata,
-                    methods=["GET"],
+                    methods=_READ,
                 ),
                 Route(prefix + AUTHORIZE, self.authorize, methods=["GET"]),
                 Route(prefix + CONSENT, self.consent, methods=["GET", "POST"]),
@@ -197,15 +221,16 @@ class AuthorizationServer:
                 Route(prefix + REVOKE, self.revoke, methods=["POST", "OPTIONS"]),
                 Route(prefix + REGISTER, register, methods=["POST"]),
                 Route(prefix + REGISTER, self.preflight, methods=["OPTIONS"]),
+                Route(prefix + JWKS, self.jwks, methods=_READ),
             ]
         return routes + self.owner.routes()
 
-    async def preflight(self, request: Request) -> Response:
+    async def preflight(self, request: Request, methods: str = "POST, OPTIONS") -> Response:
         return Response(
             status_code=204,
             headers={
                 **_CORS,
-                "access-control-allow-methods": "POST, OPTIONS",
+                "access-control-allow-methods": methods,
                 "access-control-allow-headers": "authorization, content-type, mcp-protocol-version",
                 "access-control-max-age": "600",
             },
@@ -213,6 +238,8 @@ class AuthorizationServer:
 
     # ---------------------------------------------------------- metadata
     async def as_metadata(self, request: Request) -> Response:
+        if request.method == "OPTIONS":
+            return await self.preflight(request, "GET, OPTIONS")
         issuer = self.issuer(request)
         rest = request.path_params.get("rest", "")
         if rest == FUNCTION_PREFIX and not self.settings.metacortex_public_url:
@@ -236,22 +263,40 @@ class AuthorizationServer:
                 "code_challenge_methods_supported": ["S256"],
                 "client_id_metadata_document_supported": True,
                 "authorization_response_iss_parameter_supported": True,
+                # What OpenID Connect discovery requires, so the one document that can be
+                # reached under a path prefix (<issuer>/.well-known/openid-configuration)
+                # passes the TypeScript SDK's OIDC schema. Honest: no ID token is ever
+                # issued (no ``openid`` scope), so no algorithm and an empty key set.
+                "jwks_uri": issuer + JWKS,
+                "subject_types_supported": ["public"],
+                "id_token_signing_alg_values_supported": [],
             },
             headers={"cache-control": "public, max-age=300", **_CORS},
         )
 
+    async def jwks(self, request: Request) -> Response:
+        """The authorization server's signing keys: none (it signs no ID token or JWT)."""
+        if request.method == "OPTIONS":
+            return await self.preflight(request, "GET, OPTIONS")
+        return JSONResponse({"keys": []}, headers={"cache-control": "public, max-age=300", **_CORS})
+
     async def resource_metadata(self, request: Request) -> Response:
+        if request.method == "OPTIONS":
+            return await self.preflight(request, "GET, OPTIONS")
         base = self.issuer(request)
         rest = request.path_params.get("rest", "")
         if rest == "":
             resource: str | None = base + "/mcp"  # the root describes the admin endpoint
         else:
             origin = origin_of(base)
-            resource = resource_of(base, self.runtime.profiles, origin + rest) or resource_of(
-                base, self.runtime.profiles, base + rest
-            )
+            resource = resource_of(base, origin + rest) or resource_of(base, base + rest)
         if resource is None:
             return _not_found()
+        if rest.endswith("/"):
+            # RFC 9728 §3.3: the resource is the very URL the metadata URL was built from.
+            # A client given ``…/mcp/`` (VS Code compares exactly) sends that back as
+            # ``resource``; it names the same endpoint, and tokens are bound to ``…/mcp``.
+            resource += "/"
         return JSONResponse(
             {
                 "resource": resource,
@@ -277,6 +322,16 @@ class AuthorizationServer:
         )
 
     async def authorize(self, request: Request) -> Response:
+        wait = self.limits.authorization(request)
+        if wait is not None:
+            refused = self._error_page(
+                request,
+                f"Too many authorization requests from your address; wait {wait} seconds "
+                "and try again.",
+                429,
+            )
+            refused.headers["retry-after"] = str(wait)
+            return refused
         params = request.query_params
         client_id = params.get("client_id")
         if not client_id:
@@ -291,6 +346,9 @@ class AuthorizationServer:
                 request, "The redirect_uri is not one this client registered; nothing was sent."
             )
         state = params.get("state")
+        too_long = state_problem(state)
+        if too_long is not None:
+            return self._error_page(request, f"The request cannot be answered: {too_long}.")
         kept = {"state": state} if state is not None else {}
 
         def fail(error: str, description: str) -> Response:
@@ -301,18 +359,15 @@ class AuthorizationServer:
         if params.get("response_type") != "code":
             return fail("unsupported_response_type", "only response_type=code is supported")
         challenge = params.get("code_challenge")
-        if not challenge or params.get("code_challenge_method") != "S256":
-            return fail("invalid_request", "PKCE is required: code_challenge with method S256")
+        bad_pkce = challenge_problem(challenge, params.get("code_challenge_method"))
+        if bad_pkce is not None:
+            return fail("invalid_request", bad_pkce)
         if params.get("prompt") == "none":
             return fail("consent_required", "the owner must approve this client on the page")
         scopes = scope_names.parse(params.get("scope"))
         base = self.issuer(request)
         requested_resource = params.get("resource")
-        resource = (
-            resource_of(base, self.runtime.profiles, requested_resource)
-            if requested_resource
-            else base + "/mcp"
-        )
+        resource = resource_of(base, requested_resource) if requested_resource else base + "/mcp"
         if resource is None:
             return fail("invalid_target", "resource is not an MCP endpoint of this server")
         pending = {
@@ -360,6 +415,13 @@ class AuthorizationServer:
         except UnknownClient as error:
             return self._error_page(request, f"The client cannot be used: {error}")
         redirect_uri = str(pending["redirect_uri"])
+        if not served(self.issuer(request), self.runtime.profiles, str(pending["resource"])):
+            # Only the signed-in owner learns that an endpoint does not exist.
+            return self._error_page(
+                request,
+                f"The client asks for {pending['resource']}, which is not an MCP endpoint "
+                "of this server; nothing was granted. Check the URL given to the client.",
+            )
         if form is None:
             return self._consent_page(request, request_id, session.csrf, client, pending)
         if not session.csrf_matches(_field(form, "csrf")):
@@ -378,17 +440,25 @@ class AuthorizationServer:
         preset = BY_ID.get(_field(form, "preset") or "")
         if preset is None:
             return self._error_page(request, "Choose what the client may do.")
-        redirect_host = urlsplit(redirect_uri).hostname or ""
+        redirect_host = redirects.shown_host(redirect_uri)
+        # One truth: the grant's (and its tokens') scopes are those its preset uses.
+        scopes = granted_scopes(
+            preset,
+            tuple(taken["scopes"]),
+            self._endpoint_tools(request, str(taken["resource"])),
+        )
         grant = {
             "client_id": client.client_id,
             "client_name": client.display_name(),
             "redirect_host": redirect_host,
             "resource": taken["resource"],
-            "scopes": taken["scopes"],
+            "scopes": list(scopes),
             "preset": preset.id,
             "chatgpt_tools": _field(form, "chatgpt_tools") == "on",
         }
         grant_id = await anyio.to_thread.run_sync(self.tokens.create_grant, grant)
+        if client.registered_by == "dynamic registration":
+            await anyio.to_thread.run_sync(self.clients.keep, client.client_id)
         log(
             logging.INFO,
             "oauth grant created",
@@ -407,7 +477,7 @@ class AuthorizationServer:
                 "redirect_given": taken["redirect_given"],
                 "code_challenge": taken["code_challenge"],
                 "resource": taken["resource"],
-                "scopes": taken["scopes"],
+                "scopes": list(scopes),
             },
         )
         return self._redirect(request, redirect_uri, {"code": code, **kept})
@@ -416,8 +486,8 @@ class AuthorizationServer:
         self, request: Request, request_id: str, csrf: str, client: Client, pending: dict[str, Any]
     ) -> Response:
         redirect_uri = str(pending["redirect_uri"])
-        redirect_host = urlsplit(redirect_uri).netloc
         known = known_client(urlsplit(redirect_uri).hostname or "")
+        target = redirects.csp_source(redirect_uri)
         scopes: list[str] = list(pending["scopes"])
         return self.owner.render(
             request,
@@ -428,7 +498,8 @@ class AuthorizationServer:
                 "request_id": request_id,
                 "client_name": client.display_name(),
                 "known": known.name if known is not None else None,
-                "redirect_host": redirect_host,
+                "redirect_host": redirects.shown_host(redirect_uri),
+                "redirect_app": redirects.kind(redirect_uri) == "private-use",
                 "registered_by": client.registered_by,
                 "document_host": urlsplit(client.client_id).netloc
                 if client.registered_by == "metadata document"
@@ -436,12 +507,21 @@ class AuthorizationServer:
                 "resource": pending["resource"],
                 "scopes": " ".join(scopes),
                 "presets": self._presets_at(request, str(pending["resource"])),
-                "chosen": known.preset if known is not None else "read",
+                "chosen": preselected(
+                    tuple(scopes), self._endpoint_tools(request, str(pending["resource"]))
+                ).id,
                 "chatgpt_tools": known.chatgpt_tools if known is not None else False,
-                "offline": scope_names.OFFLINE in scopes,
+                "offline": scope_names.OFFLINE in scopes or client.refresh_grant,
             },
-            form_targets=(origin_of(redirect_uri),),
+            form_targets=(target,) if target is not None else (),
         )
+
+    def _endpoint_tools(self, request: Request, resource: str) -> frozenset[str] | None:
+        """The tools the endpoint ``resource`` offers (None: not one of this server's)."""
+        base = self.issuer(request)
+        route = resolve(resource[len(base) :]) if resource.startswith(base + "/") else None
+        endpoint = self.runtime.profiles.get(route.client_id) if route is not None else None
+        return endpoint.allowed_tools if endpoint is not None else None
 
     def _presets_at(self, request: Request, resource: str) -> list[dict[str, Any]]:
         """Each preset as it applies at the endpoint: what the grant would really get."""
@@ -482,6 +562,15 @@ class AuthorizationServer:
             client_id = claimed_client_id(assertion)
         if not client_id:
             raise OAuthError("invalid_client", "client_id is required", 401)
+        if is_metadata_url(client_id):
+            # Looking a document up may fetch and cache it: it counts like an authorize.
+            wait = self.limits.authorization(request)
+            if wait is not None:
+                raise OAuthError(
+                    "temporarily_unavailable",
+                    f"too many requests from this address; retry after {wait} s",
+                    429,
+                )
         try:
             client = await self.clients.get(client_id)
         except UnknownClient as error:
@@ -541,50 +630,59 @@ class AuthorizationServer:
         verifier = _field(form, "code_verifier")
         if not code or not verifier:
             raise OAuthError("invalid_request", "code and code_verifier are required")
-        redeemed = await anyio.to_thread.run_sync(self.tokens.redeem_code, code)
-        if redeemed is None:
+        binding = await anyio.to_thread.run_sync(self.tokens.code, code)
+        if binding is None:
             raise OAuthError("invalid_grant", "the code is unknown or expired")
-        binding, first = redeemed
-        if not first:
-            log(logging.WARNING, "oauth code replayed: grant revoked", grant_id=binding["grant"])
-            raise OAuthError("invalid_grant", "the code was already used; its tokens are revoked")
         try:
             _check_code(form, client, binding, verifier)
         except OAuthError:
             # The code is spent: the grant it created can never be used, so it goes too.
-            await anyio.to_thread.run_sync(self.tokens.revoke_grant, str(binding["grant"]))
+            await anyio.to_thread.run_sync(self.tokens.spend_code, code)
             raise
-        issued = await anyio.to_thread.run_sync(
-            self.tokens.issue,
-            str(binding["grant"]),
-            client.client_id,
-            str(binding["resource"]),
-            tuple(binding["scopes"]),
+        scopes = tuple(binding["scopes"])
+        refresh = scope_names.OFFLINE in scopes or client.refresh_grant
+        return await self._exchange(CODE, code, binding, scopes, refresh=refresh)
+
+    async def _exchange(
+        self,
+        kind: Literal["code", "refresh_token"],
+        presented: str,
+        binding: dict[str, Any],
+        scopes: tuple[str, ...],
+        *,
+        refresh: bool,
+    ) -> dict[str, Any]:
+        """Spend a checked code or refresh token; the grace window decides what a repeat
+        gets (``auth.tokens``)."""
+        grant_id = str(binding["grant"])
+        grant = await anyio.to_thread.run_sync(self.tokens.grant, grant_id)
+        if grant is None:
+            raise OAuthError("invalid_grant", "the grant was revoked")
+        exchanged = await anyio.to_thread.run_sync(
+            partial(
+                self.tokens.exchange, kind, presented, binding, scopes, refresh=refresh, grant=grant
+            )
         )
-        return _token_body(issued)
+        what = "code" if kind == CODE else "refresh token"
+        if exchanged.outcome == "reused":
+            log(logging.WARNING, f"oauth {what} reused: grant revoked", grant_id=grant_id)
+            raise OAuthError("invalid_grant", f"the {what} was already used; the grant is revoked")
+        if exchanged.pair is None:
+            raise OAuthError("invalid_grant", f"the {what} is unknown or expired")
+        if exchanged.outcome == "repeated":
+            log(logging.INFO, f"oauth {what} repeated within the grace window", grant_id=grant_id)
+        return _token_body(exchanged.pair)
 
     async def _refresh_grant(self, form: FormData, client: Client) -> dict[str, Any]:
         token = _field(form, "refresh_token")
         if not token:
             raise OAuthError("invalid_request", "refresh_token is required")
-        rotated = await anyio.to_thread.run_sync(self.tokens.rotate, token)
-        if rotated is None:
+        # Every check comes before the token is used: a refused refresh leaves it as it was.
+        binding = await anyio.to_thread.run_sync(self.tokens.refresh_binding, token)
+        if binding is None:
             raise OAuthError("invalid_grant", "the refresh token is unknown or expired")
-        binding, first = rotated
-        if not first:
-            log(
-                logging.WARNING,
-                "oauth refresh token reused: grant revoked",
-                grant_id=binding["grant"],
-            )
-            raise OAuthError(
-                "invalid_grant", "the refresh token was already used; the grant is revoked"
-            )
         if binding["client_id"] != client.client_id:
             raise OAuthError("invalid_grant", "the refresh token was issued to another client")
-        grant = await anyio.to_thread.run_sync(self.tokens.grant, str(binding["grant"]))
-        if grant is None:
-            raise OAuthError("invalid_grant", "the grant was revoked")
         resource = _field(form, "resource")
         if resource is not None and _trim(resource) != binding["resource"]:
             raise OAuthError("invalid_target", "resource differs from the one authorized")
@@ -600,14 +698,8 @@ class AuthorizationServer:
                 for s in scope_names.SUPPORTED
                 if s in narrowed or (s == scope_names.OFFLINE and s in scopes)
             )
-        issued = await anyio.to_thread.run_sync(
-            self.tokens.issue,
-            str(binding["grant"]),
-            client.client_id,
-            str(binding["resource"]),
-            scopes,
-        )
-        return _token_body(issued)
+        # refresh=True: the family continues
+        return await self._exchange(REFRESH, token, binding, scopes, refresh=True)
 
     # ------------------------------------------------------------ revoke
     async def revoke(self, request: Request) -> Response:

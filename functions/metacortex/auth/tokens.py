@@ -7,11 +7,20 @@ store keeps only their sha256 (``owner.sessions.digest``), with an expiry:
   the grant (the CLI, reuse detection, a replayed code, revoking a refresh token)
   deletes it, and every token that names it stops working at once.
 - ``code``: single use, 5 minutes, bound to client, redirect URI, PKCE challenge,
-  resource and grant. A second use revokes the grant.
+  resource and grant. A second use revokes the grant (but see the grace window).
 - ``access_token``: bound to one resource (the endpoint's URL), checked on every
   request together with its grant.
-- ``refresh_token``: rotated on every use; presenting a used one (reuse) revokes
-  the whole grant, i.e. the token family.
+- ``refresh_token``: issued when the client asked for ``offline_access`` or is
+  registered for the ``refresh_token`` grant; rotated on every use; presenting a
+  used one (reuse) revokes the whole grant, i.e. the token family.
+
+The grace window (``METACORTEX_OAUTH_REPLAY_GRACE_SECONDS``, 60 s by default):
+a repeat of the same code exchange or refresh within it (a response lost on the
+way, two workers of one client racing) is answered with the very pair the first
+use got, which stays valid; only a use after the window counts as reuse. The
+first use keeps that pair on its spent record, sealed under the spent secret
+(``auth.successors``), in the same atomic step that spends it, so the rule holds
+across server instances and no token is stored in plaintext.
 """
 
 from __future__ import annotations
@@ -22,8 +31,9 @@ import hmac
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Final
+from typing import Any, Final, Literal
 
+from metacortex.auth import successors
 from metacortex.domain.records import to_wire_time, utc_now
 from metacortex.owner.sessions import digest
 from metacortex.storage.base import MemoryStore
@@ -55,13 +65,28 @@ class Issued:
     refresh_token: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class Exchanged:
+    """What spending a code or refresh token came to: a new pair (``issued``), the first
+    use's pair again (``repeated``, inside the grace window), a detected reuse that
+    revoked the family (``reused``), or nothing (``gone``: expired or revoked)."""
+
+    outcome: Literal["issued", "repeated", "reused", "gone"]
+    pair: Issued | None = None
+
+
 class TokenStore:
     def __init__(
-        self, store: MemoryStore, access_lifetime: timedelta, refresh_lifetime: timedelta
+        self,
+        store: MemoryStore,
+        access_lifetime: timedelta,
+        refresh_lifetime: timedelta,
+        replay_grace: timedelta = timedelta(seconds=60),
     ) -> None:
         self.store = store
         self._access = access_lifetime
         self._refresh = refresh_lifetime
+        self._grace = replay_grace
 
     # ----------------------------------------------------------- requests
     def save_request(self, request: dict[str, Any]) -> str:
@@ -101,35 +126,51 @@ class TokenStore:
         self.store.auth_put(CODE, digest(code), binding, utc_now() + CODE_LIFETIME)
         return code
 
-    def redeem_code(self, code: str) -> tuple[dict[str, Any], bool] | None:
-        """(binding, first use) or None. A replay revokes the grant the code created."""
+    def code(self, code: str) -> dict[str, Any] | None:
+        """The code's binding while it lives (spent or not), without spending it."""
+        return self.store.auth_get(CODE, digest(code))
+
+    def spend_code(self, code: str) -> None:
+        """A code refused at the token endpoint is spent, and the grant it created goes
+        too: it can never be used."""
         taken = self.store.auth_consume(CODE, digest(code))
-        if taken is not None and not taken[1]:
+        if taken is not None:
             self.revoke_grant(str(taken[0]["grant"]))
-        return taken
 
     # ------------------------------------------------------------- tokens
     def issue(
-        self, grant_id: str, client_id: str, resource: str, scopes: tuple[str, ...]
+        self,
+        grant_id: str,
+        client_id: str,
+        resource: str,
+        scopes: tuple[str, ...],
+        *,
+        refresh: bool,
+        grant: dict[str, Any] | None = None,
     ) -> Issued:
+        """A new pair; with a refresh token the grant (``grant``: its record, when the
+        caller has just read it) lives as long as that token."""
+        if refresh:
+            # First, right after the read: the store has no update-if-present, so a
+            # revocation landing between the read and this write would be undone.
+            grant = grant if grant is not None else self.grant(grant_id)
+            if grant is not None:  # a used grant lives as long as its newest refresh token
+                self.store.auth_put(GRANT, grant_id, grant, utc_now() + self._refresh)
         access = new_secret()
         binding = {"grant": grant_id, "client_id": client_id, "resource": resource}
         self.store.auth_put(
             ACCESS, digest(access), {**binding, "scopes": list(scopes)}, utc_now() + self._access
         )
-        refresh: str | None = None
-        if "offline_access" in scopes:
-            refresh = new_secret()
+        refresh_token: str | None = None
+        if refresh:
+            refresh_token = new_secret()
             self.store.auth_put(
                 REFRESH,
-                digest(refresh),
+                digest(refresh_token),
                 {**binding, "scopes": list(scopes)},
                 utc_now() + self._refresh,
             )
-            grant = self.grant(grant_id)
-            if grant is not None:  # a used grant lives as long as its newest refresh token
-                self.store.auth_put(GRANT, grant_id, grant, utc_now() + self._refresh)
-        return Issued(access, int(self._access.total_seconds()), scopes, refresh)
+        return Issued(access, int(self._access.total_seconds()), scopes, refresh_token)
 
     def access(self, token: str) -> dict[str, Any] | None:
         """The access token's binding, when the token and its grant are both live."""
@@ -138,12 +179,79 @@ class TokenStore:
             return None
         return record
 
-    def rotate(self, refresh_token: str) -> tuple[dict[str, Any], bool] | None:
-        """(binding, first use) of a refresh token; a reuse revokes its grant."""
-        taken = self.store.auth_consume(REFRESH, digest(refresh_token))
-        if taken is not None and not taken[1]:
-            self.revoke_grant(str(taken[0]["grant"]))
-        return taken
+    def refresh_binding(self, refresh_token: str) -> dict[str, Any] | None:
+        """The refresh token's binding while it lives (used or not), without using it."""
+        return self.store.auth_get(REFRESH, digest(refresh_token))
+
+    def exchange(
+        self,
+        kind: Literal["code", "refresh_token"],
+        presented: str,
+        binding: dict[str, Any],
+        scopes: tuple[str, ...],
+        *,
+        refresh: bool,
+        grant: dict[str, Any] | None = None,
+    ) -> Exchanged:
+        """Spend ``presented`` (a code or refresh token whose request passed every check)
+        for a new pair, once; see the module's note on the grace window.
+
+        The pair is written first and kept, sealed, on the spent record by the same
+        atomic step that spends it: a racing repeat reads it there. A repeat's own pair
+        is deleted unused."""
+        grant_id = str(binding["grant"])
+        client_id, resource = str(binding["client_id"]), str(binding["resource"])
+        pair = self.issue(grant_id, client_id, resource, scopes, refresh=refresh, grant=grant)
+        now = utc_now()
+        context = f"{kind}:{digest(presented)}"
+        sealed = successors.seal(
+            presented,
+            context,
+            {
+                "access_token": pair.access_token,
+                "refresh_token": pair.refresh_token,
+                "scopes": list(pair.scopes),
+                "access_expires_at": now.timestamp() + pair.expires_in,
+            },
+        )
+        taken = self.store.auth_consume(
+            kind, digest(presented), {"used_at": now.timestamp(), "successor": sealed}
+        )
+        if taken is not None and taken[1]:
+            return Exchanged("issued", pair)
+        self._discard(pair)
+        if taken is None:
+            return Exchanged("gone")
+        spent = taken[0]
+        used_at = spent.get("used_at")
+        opened = (
+            successors.open_sealed(presented, context, str(spent["successor"]))
+            if isinstance(used_at, float | int)
+            and now.timestamp() - used_at <= self._grace.total_seconds()
+            and isinstance(spent.get("successor"), str)
+            else None
+        )
+        if opened is None:
+            self.revoke_grant(grant_id)
+            return Exchanged("reused")
+        if self.grant(grant_id) is None:
+            return Exchanged("gone")
+        expires_in = max(0, int(float(opened["access_expires_at"]) - now.timestamp()))
+        return Exchanged(
+            "repeated",
+            Issued(
+                str(opened["access_token"]),
+                expires_in,
+                tuple(opened["scopes"]),
+                opened["refresh_token"],
+            ),
+        )
+
+    def _discard(self, pair: Issued) -> None:
+        """Delete a pair that was never handed out."""
+        self.store.auth_delete(ACCESS, digest(pair.access_token))
+        if pair.refresh_token is not None:
+            self.store.auth_delete(REFRESH, digest(pair.refresh_token))
 
     def find(self, token: str) -> tuple[str, dict[str, Any]] | None:
         """(kind, binding) of an access or refresh token, for revocation."""

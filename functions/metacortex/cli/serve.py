@@ -24,12 +24,7 @@ from metacortex.composition import build_service
 from metacortex.config import Settings
 from metacortex.errors import ConfigurationError
 from metacortex.server import create_app
-from metacortex.server.connections import (
-    ConnectionLimits,
-    fitted_connection_cap,
-    guarded_protocol,
-    install_accept_error_filter,
-)
+from metacortex.server.connections import install_accept_error_filter, uvicorn_config
 from metacortex.server.heap import freeze_startup_heap
 from metacortex.server.logs import configure_logging
 from metacortex.server.profiles import load_profiles
@@ -123,21 +118,8 @@ def run(args: argparse.Namespace) -> int:
                 ),
                 flush=True,
             )
-            limits = ConnectionLimits(
-                head_timeout=settings.metacortex_head_timeout_seconds,
-                body_timeout=settings.metacortex_body_timeout_seconds,
-                max_connections=fitted_connection_cap(settings.metacortex_max_connections),
-            )
             install_accept_error_filter()
-            config = uvicorn.Config(
-                app,
-                http=guarded_protocol(limits),
-                ws="none",  # MCP is HTTP only; a stray Upgrade is answered as plain HTTP
-                log_config=None,  # keep the JSON logging configured above
-                access_log=False,  # its lines would carry ?auth_token=; the guard logs instead
-                server_header=False,
-                timeout_graceful_shutdown=10,
-            )
+            config = uvicorn_config(app, settings)
             # uvicorn shuts down gracefully on Ctrl-C, then re-raises it for the exit code.
             with contextlib.suppress(KeyboardInterrupt):
                 uvicorn.Server(config).run(sockets=[listener])

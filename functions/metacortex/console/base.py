@@ -24,6 +24,7 @@ from metacortex.domain.records import utc_now
 from metacortex.errors import MetaCortexError
 from metacortex.owner import OwnerWeb, Session, security_headers, templates
 from metacortex.owner.web import ICON_PATH, STYLESHEET_PATH
+from metacortex.server.domain_errors import HTTP_STATUS
 from metacortex.server.runtime import Runtime
 from metacortex.service import Access, MemoryService
 
@@ -34,17 +35,6 @@ HERE: Final = Path(__file__).parent
 HOME: Final = "/console"
 STYLESHEET: Final = "/console/static/console.css"
 ADMIN: Final = Access.admin()
-# HTTP status of a refused console action, by domain error code.
-STATUS: Final = {
-    "invalid_argument": 400,
-    "not_found": 404,
-    "forbidden": 403,
-    "conflict": 409,
-    "failed_precondition": 409,
-    "unavailable": 503,
-    "rate_limited": 429,
-    "resource_exhausted": 507,
-}
 T = TypeVar("T")
 
 
@@ -131,7 +121,7 @@ class ConsoleBase:
     @staticmethod
     def status_of(error: MetaCortexError) -> int:
         """The HTTP status of a refused action, by the domain error's code."""
-        return STATUS.get(error.code, 400)
+        return HTTP_STATUS.get(error.code, 400)
 
     def redirect(self, request: Request, path: str) -> Response:
         return RedirectResponse(

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
 from starlette.requests import Request
 from starlette.responses import Response
 
+from metacortex.auth.presets import BY_ID, granted_scopes
 from metacortex.auth.tokens import GRANT
 from metacortex.console.activity import DAYS, read_activity
 from metacortex.console.base import ConsoleBase
 from metacortex.errors import NotFound
 from metacortex.owner import Session
+from metacortex.server.routes import resolve
 
 # Last use is looked up over the activity page's window of events (they are kept 90 days
 # by default): reading them all would make the page's time grow with the retention
@@ -41,8 +44,7 @@ async def clients_page(console: ConsoleBase, request: Request, session: Session)
             "client_name": data.get("client_name") or data.get("client_id") or "(unnamed)",
             "redirect_host": data.get("redirect_host"),
             "resource": data.get("resource"),
-            "preset": data.get("preset"),
-            "scopes": " ".join(data.get("scopes", [])),
+            **_access(console, data),
             "created_at": data.get("created_at"),
             "last_use": last_use.get(f"oauth-{key}"),
         }
@@ -63,6 +65,19 @@ async def clients_page(console: ConsoleBase, request: Request, session: Session)
             else None,
         },
     )
+
+
+def _access(console: ConsoleBase, grant: dict[str, Any]) -> dict[str, str]:
+    """The preset and the scopes that really apply: a grant approved before grants kept
+    only their preset's scopes may list more than its preset lets it use."""
+    preset = BY_ID.get(str(grant.get("preset")))
+    scopes = tuple(grant.get("scopes", ()))
+    if preset is None:
+        return {"preset": str(grant.get("preset")), "scopes": " ".join(scopes)}
+    route = resolve(urlsplit(str(grant.get("resource", ""))).path)
+    endpoint = console.runtime.profiles.get(route.client_id) if route is not None else None
+    tools = endpoint.allowed_tools if endpoint is not None else None
+    return {"preset": preset.title, "scopes": " ".join(granted_scopes(preset, scopes, tools))}
 
 
 async def revoke_grant(console: ConsoleBase, request: Request, session: Session) -> Response:

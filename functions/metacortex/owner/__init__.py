@@ -21,7 +21,8 @@ owner pages:
 
 Cookies are HttpOnly and ``SameSite=Strict``, ``Secure`` with the ``__Host-``
 prefix when the public URL is https. Sign-in is rate limited (5 per minute per
-address, 30 overall).
+address, 30 overall); a browser that signed in before has its own budget (5 per
+minute) through its device cookie (``owner/devices.py``).
 """
 
 from metacortex.owner.passphrase import (

@@ -8,12 +8,15 @@ on every page: a CSP of ``default-src 'none'`` with ``frame-ancestors 'none'``,
 CSRF: before sign-in, a double-submit token (an HttpOnly ``SameSite=Strict``
 cookie equal to a hidden field); after sign-in, the session's own token.
 Sign-in is rate-limited per client address and overall, and the passphrase
-check runs the KDF whether or not a passphrase is set.
+check runs the KDF whether or not a passphrase is set. A browser that signed in
+before presents its device cookie and has a budget of its own
+(``owner/devices.py``), so nobody else can lock the owner out.
 """
 
 from __future__ import annotations
 
 import hmac
+import re
 import secrets
 from collections.abc import Callable, Mapping
 from datetime import timedelta
@@ -27,8 +30,11 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from metacortex.config import Settings
+from metacortex.owner.devices import LIFETIME as DEVICE_LIFETIME
+from metacortex.owner.devices import OwnerDevices
 from metacortex.owner.passphrase import is_set, verify_passphrase
 from metacortex.owner.sessions import OwnerSessions, Session
+from metacortex.server.addresses import client_address
 from metacortex.server.ratelimit import RateLimiter
 from metacortex.server.routes import FUNCTION_PREFIX
 from metacortex.storage.base import MemoryStore
@@ -41,9 +47,10 @@ SIGN_IN_PATH: Final = "/owner/sign-in"
 SIGN_OUT_PATH: Final = "/owner/sign-out"
 STYLESHEET_PATH: Final = "/owner/static/owner.css"
 ICON_PATH: Final = "/owner/static/icon.svg"
-SIGN_IN_PER_MINUTE_PER_ADDRESS: Final = 5
-SIGN_IN_PER_MINUTE_OVERALL: Final = 30
 _PRE_CSRF_FIELD: Final = "csrf"
+_CSP_SOURCE: Final = re.compile(
+    r"[a-z][a-z0-9+.\-]*:(?://(?:[a-z0-9.\-]+|\[[0-9a-f:.]+\])(?::[0-9]{1,5})?)?"
+)
 
 
 class PageTemplates:
@@ -103,9 +110,12 @@ def is_https(request: Request, settings: Settings) -> bool:
 
 
 def security_headers(form_targets: tuple[str, ...] = ()) -> dict[str, str]:
-    """Headers for every owner page. ``form_targets`` are extra origins a form on the
-    page may end up at (the consent form redirects to the client)."""
-    form_action = " ".join(("'self'", *form_targets))
+    """Headers for every owner page. ``form_targets`` are extra CSP sources a form on the
+    page may end up at (the consent form redirects to the client); anything that is not
+    a plain ``scheme://host[:port]`` or ``scheme:`` source is left out, so no value can
+    add a directive to the policy."""
+    sources = [target for target in form_targets if _CSP_SOURCE.fullmatch(target)]
+    form_action = " ".join(("'self'", *sources))
     return {
         "content-security-policy": (
             "default-src 'none'; style-src 'self'; img-src 'self'; "
@@ -149,6 +159,10 @@ class OwnerWeb:
     def sessions(self) -> OwnerSessions:
         return OwnerSessions(self.store, self._lifetime)
 
+    @property
+    def devices(self) -> OwnerDevices:
+        return OwnerDevices(self.store)
+
     # -------------------------------------------------------------- helpers
     def cookie_name(self, request: Request) -> str:
         # __Host- cookies must be Secure, Path=/ and have no Domain: the browser
@@ -157,6 +171,9 @@ class OwnerWeb:
 
     def _pre_csrf_cookie(self, request: Request) -> str:
         return "__Host-mc_csrf" if is_https(request, self.settings) else "mc_csrf"
+
+    def _device_cookie(self, request: Request) -> str:
+        return "__Host-mc_device" if is_https(request, self.settings) else "mc_device"
 
     async def session(self, request: Request) -> Session | None:
         """The signed-in owner's session for this request, or None."""
@@ -189,11 +206,21 @@ class OwnerWeb:
             headers=security_headers(form_targets),
         )
 
-    def set_cookie(self, request: Request, response: Response, name: str, value: str) -> None:
+    def set_cookie(
+        self,
+        request: Request,
+        response: Response,
+        name: str,
+        value: str,
+        *,
+        max_age: int | None = None,
+    ) -> None:
+        """An HttpOnly, SameSite=Strict cookie (Secure over https); a session's lifetime
+        unless ``max_age`` says otherwise."""
         response.set_cookie(
             name,
             value,
-            max_age=int(self._lifetime.total_seconds()),
+            max_age=max_age if max_age is not None else int(self._lifetime.total_seconds()),
             path="/",
             secure=is_https(request, self.settings),
             httponly=True,
@@ -272,10 +299,17 @@ class OwnerWeb:
                 error="The form expired. Please sign in again.",
                 status_code=403,
             )
-        client = request.client.host if request.client else "unknown"
-        wait = self._limiter.acquire(
-            f"address:{client}", SIGN_IN_PER_MINUTE_PER_ADDRESS
-        ) or self._limiter.acquire("overall", SIGN_IN_PER_MINUTE_OVERALL)
+        presented_device = request.cookies.get(self._device_cookie(request))
+        device = await anyio.to_thread.run_sync(self.devices.recognise, presented_device)
+        per_minute = self.settings.metacortex_sign_in_per_minute
+        if device is not None:  # a browser that signed in before: its own budget
+            wait = self._limiter.acquire(f"device:{device}", per_minute)
+        else:
+            wait = self._limiter.acquire(
+                client_address(request).bucket, per_minute
+            ) or self._limiter.acquire(
+                "overall", self.settings.metacortex_sign_in_per_minute_overall
+            )
         if wait is not None:
             response = await self.sign_in_page(
                 request,
@@ -292,8 +326,18 @@ class OwnerWeb:
                 request, next_url, error="That passphrase is not correct.", status_code=401
             )
         value, _ = await anyio.to_thread.run_sync(self.sessions.create)
+        device_value = await anyio.to_thread.run_sync(
+            self.devices.enrol, presented_device if device is not None else None
+        )
         response = RedirectResponse(next_url, status_code=303, headers=security_headers())
         self.set_cookie(request, response, self.cookie_name(request), value)
+        self.set_cookie(
+            request,
+            response,
+            self._device_cookie(request),
+            device_value,
+            max_age=int(DEVICE_LIFETIME.total_seconds()),
+        )
         response.delete_cookie(self._pre_csrf_cookie(request), path="/")
         return response
 

@@ -6,11 +6,16 @@ ChatGPT's deep research and company-knowledge modes call only tools named
 ``{"id", "title", "text", "url", "metadata"}``. A profile opts in with
 ``chatgptDataTools`` (an OAuth grant with the consent page's checkbox); the tools
 then follow the profile's ``search_context`` / ``fetch_context`` rights and states.
+
+ChatGPT cites results by ``url`` and asks for a canonical https URL: with a public
+URL configured (``METACORTEX_PUBLIC_URL``) it is the record's page in the owner's
+console, else the opaque ``metacortex:memory/<id>``.
 """
 
 from __future__ import annotations
 
 from typing import Any, Final
+from urllib.parse import quote
 
 import mcp_types as types
 from pydantic import Field
@@ -33,7 +38,10 @@ class FetchInput(schemas.ToolInput):
     id: str = Field(min_length=1, max_length=128, description="An id from search results.")
 
 
-def _url(memory_id: str) -> str:
+def record_url(public_url: str | None, memory_id: str) -> str:
+    """Where a citation of the record points (see the module's note)."""
+    if public_url:
+        return f"{public_url.rstrip('/')}/console/memories/{quote(memory_id, safe='')}"
     return f"metacortex:memory/{memory_id}"
 
 
@@ -42,24 +50,32 @@ def _title(text: str) -> str:
     return line if len(line) <= 80 else line[:79] + "…"
 
 
-def run_search(service: MemoryService, access: Access, args: dict[str, Any]) -> dict[str, Any]:
+def run_search(
+    service: MemoryService, access: Access, args: dict[str, Any], public_url: str | None = None
+) -> dict[str, Any]:
     found = service.search(access, query=args["query"])
     return {
         "results": [
-            {"id": match["id"], "title": _title(match["summary"]), "url": _url(match["id"])}
+            {
+                "id": match["id"],
+                "title": _title(match["summary"]),
+                "url": record_url(public_url, match["id"]),
+            }
             for match in found["matches"]
         ]
     }
 
 
-def run_fetch(service: MemoryService, access: Access, args: dict[str, Any]) -> dict[str, Any]:
+def run_fetch(
+    service: MemoryService, access: Access, args: dict[str, Any], public_url: str | None = None
+) -> dict[str, Any]:
     item = service.fetch(access, id=args["id"])["item"]
     metadata = item["metadata"]
     return {
         "id": item["id"],
         "title": _title(item["content"]),
         "text": item["content"],
-        "url": _url(item["id"]),
+        "url": record_url(public_url, item["id"]),
         "metadata": {
             "topic": metadata["topic"],
             "state": metadata["branch_state"],

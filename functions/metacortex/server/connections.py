@@ -5,16 +5,22 @@ uvicorn closes a connection only when it has been idle *after* a response
 one byte a minute, or stops half-way through a body, is kept forever; enough of
 them exhaust the process's file descriptors and every later request hangs.
 
-``guarded_protocol`` builds uvicorn's h11 protocol with three additions:
+``guarded_protocol`` builds uvicorn's h11 protocol with these additions:
 
 * the request head must arrive within ``head_timeout`` seconds of the connection
   (or of the previous response), however it trickles in;
 * while a body is being read, a gap longer than ``body_timeout`` seconds between
   chunks closes the connection (the app sees ``http.disconnect``);
+* a request answered before its body was read (a refusal: 401 before reading,
+  408, 413) ends its connection: the rest of the body is never read;
 * at most ``max_connections`` are open. One more evicts the connection that has
-  been idle longest (no request in flight); if every connection is busy, the new
+  been idle longest (no request in flight), else the one that has been sending a
+  request body longest; if every connection has a request in the app, the new
   one is closed at once. The cap is fitted below ``RLIMIT_NOFILE`` so accept()
   never runs out of descriptors.
+
+The whole body's deadline (``METACORTEX_BODY_DEADLINE_SECONDS``) is the guard's
+(``server/guard.py``), so it holds in the cloud deployment too.
 
 ``AcceptErrorFilter`` rate-limits asyncio's "socket.accept() out of system
 resource" line, which the event loop otherwise logs with a traceback for every
@@ -32,7 +38,11 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import h11
+import uvicorn
+from starlette.types import ASGIApp
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from metacortex.config import Settings
 
 _LOG = logging.getLogger("metacortex.connections")
 # Descriptors kept for everything that is not a client connection: the listening
@@ -61,6 +71,28 @@ def fitted_connection_cap(configured: int) -> int:
     return max(_MINIMUM_CONNECTIONS, min(configured, room))
 
 
+def uvicorn_config(app: ASGIApp, settings: Settings) -> uvicorn.Config:
+    """How ``metacortex serve`` runs ``app`` under uvicorn (tests run the very same)."""
+    limits = ConnectionLimits(
+        head_timeout=settings.metacortex_head_timeout_seconds,
+        body_timeout=settings.metacortex_body_timeout_seconds,
+        max_connections=fitted_connection_cap(settings.metacortex_max_connections),
+    )
+    return uvicorn.Config(
+        app,
+        http=guarded_protocol(limits),
+        ws="none",  # MCP is HTTP only; a stray Upgrade is answered as plain HTTP
+        log_config=None,  # keep the JSON logging the caller configured
+        access_log=False,  # its lines would carry ?auth_token=; the guard logs instead
+        # The client address is decided by the guard alone (server/addresses.py), under
+        # METACORTEX_TRUSTED_PROXY_HOPS; uvicorn's default believes any X-Forwarded-For
+        # sent from loopback.
+        proxy_headers=False,
+        server_header=False,
+        timeout_graceful_shutdown=10,
+    )
+
+
 def guarded_protocol(limits: ConnectionLimits) -> type[H11Protocol]:
     """uvicorn's h11 protocol with the read deadlines and the connection cap of ``limits``."""
 
@@ -71,12 +103,13 @@ def guarded_protocol(limits: ConnectionLimits) -> type[H11Protocol]:
             super().__init__(*args, **kwargs)
             self._read_deadline: asyncio.TimerHandle | None = None
             self._idle_since = time.monotonic()
+            self._body_since: float | None = None  # while a request body is being read
 
         # -- connection cap ------------------------------------------------------
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             if len(self.connections) > self._limits.max_connections:
-                victim = self._longest_idle()
+                victim = self._victim()
                 if victim is None:
                     _LOG.warning(
                         "connection refused: %d connections are busy",
@@ -87,13 +120,22 @@ def guarded_protocol(limits: ConnectionLimits) -> type[H11Protocol]:
                 victim.transport.abort()
             self._arm(self._limits.head_timeout)
 
-        def _longest_idle(self) -> GuardedH11Protocol | None:
-            idle = [
+        def _victim(self) -> GuardedH11Protocol | None:
+            """Who makes room: the connection idle longest; else the one that has been
+            sending its request body longest (a slow body must not hold a slot that a
+            quick request needs). A request whose body is read is never cut."""
+            others = [
                 other
                 for other in self.connections
-                if isinstance(other, GuardedH11Protocol) and other is not self and other._idle()
+                if isinstance(other, GuardedH11Protocol) and other is not self
             ]
-            return min(idle, key=lambda other: other._idle_since, default=None)
+            idle = [other for other in others if other._idle()]
+            if idle:
+                return min(idle, key=lambda other: other._idle_since)
+            sending: list[tuple[float, GuardedH11Protocol]] = [
+                (other._body_since, other) for other in others if other._body_since is not None
+            ]
+            return min(sending, key=lambda pair: pair[0])[1] if sending else None
 
         def _idle(self) -> bool:
             """No request in flight: only waiting for (the rest of) a request head."""
@@ -105,6 +147,10 @@ def guarded_protocol(limits: ConnectionLimits) -> type[H11Protocol]:
         def data_received(self, data: bytes) -> None:
             super().data_received(data)
             state = self.conn.their_state
+            if state is h11.SEND_BODY and self._body_since is None:
+                self._body_since = time.monotonic()
+            elif state is not h11.SEND_BODY:
+                self._body_since = None
             if state is h11.SEND_BODY:
                 self._arm(self._limits.body_timeout)  # a gap between chunks
             elif state is h11.IDLE and self._read_deadline is None:
@@ -114,7 +160,12 @@ def guarded_protocol(limits: ConnectionLimits) -> type[H11Protocol]:
 
         def on_response_complete(self) -> None:
             self._idle_since = time.monotonic()
+            self._body_since = None
             self._disarm()
+            if self.conn.their_state is h11.SEND_BODY and not self.transport.is_closing():
+                # Answered before its body was read (a refusal such as 401, 408, 413):
+                # reading the rest would only hold the connection for whoever sends it.
+                self.transport.close()
             super().on_response_complete()  # arms uvicorn's keep-alive timer
 
         def connection_lost(self, exc: Exception | None) -> None:

@@ -6,16 +6,19 @@ enforced while the body is read and nothing is buffered beyond it. In order:
 1. route: ``/mcp``, ``/clients/{id}/mcp``, ``/healthz`` (also under
    ``/metaCortexMcp``); anything else is 404;
 2. Host header (DNS-rebinding defence), 421 when not allowed;
-3. method: ``OPTIONS`` is a CORS preflight answered per profile; only ``POST``
-   reaches MCP (stateless server: no SSE stream to ``GET``, no session to
-   ``DELETE``), anything else is 405;
+3. ``OPTIONS`` is a CORS preflight answered per profile (it carries no credential);
 4. credential: ``Authorization: Bearer`` (or ``?auth_token=`` for profiles that
    opt in), compared as sha256 digests in constant time; an unknown client id
-   and a wrong token get the very same 401;
+   and a wrong token get the very same 401, whatever the method (a client such
+   as Codex discovers OAuth with an unauthenticated ``GET``);
+   then the method: only ``POST`` reaches MCP (stateless server: no SSE stream
+   to ``GET``, no session to ``DELETE``), anything else is 405 with ``Allow``;
 5. ``Origin``, when sent, must be one of the profile's origins exactly (403);
 6. content type and accept (415, 406), so every refusal is JSON;
 7. per-profile rate limit (429 with ``Retry-After``);
-8. body limit, checked on ``Content-Length`` and again while reading (413).
+8. body limit, checked on ``Content-Length`` and again while reading (413), and
+   the body deadline: the whole body within ``METACORTEX_BODY_DEADLINE_SECONDS``
+   however it trickles (408, and the connection is closed).
 
 With OAuth on (``runtime.oauth``), routes of kind ``auth`` pass after the Host
 check; a bearer token that is no static token is asked of the OAuth resource
@@ -24,8 +27,9 @@ outside the token's scopes is refused with 403 ``insufficient_scope``.
 
 Every refusal is a small JSON body ``{"error": {"code", "message"}}``, logged
 and recorded as a ``memory_events`` rejection. The ``auth_token`` query
-parameter is removed from the request before anything downstream (or any log
-line) sees it.
+parameter is removed from the request before anything downstream sees it. A
+request's log line is bounded like a refusal's event: the path cut at 200
+characters, the query only as its length and digest, the User-Agent cut.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import parse_qsl, urlencode
 
+import anyio
 from mcp.server.streamable_http import check_accept_headers
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from starlette.datastructures import Headers
@@ -46,11 +51,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from metacortex.server.addresses import AddressResolver, client_address
 from metacortex.server.bearer import BearerIdentity
 from metacortex.server.hosts import HostPolicy, is_loopback_origin
-from metacortex.server.logs import log, redact_query
+from metacortex.server.logs import bounded_text, log, redact_query
 from metacortex.server.profiles import Profile, token_digest
 from metacortex.server.ratelimit import RateLimiter
+from metacortex.server.rejections import bounded_request
 from metacortex.server.routes import Route, resolve
 from metacortex.server.runtime import UNAVAILABLE_MESSAGE, Runtime
 
@@ -95,8 +102,12 @@ class Rejection:
     jsonrpc_code: int | None = None
 
 
-class _BodyTooLarge(Exception):
-    pass
+class _BodyRefused(Exception):
+    """The body was refused while reading it (too large, too slow)."""
+
+    def __init__(self, rejection: Rejection) -> None:
+        super().__init__(rejection.reason)
+        self.rejection = rejection
 
 
 class _Disconnected(Exception):
@@ -120,7 +131,9 @@ class RequestGuard:
             enforce=settings.deployment == "local" or bool(settings.metacortex_allowed_hosts),
         )
         self._max_body = settings.metacortex_max_body_bytes
+        self._body_deadline = settings.metacortex_body_deadline_seconds
         self._limiter = rate_limiter or RateLimiter()
+        self._addresses = AddressResolver(settings.trusted_proxy_hops)
         # Compared against when there is no real digest, so every path costs the same.
         self._no_token = secrets.token_bytes(32)
         self._loopback_origins = settings.bind_is_loopback
@@ -136,6 +149,7 @@ class RequestGuard:
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
+        self._addresses.remember(scope)
         route = resolve(scope["path"])
         method: str = scope["method"]
         needs_store = route is not None and route.kind in ("auth", "owner")
@@ -163,9 +177,6 @@ class RequestGuard:
         if method == "OPTIONS":
             await self._preflight(scope, send, route, headers, started)
             return
-        if method != "POST":
-            await self._reject(scope, send, route, started, _method_not_allowed(_ALLOWED_METHODS))
-            return
         profile = self._authenticate(route, scope, headers)
         identity: BearerIdentity | None = None
         # OAuth tokens are kept in the store: wait for it to be open.
@@ -189,6 +200,9 @@ class RequestGuard:
         if profile is None:
             await self._reject(scope, send, route, started, _UNAUTHORIZED)
             return
+        if method != "POST":
+            await self._reject(scope, send, route, started, _method_not_allowed(_ALLOWED_METHODS))
+            return
         origin = headers.get("origin")
         if origin is not None and not self._origin_allowed(origin, profile.allowed_origins):
             await self._reject(scope, send, route, started, _ORIGIN_NOT_ALLOWED)
@@ -210,8 +224,8 @@ class RequestGuard:
             return
         try:
             body = await self._read_body(headers, receive)
-        except _BodyTooLarge:
-            await self._reject(scope, send, route, started, self._too_large())
+        except _BodyRefused as refused:
+            await self._reject(scope, send, route, started, refused.rejection)
             return
         except _Disconnected:
             return
@@ -263,8 +277,8 @@ class RequestGuard:
         if scope["method"] == "POST":
             try:
                 body = await self._read_body(headers, receive)
-            except _BodyTooLarge:
-                await self._reject(scope, send, route, started, self._too_large())
+            except _BodyRefused as refused:
+                await self._reject(scope, send, route, started, refused.rejection)
                 return
             except _Disconnected:
                 return
@@ -289,22 +303,25 @@ class RequestGuard:
 
     # ------------------------------------------------------------------ body
     async def _read_body(self, headers: Headers, receive: Receive) -> bytes:
+        """The whole body, within the size limit and the body deadline (however it trickles)."""
         declared = headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > self._max_body:
-            raise _BodyTooLarge
+            raise _BodyRefused(self._too_large())
         chunks: list[bytes] = []
         size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                raise _Disconnected
-            chunk: bytes = message.get("body", b"")
-            size += len(chunk)
-            if size > self._max_body:
-                raise _BodyTooLarge
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                return b"".join(chunks)
+        with anyio.move_on_after(self._body_deadline):
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    raise _Disconnected
+                chunk: bytes = message.get("body", b"")
+                size += len(chunk)
+                if size > self._max_body:
+                    raise _BodyRefused(self._too_large())
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    return b"".join(chunks)
+        raise _BodyRefused(self._too_slow())
 
     def _too_large(self) -> Rejection:
         return Rejection(
@@ -314,6 +331,17 @@ class RequestGuard:
             f"request body is larger than {self._max_body} bytes; send less content "
             "(split long text into several memories, or reference large files through "
             "artifact_refs)",
+        )
+
+    def _too_slow(self) -> Rejection:
+        return Rejection(
+            408,
+            "request_timeout",
+            "body_timeout",
+            f"the request body did not arrive within {self._body_deadline:g} s; send it "
+            "at once (the operator sets METACORTEX_BODY_DEADLINE_SECONDS)",
+            # Whatever is still on its way is not read: the connection ends here.
+            {"connection": "close"},
         )
 
     # --------------------------------------------------------------- forward
@@ -458,24 +486,32 @@ class RequestGuard:
         client_id: str | None,
         reason: str | None = None,
     ) -> None:
-        headers = Headers(scope=scope)
-        client = scope.get("client")
+        """One line per request, bounded as a refusal's event is: anyone can send a
+        60 KB User-Agent or path, and a query (authorize's ``state``, a console search)
+        is logged only as its length and digest."""
+        request = bounded_request(
+            scope["method"],
+            scope["path"],
+            redact_query(scope.get("query_string", b"").decode("latin-1")),
+        )
         level = (
             logging.ERROR if status >= 500 else logging.WARNING if status >= 400 else logging.INFO
         )
         latency = time.perf_counter() - started
         log(
             level,
-            f"{scope['method']} {_loggable_path(scope)} {status}",
+            f"{request['method']} {request['path']} {status}",
             httpRequest={
-                "requestMethod": scope["method"],
-                "requestUrl": _loggable_path(scope),
+                "requestMethod": request["method"],
+                "requestUrl": request["path"],
                 "status": status,
                 "latency": f"{latency:.6f}s",
-                "userAgent": headers.get("user-agent"),
-                "remoteIp": client[0] if client else None,
-                "protocol": f"HTTP/{scope.get('http_version', '1.1')}",
+                "userAgent": bounded_text(Headers(scope=scope).get("user-agent")),
+                "remoteIp": client_address(scope).ip,
+                "protocol": f"HTTP/{scope.get('http_version', '1.1')[:8]}",
             },
+            path_chars=request.get("path_chars"),
+            query=request.get("query"),
             client_id=client_id,
             reason=reason,
             route=route.kind if route is not None else None,
@@ -510,12 +546,6 @@ def _without_url_token(query_string: bytes) -> bytes:
     pairs = parse_qsl(query_string.decode("latin-1"), keep_blank_values=True)
     kept = [(key, value) for key, value in pairs if key != URL_TOKEN_PARAM]
     return urlencode(kept).encode("latin-1") if len(kept) != len(pairs) else query_string
-
-
-def _loggable_path(scope: Scope) -> str:
-    query = redact_query(scope.get("query_string", b"").decode("latin-1"))
-    path: str = scope["path"]
-    return f"{path}?{query}" if query else path
 
 
 def _cors_headers(origin: str) -> list[tuple[bytes, bytes]]:

@@ -2,8 +2,10 @@
 
 ``severity`` and ``message`` are the keys Cloud Logging maps to a log entry's
 level and summary; ``httpRequest`` renders as a request line; other keys land
-in ``jsonPayload``. Secrets never reach a log line: the server passes only
-redacted URLs (``redact_query``) and never logs a credential or memory body.
+in ``jsonPayload``. Secrets never reach a log line: the server logs a request's
+path and only the length and digest of its (redacted, ``redact_query``) query,
+and never a credential or memory body. What a client sends is bounded before it
+is logged (``bounded_text``, ``server.rejections.bounded_request``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ SERVER_LOGGER: Final = "metacortex.server"
 # Query parameters that carry credentials and must never be written anywhere.
 SECRET_QUERY_PARAMS: Final = frozenset({"auth_token", "token", "access_token", "key"})
 _FIELDS_ATTR: Final = "metacortex_fields"
+MAX_LOGGED_CHARS: Final = 200
 
 
 def logger() -> logging.Logger:
@@ -30,6 +33,14 @@ def logger() -> logging.Logger:
 def log(level: int, message: str, **fields: Any) -> None:
     """Log ``message`` with structured ``fields`` (rendered as JSON keys by JsonFormatter)."""
     logger().log(level, message, extra={_FIELDS_ATTR: fields})
+
+
+def bounded_text(value: str | None, limit: int = MAX_LOGGED_CHARS) -> str | None:
+    """``value`` cut at ``limit`` characters, an ellipsis marking the cut (a header
+    anyone can send, such as User-Agent, is logged through this)."""
+    if value is None or len(value) <= limit:
+        return value
+    return value[:limit] + "…"
 
 
 def redact_query(query_string: str) -> str:

@@ -295,7 +295,10 @@ async def _call_chatgpt_tool(
             raise InvalidArgument(_validation_message(error, chatgpt_tools.INPUTS[name])) from None
         service = await runtime.ready_service()
         runner = chatgpt_tools.RUNNERS[name]
-        payload = await anyio.to_thread.run_sync(partial(runner, service, profile.access, parsed))
+        public_url = runtime.settings.metacortex_public_url
+        payload = await anyio.to_thread.run_sync(
+            partial(runner, service, profile.access, parsed, public_url)
+        )
     except MetaCortexError as error:
         return _failure(runtime, profile, name, raw, error, started, protocol_version)
     except Exception:

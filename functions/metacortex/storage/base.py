@@ -270,9 +270,13 @@ class MemoryStore(Protocol):
 
     def auth_get(self, kind: str, key: str) -> dict[str, Any] | None: ...
 
-    def auth_consume(self, kind: str, key: str) -> tuple[dict[str, Any], bool] | None:
+    def auth_consume(
+        self, kind: str, key: str, mark: Mapping[str, Any] | None = None
+    ) -> tuple[dict[str, Any], bool] | None:
         """Atomically mark a record consumed: (data, True) the first time, (data, False)
-        on every later call (a replay), None when absent or expired."""
+        on every later call (a replay), None when absent or expired. ``mark``'s fields
+        are merged into the data by the first consumption only, in the same atomic
+        step; later calls return the data with them (what answered the first use)."""
         ...
 
     def auth_delete(self, kind: str, key: str) -> bool:

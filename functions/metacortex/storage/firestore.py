@@ -709,17 +709,23 @@ class FirestoreStore:
         return None if stored is None else dict(json.loads(stored["data"]))
 
     @_translated
-    def auth_consume(self, kind: str, key: str) -> tuple[dict[str, Any], bool] | None:
+    def auth_consume(
+        self, kind: str, key: str, mark: Mapping[str, Any] | None = None
+    ) -> tuple[dict[str, Any], bool] | None:
         reference = self._auth_ref(kind, key)
 
         def body(transaction: Transaction) -> tuple[dict[str, Any], bool] | None:
             stored = self._auth_live(reference.get(transaction=transaction))
             if stored is None:
                 return None
+            data = dict(json.loads(stored["data"]))
             first = not stored.get("consumed", False)
             if first:
-                transaction.update(reference, {"consumed": True})
-            return dict(json.loads(stored["data"])), first
+                update: dict[str, Any] = {"consumed": True}
+                if mark:
+                    update["data"] = json.dumps({**data, **mark})
+                transaction.update(reference, update)
+            return data, first
 
         return self._run(body)
 

@@ -730,7 +730,9 @@ class SQLiteStore:
         )
         return None if row is None else dict(json.loads(row["data"]))
 
-    def auth_consume(self, kind: str, key: str) -> tuple[dict[str, Any], bool] | None:
+    def auth_consume(
+        self, kind: str, key: str, mark: Mapping[str, Any] | None = None
+    ) -> tuple[dict[str, Any], bool] | None:
         with self._write_txn() as conn:
             row = conn.execute(
                 "SELECT data, consumed FROM auth_state WHERE kind = ? AND key = ?"
@@ -739,11 +741,14 @@ class SQLiteStore:
             ).fetchone()
             if row is None:
                 return None
+            data = dict(json.loads(row["data"]))
             if not row["consumed"]:
+                marked = json.dumps({**data, **mark}) if mark else row["data"]
                 conn.execute(
-                    "UPDATE auth_state SET consumed = 1 WHERE kind = ? AND key = ?", (kind, key)
+                    "UPDATE auth_state SET consumed = 1, data = ? WHERE kind = ? AND key = ?",
+                    (marked, kind, key),
                 )
-            return dict(json.loads(row["data"])), not row["consumed"]
+            return data, not row["consumed"]
 
     def auth_delete(self, kind: str, key: str) -> bool:
         with self._write_txn() as conn:

@@ -14,7 +14,9 @@ refusals) over the 14 days the activity and clients pages read. Then it starts
 the real app under uvicorn on loopback, signs in as the owner, and requests
 each page ``--requests`` times one after another (no concurrency, so nothing
 queues): browse, browse by topic, the next page, browse at a validity instant,
-a record page, a search, clients, activity, consolidate.
+back to the newer page, a record page, a search, the deprecation page (its search
+for the replacement), the preview of three chosen memories' consolidation, clients,
+activity, consolidate.
 Server time is measured by an ASGI wrapper around the app: from the request's
 arrival to its last body byte leaving the app. The client's round trip over
 loopback is printed beside it for reference.
@@ -154,6 +156,7 @@ def seed_events(service: MemoryService, rng: random.Random, per_day: int) -> int
             else:
                 tool = rng.choice(("search_context", "save_context", "fetch_context"))
                 results = rng.choice((0, 3, 5, 5, 5))
+                top = round(rng.uniform(0.25, 1.0), 6) if results else None
                 fields = {
                     "client_id": rng.choice(CLIENTS),
                     "event_type": "tool_call",
@@ -161,7 +164,11 @@ def seed_events(service: MemoryService, rng: random.Random, per_day: int) -> int
                     "status": "ok",
                     "latency_ms": round(rng.lognormvariate(3.0, 0.6), 3),
                     "request": {},
-                    "response": {"result_count": results} if tool == "search_context" else {},
+                    "response": (
+                        {"result_count": results, "top_score": top}
+                        if tool == "search_context"
+                        else {}
+                    ),
                 }
             fields["timestamp"] = to_wire_time(stamp)
             events.append(Event("memory_events", stamp, now + timedelta(days=90), fields))
@@ -216,14 +223,26 @@ def measure(
     assert ids, "the browse page lists no memories"
     assert next_url, "the browse page has no next page"
     older = next_url.group(1).replace("&amp;", "&")
+    second = http.get(older).text
+    newer_url = re.search(r'href="([^"]+)" rel="prev"', second)
+    assert newer_url, "the second page has no link back to the newer one"
+    newer = newer_url.group(1).replace("&amp;", "&")
 
     pages: dict[str, Callable[[], str]] = {
         "browse": lambda: "/console",
         "browse by topic": lambda: f"/console?topic={rng.choice(TOPICS)}&state=all",
         "next page": lambda: older,
         "browse valid at": lambda: "/console?valid_at=2026-01-15T12:00&state=all",
+        "newer page": lambda: newer,
         "record": lambda: f"/console/memories/{rng.choice(ids)}",
         "search": lambda: "/console/search?q=" + "+".join(rng.sample(WORDS, 3)),
+        "deprecate (finds the replacement)": lambda: (
+            f"/console/memories/{rng.choice(ids)}/deprecate?q=" + "+".join(rng.sample(WORDS, 3))
+        ),
+        "consolidate chosen (preview)": lambda: (
+            "/console/consolidate?"
+            + "&".join(f"id={memory_id}" for memory_id in rng.sample(ids, 3))
+        ),
         "clients": lambda: "/console/clients",
         "activity": lambda: "/console/activity",
         "consolidate": lambda: "/console/consolidate",
@@ -307,10 +326,10 @@ def main() -> int:
             f"{args.memories} memories, {events} events (seeded in {seeded_s:.1f} s); "
             f"{args.requests} requests per page"
         )
-        print(f"{'page':28} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'client p95':>11}")
+        print(f"{'page':36} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'client p95':>11}")
         for name, row in report.items():
             print(
-                f"{name:28} {row['p50_ms']:8.1f} {row['p95_ms']:8.1f} {row['max_ms']:8.1f} "
+                f"{name:36} {row['p50_ms']:8.1f} {row['p95_ms']:8.1f} {row['max_ms']:8.1f} "
                 f"{row['client_p95_ms']:11.1f}"
             )
         print(("PASS" if passed else "FAIL") + f": every page's p95 <= {args.budget_ms:.0f} ms")

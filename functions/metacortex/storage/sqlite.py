@@ -615,8 +615,8 @@ class SQLiteStore:
         for start in range(0, len(wanted), _IN_CHUNK):
             chunk = wanted[start : start + _IN_CHUNK]
             rows = self._conn().execute(
-                f"SELECT {_M_COLUMNS} FROM memories m"
-                f" WHERE m.superseded_by IN ({','.join('?' * len(chunk))})",
+                f"SELECT {_M_COLUMNS} FROM memories m WHERE m.superseded_by IS NOT NULL"
+                f" AND m.superseded_by IN ({','.join('?' * len(chunk))})",
                 chunk,
             )
             found += [_row_to_memory(row) for row in rows]

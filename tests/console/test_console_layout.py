@@ -153,8 +153,8 @@ PAGES: Final[dict[str, Callable[[Site], Any]]] = {
     "deprecate": _path("/console/memories/{c.long_line}/deprecate?q=platform+migration+billing"),
     "search": _path("/console/search?q=billing+migration+invoice"),
     "search-2 no such topic": _path("/console/search?q=billing&topic=clie"),
-    "consolidate": _path("/console/consolidate"),
-    "consolidate-2 preview": _consolidate_preview,
+    "consolidate-2 picker": _path("/console/consolidate"),
+    "consolidate": _consolidate_preview,
     "consolidate-3 chosen": _path(
         "/console/consolidate?id={c.chain[2]}&id={c.correction}&id={c.long_line}&id={c.image}"
     ),

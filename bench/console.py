@@ -38,7 +38,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, Final
@@ -96,14 +96,23 @@ def _sentence(rng: random.Random, number: int) -> str:
     return f"Note {number}: the {picked[0]} {picked[1]} needs {picked[2]} before the {picked[3]}."
 
 
-def seed_memories(service: MemoryService, count: int, rng: random.Random) -> None:
+def seed_memories(
+    service: MemoryService,
+    count: int,
+    rng: random.Random,
+    topics: Sequence[str] = TOPICS,
+    write: Callable[[random.Random, int], str] = _sentence,
+) -> list[str]:
+    """``count`` records over the last 60 days, embedded in batches; their ids, oldest
+    first. ``write(rng, number)`` is each one's content (the layout tests' is longer)."""
     store = service.store
+    ids: list[str] = []
     now = utc_now()
     # A bench seeds in batches through the real model; the service saves one at a time.
     embedder = service._embedder
     batch = 256
     for start in range(0, count, batch):
-        texts = [_sentence(rng, n) for n in range(start, min(count, start + batch))]
+        texts = [write(rng, n) for n in range(start, min(count, start + batch))]
         vectors = embedder.embed_documents(texts)
         for offset, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
             number = start + offset
@@ -121,7 +130,7 @@ def seed_memories(service: MemoryService, count: int, rng: random.Random) -> Non
                 id=new_memory_id(),
                 content=text,
                 retrieval_text=text,
-                topic=TOPICS[number % len(TOPICS)],
+                topic=topics[number % len(topics)],
                 branch_state=state,
                 modality=Modality.TEXT,
                 created_at=created,
@@ -134,9 +143,13 @@ def seed_memories(service: MemoryService, count: int, rng: random.Random) -> Non
                 provenance=Provenance(origin=rng.choice(tuple(Origin))),
             )
             store.insert(memory, vector, secrets.token_hex(16), now)
+            ids.append(memory.id)
+    return ids
 
 
-def seed_events(service: MemoryService, rng: random.Random, per_day: int) -> int:
+def seed_events(
+    service: MemoryService, rng: random.Random, per_day: int, clients: Sequence[str] = CLIENTS
+) -> int:
     now = utc_now()
     events: list[Event] = []
     for day in range(14):
@@ -158,7 +171,7 @@ def seed_events(service: MemoryService, rng: random.Random, per_day: int) -> int
                 results = rng.choice((0, 3, 5, 5, 5))
                 top = round(rng.uniform(0.25, 1.0), 6) if results else None
                 fields = {
-                    "client_id": rng.choice(CLIENTS),
+                    "client_id": rng.choice(clients),
                     "event_type": "tool_call",
                     "tool_name": tool,
                     "status": "ok",

@@ -4,11 +4,12 @@ drafts (some saying "Draft:"), deprecated chains, corrections, a consolidation, 
 to erased records, an image, OAuth grants with long names, and two weeks of events from
 many clients.
 
-Bulk records are written with ``store.insert`` (as ``bench/console.py`` seeds), so their
-creation times spread over 60 days; every lifecycle link (deprecate, correct,
-consolidate, erase) goes through ``MemoryService``, as the tools and the console do.
-Events have the shape ``server/events.py`` writes (tool calls with ``top_score`` for
-searches, refusals), spread over the 14 days the activity page reads.
+Bulk records and events are seeded by ``bench/console.py``'s own seeders (records
+written with ``store.insert`` over 60 days in every state; events in the shape
+``server/events.py`` writes, tool calls with ``top_score`` for searches and refusals, over
+the 14 days the activity page reads), with this module's topics, texts and clients;
+every lifecycle link (deprecate, correct, consolidate, erase) goes through
+``MemoryService``, as the tools and the console do.
 """
 
 from __future__ import annotations
@@ -16,24 +17,12 @@ from __future__ import annotations
 import base64
 import itertools
 import random
-import secrets
 from dataclasses import dataclass, replace
-from datetime import timedelta
 from typing import Any, Final
 
+from bench.console import seed_events, seed_memories
 from metacortex.domain import limits
-from metacortex.domain.records import (
-    BranchState,
-    Memory,
-    Modality,
-    Origin,
-    Provenance,
-    new_memory_id,
-    to_wire_time,
-    utc_now,
-)
 from metacortex.service import Access, MemoryService
-from metacortex.storage.base import Event
 from tests.conftest import PNG_1X1
 
 ADMIN: Final = Access.admin()
@@ -121,39 +110,6 @@ def _content(rng: random.Random, number: int) -> str:
     return _sentence(rng, number)
 
 
-def seed_bulk(service: MemoryService, count: int, rng: random.Random) -> list[str]:
-    """``count`` records over the last 60 days: 85 % active, 10 % drafts, 5 % deprecated."""
-    store = service.store
-    now = utc_now()
-    texts = [_content(rng, number) for number in range(count)]
-    vectors = service._embedder.embed_documents(texts)  # seeding in one batch, as bench does
-    ids: list[str] = []
-    for number, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
-        created = now - timedelta(minutes=(count - number) * 60 * 24 * 60 / count)
-        roll = rng.random()
-        state = (
-            BranchState.ACTIVE
-            if roll < 0.85
-            else BranchState.WIP
-            if roll < 0.95
-            else BranchState.DEPRECATED
-        )
-        memory = Memory(
-            id=new_memory_id(),
-            content=text,
-            retrieval_text=text,
-            topic=TOPICS[number % len(TOPICS)],
-            branch_state=state,
-            modality=Modality.TEXT,
-            created_at=created,
-            updated_at=created,
-            provenance=Provenance(origin=rng.choice(tuple(Origin))),
-        )
-        store.insert(memory, vector, secrets.token_hex(16), now)
-        ids.append(memory.id)
-    return ids
-
-
 def seed_links(service: MemoryService) -> Corpus:
     """Lifecycle links made through the service, newest of all, so they open the listing."""
 
@@ -216,52 +172,11 @@ def seed_links(service: MemoryService) -> Corpus:
     )
 
 
-def seed_events(service: MemoryService, rng: random.Random, per_day: int = 60) -> None:
-    """Tool calls of many clients over 14 days (searches with their top fused score; a
-    share of them nonsense that still found something), refusals by reason."""
-    now = utc_now()
-    events: list[Event] = []
-    for day in range(14):
-        for _ in range(per_day):
-            stamp = min(now, now - timedelta(days=day, seconds=rng.randrange(0, 86_400)))
-            fields: dict[str, Any]
-            if rng.random() < 0.06:
-                fields = {
-                    "client_id": None,
-                    "event_type": "request_rejected",
-                    "status": "rejected",
-                    "reason": rng.choice(
-                        ("unauthorized", "rate_limited", "origin_not_allowed", "host_not_allowed")
-                    ),
-                    "latency_ms": 0.4,
-                }
-            else:
-                tool = rng.choice(("search_context", "save_context", "fetch_context"))
-                response: dict[str, Any] = {}
-                if tool == "search_context":
-                    count = rng.choice((0, 5, 10, 20, 20))
-                    top = round(rng.uniform(0.3, 1.0), 6) if count else None
-                    response = {"result_count": count, "match_count": count, "top_score": top}
-                fields = {
-                    "client_id": rng.choice(CLIENTS),
-                    "event_type": "tool_call",
-                    "tool_name": tool,
-                    "status": "ok",
-                    "latency_ms": round(rng.lognormvariate(3.0, 0.6), 3),
-                    "request": {},
-                    "response": response,
-                }
-            fields["timestamp"] = to_wire_time(stamp)
-            events.append(Event("memory_events", stamp, now + timedelta(days=90), fields))
-    events.sort(key=lambda event: event.timestamp)
-    service.store.record_events(events)
-
-
 def build(service: MemoryService, memories: int = 320, seed: int = 7) -> Corpus:
     for topic in TOPICS:
         limits.check_topic(topic)  # every topic is one a client could send
     rng = random.Random(seed)
-    bulk = seed_bulk(service, memories, rng)
+    bulk = seed_memories(service, memories, rng, topics=TOPICS, write=_content)
     corpus = seed_links(service)
-    seed_events(service, rng)
+    seed_events(service, rng, per_day=60, clients=CLIENTS)
     return replace(corpus, bulk=bulk)

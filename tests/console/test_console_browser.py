@@ -8,7 +8,6 @@ axe-core and the screenshots are ``test_console_layout.py``'s, on a realistic st
 from __future__ import annotations
 
 import re
-import shutil
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +18,7 @@ import pytest
 
 from metacortex.domain.records import utc_now
 from metacortex.owner.sessions import KIND, digest
+from tests.console.browser_checks import chromium as system_chromium
 from tests.console.support import ADMIN, ConsoleLive, console_server, make_events, seed
 from tests.oauth_support import PASSPHRASE, Browserless, OAuthLive, tool_call, tools_list
 
@@ -28,16 +28,6 @@ ROOT: Final = Path(__file__).resolve().parents[2]
 DESKTOP: Final = {"width": 1280, "height": 900}
 
 pytestmark = pytest.mark.slow
-
-
-def _chromium() -> str:
-    for candidate in ("/usr/lib/chromium/chromium", shutil.which("chromium") or ""):
-        if candidate and Path(candidate).exists():
-            return candidate
-    pytest.skip(
-        "SKIPPED LOUDLY: Debian's chromium is not installed (apt-get install -y chromium; "
-        ".ci/run does it when root), so the browser tests of the memory console did not run"
-    )
 
 
 @pytest.fixture
@@ -71,7 +61,7 @@ class Browser:
 
 @pytest.fixture
 async def browser(live: ConsoleLive, tmp_path: Path) -> AsyncIterator[Browser]:
-    executable = _chromium()
+    executable = system_chromium()
     async with playwright_api.async_playwright() as playwright:
         chromium = await playwright.chromium.launch(
             executable_path=executable, args=["--no-sandbox", "--disable-gpu"]

@@ -7,30 +7,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from html import unescape
-from pathlib import Path
 
 import pytest
 
 from metacortex.server.events import MEMORY_EVENTS
-from tests.console.support import ADMIN, ConsoleLive, Owner, console_server, ids_in, seed
+from tests.console.support import ADMIN, ConsoleLive, Owner, ids_in, seed
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def live(tmp_path: Path) -> Iterator[ConsoleLive]:
-    with console_server(tmp_path, oauth=False) as running:
-        yield running
-
-
-@pytest.fixture
-def owner(live: ConsoleLive) -> Iterator[Owner]:
-    user = Owner(live)
-    user.sign_in()
-    yield user
-    user.close()
 
 
 def _link(html: str, element_id: str) -> str:

@@ -1,4 +1,4 @@
-"""npm packages the tests run (real clients, axe-core), installed once into ``.cache/<name>``.
+"""npm packages the tests run (the real clients), installed once into ``.cache/<name>``.
 
 ``installed(name, spec, path)`` returns ``.cache/<name>/node_modules/<path>`` after
 ``npm install spec`` there (reused on later runs); without npm or the registry the

@@ -48,6 +48,7 @@ class MemoryService:
         self.fetch = reading.fetch
         self.memory = reading.memory
         self.list_memories = reading.list_memories
+        self.page = reading.page
 
         lifecycle = Lifecycle(store, saving)
         self.deprecate = lifecycle.deprecate

@@ -22,12 +22,18 @@ from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any, Final
 
+import httpx2
 import pytest
+from pydantic import SecretStr
 
 from metacortex.auth.tokens import REFRESH, Exchanged, TokenStore
+from metacortex.clients import ClientDirectory, ClientManager
+from metacortex.config import Settings
 from metacortex.domain.records import BranchState, Memory
 from metacortex.errors import NotFound
 from metacortex.providers.offline_merge import SentenceUnionMerger
+from metacortex.server import create_app
+from metacortex.server.profiles import load_profiles
 from metacortex.service import Access, MemoryService
 from metacortex.storage.base import MemoryFilter, Neighbours
 from metacortex.storage.firestore import FirestoreStore
@@ -293,9 +299,7 @@ def test_a_refresh_spends_its_token_in_one_transaction_after_writing_the_new_pai
             grant = tokens.grant(grant_id)
             assert binding is not None
             assert grant is not None
-            return tokens.exchange(
-                REFRESH, token, binding, ("memory:read",), refresh=True, grant=grant
-            )
+            return tokens.exchange(REFRESH, token, binding, ("memory:read",), refresh=True)
 
         used, tally = recorder.measure(refresh)
         repeated, repeat_tally = recorder.measure(refresh)
@@ -307,3 +311,91 @@ def test_a_refresh_spends_its_token_in_one_transaction_after_writing_the_new_pai
     assert tally.depth == tally.rpcs == 8
     assert tally.kinds == {"BatchGetDocuments": 3, "Commit": 4, "BeginTransaction": 1}
     assert repeat_tally.kinds == {"BatchGetDocuments": 6, "Commit": 6, "BeginTransaction": 3}
+
+
+# ------------------------------------------------------- stored client profiles
+def _client_settings(refresh: float) -> Settings:
+    return Settings(  # type: ignore[call-arg]
+        _env_file=None,
+        mcp_admin_token=SecretStr("admin-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6"),
+        metacortex_client_refresh_seconds=refresh,
+    )
+
+
+def test_stored_clients_cost_no_read_within_the_bound_then_one_marker_read_per_check(
+    firestore_store_factory: FirestoreStoreFactory,
+) -> None:
+    """Issue 21 §2: a process checks the stored clients at most once per
+    ``METACORTEX_CLIENT_REFRESH_SECONDS``: one document read (the change marker), and
+    one query of the clients only when the marker moved. The clock is driven by hand."""
+    firestore_store_factory()
+    recorder = RpcRecorder()
+    store = FirestoreStore(CountingClient(recorder, project=PROJECT), "memory_vectors")
+    try:
+        settings = _client_settings(10.0)
+        now = [0.0]
+        directory = ClientDirectory(load_profiles(settings), settings, clock=lambda: now[0])
+        manager = ClientManager(store, settings)
+        manager.create("agent")
+        _, attach = recorder.measure(lambda: directory.attach(store))
+        now[0] = 9.9
+        _, within = recorder.measure(lambda: [directory.refresh() for _ in range(50)])
+        now[0] = 10.0
+        _, unchanged = recorder.measure(directory.refresh)
+        manager.pause("agent")
+        now[0] = 20.0
+        _, changed = recorder.measure(directory.refresh)
+        _, paused = recorder.measure(lambda: manager.pause("agent"))
+    finally:
+        store.close()
+
+    assert attach.kinds == {"BatchGetDocuments": 1, "RunQuery": 1}
+    assert within.rpcs == 0
+    assert (unchanged.kinds, unchanged.billable_reads) == ({"BatchGetDocuments": 1}, 1)
+    assert changed.kinds == {"BatchGetDocuments": 1, "RunQuery": 1}
+    assert changed.billable_reads == 2  # the marker and the one stored client
+    # Pausing: the atomic update (BeginTransaction, read, Commit), then the marker write.
+    assert paused.kinds == {"BeginTransaction": 1, "BatchGetDocuments": 1, "Commit": 2}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("refresh", "reads"), [(3600.0, 0), (0.0, 5)])
+async def test_requests_at_a_stored_client_add_no_firestore_read_within_the_bound(
+    firestore_store_factory: FirestoreStoreFactory, refresh: float, reads: int
+) -> None:
+    """Five ``tools/list`` requests at a stored client's endpoint through the real app
+    (guard, directory, MCP transport) on the emulator: no store RPC at all while the
+    directory is fresh; with the bound set to 0, one marker read per request."""
+    firestore_store_factory()
+    recorder = RpcRecorder()
+    store = FirestoreStore(CountingClient(recorder, project=PROJECT), "memory_vectors")
+    try:
+        settings = _client_settings(refresh)
+        token = ClientManager(store, settings).create("agent").token
+        service = MemoryService(store, HashingEmbedder(32), merger=SentenceUnionMerger())
+        app = create_app(settings, service)
+        async with (
+            app.router.lifespan_context(app),
+            httpx2.AsyncClient(
+                transport=httpx2.ASGITransport(app=app), base_url="http://localhost"
+            ) as http,
+        ):
+            recorder.reset()
+            for number in range(5):
+                answer = await http.post(
+                    "/clients/agent/mcp",
+                    headers={
+                        "authorization": f"Bearer {token}",
+                        "content-type": "application/json",
+                        "accept": "application/json, text/event-stream",
+                        "mcp-protocol-version": "2025-11-25",
+                    },
+                    json={"jsonrpc": "2.0", "id": number, "method": "tools/list"},
+                )
+                assert answer.status_code == 200, answer.text
+            tally = recorder.tally()
+    finally:
+        store.close()
+
+    assert tally.kinds == ({"BatchGetDocuments": reads} if reads else {})
+    assert tally.billable_reads == reads

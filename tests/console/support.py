@@ -55,27 +55,29 @@ class ConsoleLive:
 
 
 @contextmanager
-def console_server(directory: Path, *, oauth: bool = True) -> Iterator[ConsoleLive]:
+def console_server(
+    directory: Path, *, oauth: bool = True, **overrides: Any
+) -> Iterator[ConsoleLive]:
     if oauth:
-        with oauth_server(directory) as live:
+        with oauth_server(directory, **overrides) as live:
             yield ConsoleLive(live.url, live.store, live.app)
         return
     store = SQLiteStore(directory / "m.sqlite3")
     try:
-        with console_on(store, directory) as live:
+        with console_on(store, directory, **overrides) as live:
             yield live
     finally:
         store.close()
 
 
 @contextmanager
-def console_on(store: MemoryStore, directory: Path) -> Iterator[ConsoleLive]:
+def console_on(store: MemoryStore, directory: Path, **overrides: Any) -> Iterator[ConsoleLive]:
     """The app (OAuth off) serving a given store, with the owner's passphrase set."""
     set_passphrase(store, PASSPHRASE)
     service = MemoryService(
         store, HashingEmbedder(), merger=SentenceUnionMerger(), describer=FixedImageDescriber()
     )
-    app = create_app(make_settings(directory / "data"), service)
+    app = create_app(make_settings(directory / "data", **overrides), service)
     with serving(app) as url:
         assert httpx2.get(f"{url}/healthz", timeout=30).status_code == 200
         yield ConsoleLive(url, store, app)

@@ -374,13 +374,14 @@ async def test_owner_revokes_a_grant_on_the_clients_page(browser: Browser) -> No
     page = browser.page
     await browser.sign_in("/console/clients")
 
-    row = page.locator("#grants tbody tr", has_text="Notes Agent")
-    assert "not in" not in await row.locator("td").nth(2).inner_text()
-    await row.get_by_role("button", name="Revoke Notes Agent").click()
+    card = page.locator("#grants li", has_text="Notes Agent")
+    assert "not in" not in await card.inner_text()
+    await card.get_by_role("link", name=re.compile("^Revoke Notes Agent")).click()
+    await page.get_by_role("button", name=re.compile("^Revoke Notes Agent")).click()
     browser.expected_statuses.add(401)
 
     assert "revoked" in await page.get_by_role("status").inner_text()
-    assert await page.locator("#grants tbody tr", has_text="Notes Agent").count() == 0
+    assert await page.locator("#grants li", has_text="Notes Agent").count() == 0
     assert tools_list(oauth.mcp, tokens["access_token"]).status_code == 401
 
 

@@ -297,7 +297,9 @@ def test_revoking_a_grant_ends_its_tokens(oauth_live: OAuthLive) -> None:
 
     clients = owner.http.get("/console/clients").text
     assert "Test Agent" in clients
-    grant_id = clients.split("/console/clients/grants/")[1].split("/revoke")[0]
+    grant_id = clients.split("/console/clients/grants/")[1].split("/")[0]
+    confirm = owner.http.get(f"/console/clients/grants/{grant_id}/revoke")
+    assert "Revoke Test Agent" in confirm.text
     revoked = owner.post(f"/console/clients/grants/{grant_id}/revoke")
 
     assert revoked.status_code == 303

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import signal
@@ -10,7 +9,6 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import httpx2
 import pytest
@@ -104,25 +102,6 @@ def test_tools_json_prints_the_exact_surface_of_a_profile(
     assert "prompt correct_memory(" in human
     assert main(["tools", "--profile", "nobody"]) == 2
     assert "known profiles: default, reader, web" in capsys.readouterr().err
-
-
-def test_client_add_prints_a_valid_entry_with_a_digest_and_the_token_once(
-    clean_env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    argv = ["client", "add", "chatgpt", "--origins", "https://chatgpt.com", "--url-token"]
-    assert main([*argv, "--json"]) == 0
-    out: dict[str, Any] = json.loads(capsys.readouterr().out)
-    entry, token = out["entry"], out["token"]
-    assert out["path"] == "/clients/chatgpt/mcp"
-    assert "token" not in entry
-    assert entry["token_sha256"] == hashlib.sha256(token.encode()).hexdigest()
-    assert entry["allowUrlToken"] is True
-    monkeypatch.setenv("MCP_CLIENT_PROFILES_JSON", json.dumps([entry]))
-    profile = load_profiles(Settings()).get("chatgpt")
-    assert profile is not None
-    assert profile.allowed_origins == {"https://chatgpt.com"}
-    assert main(argv) == 2  # the id is taken now
-    assert "id is used by an earlier entry" in capsys.readouterr().err
 
 
 # ------------------------------------------------------------- serve, for real

@@ -2,9 +2,10 @@
 
 A token is accepted only at the resource (endpoint URL) it was issued for, and
 only while its grant lives. The profile is the grant's preset intersected with
-the endpoint's own profile. Challenges carry ``resource_metadata`` and ``scope``
-(RFC 9728, RFC 6750); a tool call outside the token's scopes is a 403
-``insufficient_scope`` naming the scope to ask for.
+the endpoint's own profile; a grant the owner paused (or a paused endpoint) gives
+a paused profile, which the guard refuses with 403. Challenges carry
+``resource_metadata`` and ``scope`` (RFC 9728, RFC 6750); a tool call outside the
+token's scopes is a 403 ``insufficient_scope`` naming the scope to ask for.
 
 Whether a client id exists is not told to strangers: every well-formed endpoint
 URL has resource metadata and may be asked for at authorize (only the signed-in
@@ -15,6 +16,8 @@ looked up the same way at a known and at an unknown endpoint.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, Final
 
 import anyio.to_thread
@@ -55,13 +58,15 @@ def metadata_url(base: str, path: str) -> str:
 
 
 class OAuthResource:
-    def __init__(self, settings: Settings, profiles: Profiles, tokens: TokenStore) -> None:
+    def __init__(
+        self, settings: Settings, profiles: Callable[[], Profiles], tokens: TokenStore
+    ) -> None:
         self._settings = settings
-        self._profiles = profiles
+        self._profiles = profiles  # the profiles in effect (stored clients change)
         self._tokens = tokens
 
     def endpoint_profile(self, route: Route) -> Profile | None:
-        return self._profiles.get(route.client_id)
+        return self._profiles().get(route.client_id)
 
     async def authenticate(self, scope: Scope, route: Route, token: str) -> BearerIdentity | None:
         endpoint = self.endpoint_profile(route)
@@ -79,6 +84,8 @@ class OAuthResource:
         profile = grant_profile(
             grant_id, grant, endpoint, self._settings.metacortex_rate_limit_per_minute
         )
+        if grant.get("paused") is True or endpoint.paused:
+            profile = replace(profile, paused=True)
         return BearerIdentity(profile=profile, scopes=frozenset(record.get("scopes", ())))
 
     def _challenge(self, scope: Scope, route: Route, extra: str = "", scopes: str = "") -> str:

@@ -149,7 +149,7 @@ class AuthorizationServer:
             self._documents,
             timedelta(minutes=self.settings.metacortex_oauth_unused_client_minutes),
         )
-        return OAuthResource(self.settings, self.runtime.profiles, self._tokens)
+        return OAuthResource(self.settings, lambda: self.runtime.profiles, self._tokens)
 
     @property
     def tokens(self) -> TokenStore:
@@ -655,13 +655,10 @@ class AuthorizationServer:
         """Spend a checked code or refresh token; the grace window decides what a repeat
         gets (``auth.tokens``)."""
         grant_id = str(binding["grant"])
-        grant = await anyio.to_thread.run_sync(self.tokens.grant, grant_id)
-        if grant is None:
+        if await anyio.to_thread.run_sync(self.tokens.grant, grant_id) is None:
             raise OAuthError("invalid_grant", "the grant was revoked")
         exchanged = await anyio.to_thread.run_sync(
-            partial(
-                self.tokens.exchange, kind, presented, binding, scopes, refresh=refresh, grant=grant
-            )
+            partial(self.tokens.exchange, kind, presented, binding, scopes, refresh=refresh)
         )
         what = "code" if kind == CODE else "refresh token"
         if exchanged.outcome == "reused":

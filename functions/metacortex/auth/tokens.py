@@ -146,16 +146,13 @@ class TokenStore:
         scopes: tuple[str, ...],
         *,
         refresh: bool,
-        grant: dict[str, Any] | None = None,
     ) -> Issued:
-        """A new pair; with a refresh token the grant (``grant``: its record, when the
-        caller has just read it) lives as long as that token."""
+        """A new pair; with a refresh token the grant lives as long as that token."""
         if refresh:
-            # First, right after the read: the store has no update-if-present, so a
-            # revocation landing between the read and this write would be undone.
-            grant = grant if grant is not None else self.grant(grant_id)
-            if grant is not None:  # a used grant lives as long as its newest refresh token
-                self.store.auth_put(GRANT, grant_id, grant, utc_now() + self._refresh)
+            # A used grant lives as long as its newest refresh token. Only its expiry moves:
+            # a revocation or a pause (``metacortex.clients.grants``) landing after the
+            # caller read the grant stays as it is.
+            self.store.auth_extend(GRANT, grant_id, utc_now() + self._refresh)
         access = new_secret()
         binding = {"grant": grant_id, "client_id": client_id, "resource": resource}
         self.store.auth_put(
@@ -191,7 +188,6 @@ class TokenStore:
         scopes: tuple[str, ...],
         *,
         refresh: bool,
-        grant: dict[str, Any] | None = None,
     ) -> Exchanged:
         """Spend ``presented`` (a code or refresh token whose request passed every check)
         for a new pair, once; see the module's note on the grace window.
@@ -201,7 +197,7 @@ class TokenStore:
         is deleted unused."""
         grant_id = str(binding["grant"])
         client_id, resource = str(binding["client_id"]), str(binding["resource"])
-        pair = self.issue(grant_id, client_id, resource, scopes, refresh=refresh, grant=grant)
+        pair = self.issue(grant_id, client_id, resource, scopes, refresh=refresh)
         now = utc_now()
         context = f"{kind}:{digest(presented)}"
         sealed = successors.seal(

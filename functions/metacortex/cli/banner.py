@@ -1,20 +1,22 @@
 """What ``metacortex serve`` prints once it is ready: endpoints and client configurations.
 
-The token itself appears only on the run that generated it; the snippets read
-it from the environment variable ``MCP_ADMIN_TOKEN`` (the name the server and
-``metacortex smoke`` read too), so a pasted configuration never contains it.
+The token itself appears only on the run that generated it; the snippets
+(``metacortex.clients.snippets``, the same as the console's) read it from the
+environment variable ``MCP_ADMIN_TOKEN`` (the name the server and ``metacortex
+smoke`` read too), so a pasted configuration never contains it.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import json
+from collections.abc import Iterable
 from pathlib import Path
 
 from metacortex import __version__
+from metacortex.clients.snippets import ADMIN_TOKEN_VARIABLE, Endpoint, render
 from metacortex.server.profiles import Profiles
 
-SHELL_VARIABLE = "MCP_ADMIN_TOKEN"
+SHELL_VARIABLE = ADMIN_TOKEN_VARIABLE
 
 
 def base_url(host: str, port: int) -> str:
@@ -39,6 +41,7 @@ def banner(
     new_token: str | None,
     oauth: bool = False,
     passphrase_command: str | None = None,
+    stored_clients: Iterable[str] = (),
 ) -> str:
     """``passphrase_command``: how to set the owner passphrase, when none is set."""
     admin_url = f"{url}/mcp"
@@ -47,8 +50,9 @@ def banner(
         f"  data directory    {data_dir}",
         f"  admin endpoint    POST {admin_url}",
     ]
-    if profiles.clients:
-        ids = ", ".join(sorted(profiles.clients))
+    client_ids = sorted({*profiles.clients, *stored_clients})
+    if client_ids:
+        ids = ", ".join(client_ids)
         lines.append(f"  client endpoints  POST {url}/clients/<id>/mcp  (ids: {ids})")
     lines += [f"  health            GET  {url}/healthz", f"  console           {url}/console", ""]
     if passphrase_command is not None:
@@ -65,28 +69,16 @@ def banner(
         lines.append(f'  export {SHELL_VARIABLE}="$(cat {token_path})"')
     else:
         lines.append(f"The admin token is {SHELL_VARIABLE}, from the environment.")
-    generic = {
-        "mcpServers": {
-            "metacortex": {
-                "type": "http",
-                "url": admin_url,
-                "headers": {"Authorization": f"Bearer ${{{SHELL_VARIABLE}}}"},
-            }
-        }
-    }
+    lines += ["", "Connect an application to the admin endpoint:"]
+    endpoint = Endpoint(admin_url, token_variable=SHELL_VARIABLE, oauth=oauth)
+    for snippet in render(endpoint):
+        lines.append(f"{snippet.app} ({snippet.where}):")
+        lines += [f"  {line}" for line in snippet.text.splitlines()]
+        lines.append(f"  {snippet.note}")
     lines += [
         "",
-        "Claude Code:",
-        f"  claude mcp add --transport http metacortex {admin_url} "
-        f'--header "Authorization: Bearer ${SHELL_VARIABLE}"',
-        "Codex (~/.codex/config.toml):",
-        "  [mcp_servers.metacortex]",
-        f'  url = "{admin_url}"',
-        f'  bearer_token_env_var = "{SHELL_VARIABLE}"',
-        "Any MCP client that takes JSON:",
-        "  " + json.dumps(generic),
-        "",
-        "Scoped endpoints for other clients: metacortex client add <id> --help",
+        "Scoped endpoints for other clients: metacortex client add <id> --help, or the "
+        f"console's clients page ({url}/console/clients)",
     ]
     if oauth:
         lines += [

@@ -1,24 +1,37 @@
-"""``metacortex client add``: mint a scoped client endpoint's token and profile entry.
+"""``metacortex client add|list|pause|resume|remove``: the client endpoints kept in the store.
 
-The entry carries only the token's sha256, so the configuration never holds
-the secret; the token itself is printed once, for the client. The entry is
-validated together with the profiles already configured, so an id clash or a
-typo in a tool name is caught here rather than at the next start.
+``add`` creates a client endpoint (``/clients/<id>/mcp``) in the configured store,
+prints its token once (the store keeps its sha256) and the ready-to-paste
+connections; every server on that store accepts it within
+``METACORTEX_CLIENT_REFRESH_SECONDS``, without a restart. ``pause``, ``resume`` and
+``remove`` take effect within the same time. Clients defined in
+``MCP_CLIENT_PROFILES_JSON`` are listed as read-only. Each change is recorded as
+an ``owner_action`` event (never the token).
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
-from typing import Any
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, Final, TypeVar
 
-from pydantic import SecretStr
-
+from metacortex.clients import ClientManager, ClientView, client_endpoint, render
+from metacortex.clients.manage import DEFAULT_TOOLS
+from metacortex.composition import build_store
 from metacortex.config import Settings
-from metacortex.server.profiles import TOOL_NAMES, load_profiles, new_token
+from metacortex.errors import MetaCortexError
+from metacortex.server.events import EventRecorder
+from metacortex.server.profiles import TOOL_NAMES
+from metacortex.storage.base import MemoryStore
 
-DEFAULT_TOOLS = ("save_context", "search_context", "fetch_context")
+EXIT_REFUSED: Final = 2
+T = TypeVar("T")
 
 
 def _comma_list(value: str) -> list[str]:
@@ -27,15 +40,16 @@ def _comma_list(value: str) -> list[str]:
 
 def add_parser(commands: Any) -> None:
     parser: argparse.ArgumentParser = commands.add_parser(
-        "client", help="manage scoped client endpoints (/clients/<id>/mcp)"
+        "client", help="create, list, pause, resume and remove client endpoints (/clients/<id>/mcp)"
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     add = actions.add_parser(
         "add",
-        help="mint a token and print the profile entry for MCP_CLIENT_PROFILES_JSON",
-        description="Mint a strong token for a new client endpoint and print its "
-        "MCP_CLIENT_PROFILES_JSON entry (with the token's sha256, never the token) and the "
-        "token, once.",
+        help="create a client endpoint in the store and print its token once",
+        description="Create a client endpoint /clients/<id>/mcp in the configured store "
+        "(no restart: every server on the store accepts it within "
+        "METACORTEX_CLIENT_REFRESH_SECONDS). Prints its token once (only its sha256 is kept) "
+        "and how to connect ChatGPT, Claude, Claude Code, Codex, Cursor and VS Code.",
     )
     add.add_argument("id", help="client id: letters, digits, '-' or '_' (becomes the URL path)")
     add.add_argument(
@@ -68,53 +82,222 @@ def add_parser(commands: Any) -> None:
         help="allow explicit branch_state on save_context (admin-level writes)",
     )
     add.add_argument("--rate-limit", type=int, default=None, help="requests per minute")
+    add.add_argument("--description", help="a note for the owner (shown in the console)")
+    add.add_argument(
+        "--url",
+        help="the server's base URL as clients reach it, for the printed connections "
+        "(default METACORTEX_PUBLIC_URL, else the local server)",
+    )
     add.add_argument("--json", action="store_true", help="print one JSON object instead")
     add.set_defaults(run=run_add)
+    listing = actions.add_parser("list", help="list client endpoints (stored and configured)")
+    listing.add_argument("--json", action="store_true", help="print JSON")
+    listing.set_defaults(run=run_list)
+    for name, verb in (
+        ("pause", "refuse every request of a client until it is resumed"),
+        ("resume", "let a paused client in again"),
+        ("remove", "delete a client: its token never works again"),
+    ):
+        sub = actions.add_parser(name, help=verb, description=verb[0].upper() + verb[1:] + ".")
+        sub.add_argument("id", help="the client's id (from `metacortex client list`)")
+        if name == "remove":
+            sub.add_argument("--yes", action="store_true", help="do not ask (for scripts)")
+        sub.set_defaults(run=run_change)
+    for sub in (add, listing, *(actions.choices[n] for n in ("pause", "resume", "remove"))):
+        sub.add_argument(
+            "--data-dir",
+            type=Path,
+            help="the embedded store's folder (default: METACORTEX_DATA_DIR)",
+        )
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    overrides: dict[str, Any] = {}
+    if getattr(args, "data_dir", None) is not None:
+        overrides["metacortex_data_dir"] = args.data_dir.expanduser()
+    return Settings(**overrides)
+
+
+def _with_store(args: argparse.Namespace, work: Callable[[Settings, MemoryStore], T]) -> T:
+    settings = _settings(args)
+    store = build_store(settings)
+    try:
+        return work(settings, store)
+    finally:
+        store.close()
+
+
+def store_name(settings: Settings) -> str:
+    """Which store a command wrote to, in words an operator can check."""
+    if settings.store_kind == "sqlite":
+        return f"the SQLite store {settings.sqlite_path}"
+    project = settings.google_cloud_project or "(the default project)"
+    return f"Firestore (project {project}, database {settings.firestore_database})"
+
+
+def _recorded(
+    settings: Settings,
+    store: MemoryStore,
+    action: str,
+    client_id: str,
+    change: Callable[[], T],
+) -> T:
+    """Run a change and record it as an ``owner_action`` event (ids only)."""
+    events = EventRecorder(
+        retention=timedelta(days=settings.metacortex_event_retention_days),
+        retrieval_logging=False,
+    )
+    events.start(store)
+    started = time.perf_counter()
+    summary = {"via": "cli", "client_id": client_id}
+    try:
+        result = change()
+    except MetaCortexError as error:
+        events.owner_action(
+            action=action,
+            status="error",
+            latency_ms=(time.perf_counter() - started) * 1000,
+            request_summary=summary,
+            error={"code": error.code, "message": error.message},
+        )
+        raise
+    else:
+        events.owner_action(
+            action=action,
+            status="ok",
+            latency_ms=(time.perf_counter() - started) * 1000,
+            request_summary=summary,
+        )
+        return result
+    finally:
+        events.close()
+
+
+def base_url(settings: Settings, given: str | None) -> str:
+    if given:
+        return given.rstrip("/")
+    if settings.metacortex_public_url:
+        return settings.metacortex_public_url.rstrip("/")
+    smoke = settings.mcp_base_url.rstrip("/")
+    return smoke[: -len("/mcp")] if smoke.endswith("/mcp") else smoke
 
 
 def run_add(args: argparse.Namespace) -> int:
-    token = new_token()
-    entry: dict[str, Any] = {
-        "id": args.id,
-        "token_sha256": hashlib.sha256(token.encode("utf-8")).hexdigest(),
-        "allowedTools": args.tools,
-    }
-    if args.states is not None:
-        entry["allowedFilterStates"] = args.states
-    if args.origins:
-        entry["allowedOrigins"] = args.origins
-    if args.url_token:
-        entry["allowUrlToken"] = True
-    if args.may_write_lifecycle:
-        entry["mayWriteLifecycle"] = True
-    if args.rate_limit is not None:
-        entry["rateLimitPerMinute"] = args.rate_limit
-    settings = Settings()
-    existing = _existing_entries(settings)
-    combined = [*existing, entry]
-    load_profiles(
-        settings.model_copy(update={"mcp_client_profiles_json": SecretStr(json.dumps(combined))})
-    )
-    if args.json:
-        print(json.dumps({"entry": entry, "token": token, "path": f"/clients/{args.id}/mcp"}))
+    def add(settings: Settings, store: MemoryStore) -> int:
+        manager = ClientManager(store, settings)
+        created = _recorded(
+            settings,
+            store,
+            "client_create",
+            args.id,
+            lambda: manager.create(
+                args.id,
+                tools=args.tools,
+                states=args.states,
+                origins=args.origins,
+                url_token=args.url_token,
+                may_write_lifecycle=args.may_write_lifecycle,
+                rate_limit_per_minute=args.rate_limit,
+                description=args.description,
+                created_by="metacortex client add",
+            ),
+        )
+        client, token = created.client, created.token
+        endpoint = client_endpoint(
+            base_url(settings, args.url),
+            client.id,
+            oauth=settings.metacortex_oauth,
+            url_token=client.url_token,
+        )
+        variable, url = endpoint.token_variable, endpoint.url
+        if args.json:
+            print(
+                json.dumps(
+                    {
+                        "client": _public(client),
+                        "url": url,
+                        "token": token,
+                        "token_variable": variable,
+                    }
+                )
+            )
+            return 0
+        print(f"Client {client.id!r} created in {store_name(settings)}.")
+        print(
+            f"It serves at POST {url}; every server on this store accepts it within "
+            f"{settings.metacortex_client_refresh_seconds:g} s, no restart needed."
+        )
+        print()
+        print("Token, shown only now (the store keeps its sha256):")
+        print(f"  {token}")
+        print("Load it into the shell the application starts from:")
+        print(f"  export {variable}='{token}'")
+        for snippet in render(endpoint):
+            print()
+            print(f"{snippet.app} ({snippet.where}):")
+            for line in (snippet.text or "(no configuration)").splitlines():
+                print(f"  {line}")
+            print(f"  {snippet.note}")
         return 0
-    print(f"Client endpoint: POST /clients/{args.id}/mcp")
-    print()
-    print("Add this entry to the MCP_CLIENT_PROFILES_JSON array:")
-    print(json.dumps(entry))
-    print()
-    print("With the profiles already configured, the whole value becomes:")
-    print(json.dumps(combined))
-    print()
-    print("Token for the client (shown only now; it is not stored anywhere):")
-    print(token)
+
+    return _with_store(args, add)
+
+
+def _public(client: ClientView) -> dict[str, Any]:
+    return {**asdict(client), "path": client.path, "status": client.status}
+
+
+def run_list(args: argparse.Namespace) -> int:
+    def listing(settings: Settings, store: MemoryStore) -> list[ClientView]:
+        return ClientManager(store, settings).list()
+
+    clients = _with_store(args, listing)
+    if args.json:
+        print(json.dumps([_public(client) for client in clients], indent=2))
+        return 0
+    if not clients:
+        print("no client endpoints; create one with: metacortex client add <id>", file=sys.stderr)
+    for client in clients:
+        source = "MCP_CLIENT_PROFILES_JSON, read-only" if client.read_only else "stored"
+        since = f"  since {client.created_at}" if client.created_at else ""
+        print(
+            f"{client.id}  [{client.status}; {source}]  tools={','.join(client.tools)}  "
+            f"states={','.join(client.states)}{since}"
+        )
     return 0
 
 
-def _existing_entries(settings: Settings) -> list[Any]:
-    raw = settings.mcp_client_profiles_json
-    if raw is None or not raw.get_secret_value().strip():
-        return []
-    load_profiles(settings)  # a broken existing value is reported as such
-    entries: list[Any] = json.loads(raw.get_secret_value())
-    return entries
+def run_change(args: argparse.Namespace) -> int:
+    def change(settings: Settings, store: MemoryStore) -> int:
+        manager = ClientManager(store, settings)
+        if args.action == "remove" and not args.yes:
+            manager.get(args.id)  # a missing or read-only client is named before asking
+            if not sys.stdin.isatty():
+                print(
+                    f"metacortex client remove: not removing {args.id!r} without a "
+                    "confirmation: standard input is not a terminal. Run it in a terminal, "
+                    "or pass --yes.",
+                    file=sys.stderr,
+                )
+                return EXIT_REFUSED
+            answer = input(
+                f"Remove client {args.id!r}? Its token stops working for good. "
+                "Type yes to confirm: "
+            )
+            if answer.strip().lower() != "yes":
+                print("nothing was removed")
+                return 1
+        action: Callable[[], object] = {
+            "pause": lambda: manager.pause(args.id),
+            "resume": lambda: manager.resume(args.id),
+            "remove": lambda: manager.remove(args.id),
+        }[args.action]
+        _recorded(settings, store, f"client_{args.action}", args.id, action)
+        done = {"pause": "paused", "resume": "resumed", "remove": "removed"}[args.action]
+        print(
+            f"client {args.id!r} {done} in {store_name(settings)}; every server on this store "
+            f"applies it within {settings.metacortex_client_refresh_seconds:g} s"
+        )
+        return 0
+
+    return _with_store(args, change)

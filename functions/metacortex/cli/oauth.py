@@ -75,6 +75,7 @@ def _line(kind: str, key: str, data: dict[str, Any]) -> str:
             f"{key}  {data.get('client_name')}  ({data.get('redirect_host')})  "
             f"{data.get('resource')}  preset={data.get('preset')}  "
             f"scopes={' '.join(data.get('scopes', []))}  since {data.get('created_at')}"
+            + ("  PAUSED (console: Clients)" if data.get("paused") is True else "")
         )
     uris = ", ".join(data.get("redirect_uris", []))
     return f"{key}  {data.get('client_name') or '(unnamed)'}  {data.get('auth_method')}  {uris}"

@@ -23,6 +23,7 @@ from metacortex.cli.admin_token import ensure_admin_token
 from metacortex.cli.banner import banner, base_url
 from metacortex.cli.data_dir import add_data_dir_option, settings_for
 from metacortex.cli.program import program
+from metacortex.clients import ClientManager
 from metacortex.composition import build_service
 from metacortex.config import Settings
 from metacortex.errors import ConfigurationError
@@ -111,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
                     new_token=admin.value if admin.created else None,
                     oauth=settings.metacortex_oauth,
                     passphrase_command=_passphrase_command(settings, service),
+                    stored_clients=stored_client_ids(service, settings),
                 ),
                 flush=True,
             )
@@ -151,6 +153,12 @@ def _bind(host: str, port: int) -> socket.socket:
             "or stop the other server"
         ) from None
     return listener
+
+
+def stored_client_ids(service: MemoryService, settings: Settings) -> list[str]:
+    """The client endpoints kept in the store (``metacortex client add``), for the banner."""
+    clients = ClientManager(service.store, settings).list()
+    return [client.id for client in clients if client.source == "store"]
 
 
 def _warm_up(service: MemoryService) -> None:

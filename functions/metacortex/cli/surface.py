@@ -11,9 +11,11 @@ import argparse
 import json
 from typing import Any
 
+from metacortex.clients import ClientDirectory
+from metacortex.composition import build_store
 from metacortex.config import Settings
 from metacortex.errors import ConfigurationError
-from metacortex.server.profiles import ADMIN_PROFILE_ID, Profile, load_profiles
+from metacortex.server.profiles import ADMIN_PROFILE_ID, Profile, Profiles, load_profiles
 from metacortex.server.prompts import prompts_for
 from metacortex.server.tools import tool_definitions
 
@@ -29,7 +31,7 @@ def add_parser(commands: Any) -> None:
         "--profile",
         default=ADMIN_PROFILE_ID,
         help="profile id: 'default' (the admin endpoint /mcp, the default) or a client id "
-        "from MCP_CLIENT_PROFILES_JSON",
+        "(from MCP_CLIENT_PROFILES_JSON or the store: metacortex client list)",
     )
     parser.add_argument("--json", action="store_true", help="print the raw JSON surface")
     parser.set_defaults(run=run)
@@ -52,8 +54,12 @@ def surface(profile: Profile) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    profiles = load_profiles(Settings())
+    settings = Settings()
+    profiles = load_profiles(settings)
     profile = profiles.get(None if args.profile == ADMIN_PROFILE_ID else args.profile)
+    if profile is None:
+        profiles = _with_stored_clients(settings, profiles)
+        profile = profiles.get(args.profile)
     if profile is None:
         known = ", ".join([ADMIN_PROFILE_ID, *sorted(profiles.clients)])
         raise ConfigurationError(f"no profile {args.profile!r}; known profiles: {known}")
@@ -63,6 +69,18 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(_human(data))
     return 0
+
+
+def _with_stored_clients(settings: Settings, profiles: Profiles) -> Profiles:
+    """The profiles with the clients kept in the store (``metacortex client add``); an
+    embedded store is only read when it exists (this command never creates one)."""
+    if settings.store_kind == "sqlite" and not settings.sqlite_path.exists():
+        return profiles
+    store = build_store(settings)
+    try:
+        return ClientDirectory(profiles, settings).attach(store)
+    finally:
+        store.close()
 
 
 def _human(data: dict[str, Any]) -> str:

@@ -8,7 +8,7 @@ import tempfile
 import zipfile
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any, Final
@@ -17,6 +17,7 @@ from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import Response
 
+from metacortex.clients.grants import client_labels, label_of, list_grants
 from metacortex.console import charts
 from metacortex.console.base import ConsoleBase
 from metacortex.domain.records import utc_now
@@ -140,8 +141,18 @@ async def read_activity(console: ConsoleBase, days: int = DAYS) -> Activity:
     return summarize(events, today, days)
 
 
+async def named_activity(console: ConsoleBase, days: int = DAYS) -> Activity:
+    """The activity with each client named as the clients page names it (an OAuth
+    grant by its application and redirect host, not ``oauth-<grant id>``)."""
+    activity = await read_activity(console, days)
+    grants = await console.call(list_grants, store=console.service.store)
+    names = client_labels((profile.id for profile in console.runtime.profiles.all()), grants)
+    calls = {label_of(client, names): v for client, v in activity.calls_by_client.items()}
+    return replace(activity, calls_by_client=calls)
+
+
 async def activity_page(console: ConsoleBase, request: Request, session: Session) -> Response:
-    activity = await read_activity(console)
+    activity = await named_activity(console)
     short = [day[5:] for day in activity.days]
     clients = list(activity.calls_by_client)
     chart_calls: Markup = charts.stacked_bars(

@@ -1,93 +1,141 @@
-"""Who uses this server: the configured profiles and the OAuth grants, with their last use."""
+"""The clients page: every client endpoint and OAuth grant, with its last use; new clients.
+
+``GET /console/clients`` lists the admin endpoint, the client endpoints (stored
+ones can be paused, resumed and removed; those from ``MCP_CLIENT_PROFILES_JSON``
+are read-only and say so) and the OAuth grants (paused, resumed, revoked).
+``POST /console/clients`` creates a client endpoint and shows its page once with
+the token (``console.client_page``). Changes reach every server process within
+``METACORTEX_CLIENT_REFRESH_SECONDS`` (grants: at once); each is recorded as an
+``owner_action`` event with the client's id, never its token.
+"""
 
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Final
 from urllib.parse import urlsplit
 
 from starlette.requests import Request
 from starlette.responses import Response
 
 from metacortex.auth.presets import BY_ID, granted_scopes
-from metacortex.auth.tokens import GRANT
+from metacortex.clients import ClientManager
+from metacortex.clients.grants import GrantView, list_grants
+from metacortex.clients.manage import DEFAULT_TOOLS
 from metacortex.console.activity import DAYS, read_activity
-from metacortex.console.base import ConsoleBase
-from metacortex.errors import NotFound
+from metacortex.console.base import ConsoleBase, form_text
+from metacortex.console.client_page import NOTICES, client_page
+from metacortex.errors import InvalidArgument, MetaCortexError
 from metacortex.owner import Session
+from metacortex.server.profiles import ADMIN_PROFILE_ID, TOOL_NAMES
 from metacortex.server.routes import resolve
 
 # Last use is looked up over the activity page's window of events (they are kept 90 days
 # by default): reading them all would make the page's time grow with the retention
 # (docs/benchmarks.md).
-LAST_USE_DAYS = DAYS
+LAST_USE_DAYS: Final = DAYS
 
 
-async def clients_page(console: ConsoleBase, request: Request, session: Session) -> Response:
+def manager(console: ConsoleBase) -> ClientManager:
+    return ClientManager(console.service.store, console.settings)
+
+
+def _access(console: ConsoleBase, grant: GrantView) -> dict[str, str]:
+    """The preset and the scopes that really apply: a grant approved before grants kept
+    only their preset's scopes may list more than its preset lets it use."""
+    preset = BY_ID.get(str(grant.preset))
+    if preset is None:
+        return {"preset": str(grant.preset), "scopes": " ".join(grant.scopes)}
+    route = resolve(urlsplit(grant.resource or "").path)
+    endpoint = console.runtime.profiles.get(route.client_id) if route is not None else None
+    tools = endpoint.allowed_tools if endpoint is not None else None
+    return {"preset": preset.title, "scopes": " ".join(granted_scopes(preset, grant.scopes, tools))}
+
+
+def _grant_row(console: ConsoleBase, grant: GrantView, last_use: dict[str, str]) -> dict[str, Any]:
+    return {
+        "id": grant.id,
+        "label": grant.label,
+        **_access(console, grant),
+        "resource": grant.resource,
+        "created_at": grant.created_at,
+        "paused": grant.paused,
+        "last_use": last_use.get(grant.client_id),
+    }
+
+
+async def clients_page(
+    console: ConsoleBase,
+    request: Request,
+    session: Session,
+    *,
+    error: str | None = None,
+    form: dict[str, Any] | None = None,
+    status_code: int = 200,
+) -> Response:
     activity = await read_activity(console, LAST_USE_DAYS)
     last_use = activity.last_use
-    profiles = [
-        {
-            "id": profile.id,
-            "tools": sorted(profile.allowed_tools),
-            "states": sorted(state.value for state in profile.readable_states),
-            "origins": sorted(profile.allowed_origins),
-            "has_token": profile.token_sha256 is not None,
-            "last_use": last_use.get(profile.id),
-        }
-        for profile in console.runtime.profiles.all()
-    ]
-    rows = await console.call(console.service.store.auth_list, kind=GRANT)
-    grants: list[dict[str, Any]] = [
-        {
-            "id": key,
-            "client_name": data.get("client_name") or data.get("client_id") or "(unnamed)",
-            "redirect_host": data.get("redirect_host"),
-            "resource": data.get("resource"),
-            **_access(console, data),
-            "created_at": data.get("created_at"),
-            "last_use": last_use.get(f"oauth-{key}"),
-        }
-        for key, data in rows
-    ]
+    clients = await console.call(manager(console).list)
+    grants = await console.call(list_grants, store=console.service.store)
+    admin = console.runtime.profiles.admin
+    done = request.query_params.get("done")
     return console.render(
         request,
         session,
         "clients.html",
         {
             "title": "Clients",
-            "profiles": profiles,
-            "grants": grants,
+            "admin": {
+                "id": ADMIN_PROFILE_ID,
+                "tools": admin.tools,
+                "has_token": admin.token_sha256 is not None,
+                "last_use": last_use.get(ADMIN_PROFILE_ID),
+            },
+            "clients": [{"view": c, "last_use": last_use.get(c.id)} for c in clients],
+            "grants": [_grant_row(console, grant, last_use) for grant in grants],
             "oauth": console.authorization is not None,
             "last_use_days": LAST_USE_DAYS,
-            "notice": "The grant was revoked; its tokens no longer work."
-            if request.query_params.get("done") == "revoked"
-            else None,
+            "refresh_seconds": console.settings.metacortex_client_refresh_seconds,
+            "tool_names": TOOL_NAMES,
+            "form": form
+            or {"id": "", "description": "", "tools": DEFAULT_TOOLS, "url_token": False},
+            "notice": NOTICES.get(done or ""),
+            "error": error,
         },
+        status_code=status_code,
     )
 
 
-def _access(console: ConsoleBase, grant: dict[str, Any]) -> dict[str, str]:
-    """The preset and the scopes that really apply: a grant approved before grants kept
-    only their preset's scopes may list more than its preset lets it use."""
-    preset = BY_ID.get(str(grant.get("preset")))
-    scopes = tuple(grant.get("scopes", ()))
-    if preset is None:
-        return {"preset": str(grant.get("preset")), "scopes": " ".join(scopes)}
-    route = resolve(urlsplit(str(grant.get("resource", ""))).path)
-    endpoint = console.runtime.profiles.get(route.client_id) if route is not None else None
-    tools = endpoint.allowed_tools if endpoint is not None else None
-    return {"preset": preset.title, "scopes": " ".join(granted_scopes(preset, scopes, tools))}
-
-
-async def revoke_grant(console: ConsoleBase, request: Request, session: Session) -> Response:
-    grant_id = request.path_params["grant_id"]
-    summary = {"grant_id": grant_id}
+async def create_client(console: ConsoleBase, request: Request, session: Session) -> Response:
+    form = await request.form()
+    client_id = form_text(form, "id") or ""
+    tools = [value for value in form.getlist("tools") if isinstance(value, str)]
+    chosen = {
+        "id": client_id,
+        "description": form_text(form, "description") or "",
+        "tools": tools,
+        "url_token": form_text(form, "url_token") == "on",
+    }
+    summary = {"client_id": client_id[:64], "tools": tools}
     started = time.perf_counter()
-    removed = await console.call(console.service.store.auth_delete, kind=GRANT, key=grant_id)
-    if not removed:
-        error = NotFound(f"no grant with id {grant_id!r}")
-        console.record_action("revoke_grant", started, summary, error=error)
-        return console.refused(request, session, error, "The grant was not revoked")
-    console.record_action("revoke_grant", started, summary, response={"revoked": True})
-    return console.redirect(request, "/console/clients?done=revoked")
+    try:
+        if not client_id:
+            raise InvalidArgument("give the new client an id (it becomes /clients/<id>/mcp)")
+        if not tools:
+            raise InvalidArgument("choose at least one tool the client may call")
+        created = await console.call(
+            manager(console).create,
+            client_id=client_id,
+            tools=tools,
+            url_token=bool(chosen["url_token"]),
+            description=chosen["description"] or None,
+            created_by="owner (console)",
+        )
+    except MetaCortexError as error:
+        console.record_action("client_create", started, summary, error=error)
+        status = 409 if error.code == "conflict" else 400
+        return await clients_page(
+            console, request, session, error=error.message, form=chosen, status_code=status
+        )
+    console.record_action("client_create", started, summary, response={"created": True})
+    return await client_page(console, request, session, created=created)

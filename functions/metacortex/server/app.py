@@ -28,6 +28,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
+from metacortex.clients.directory import ClientDirectory
 from metacortex.composition import build_service, check_configuration
 from metacortex.config import Settings
 from metacortex.errors import MetaCortexError
@@ -64,7 +65,11 @@ def create_app(
     """
     if service is None:
         check_configuration(settings)  # what building it would refuse, before anything runs
-    runtime = Runtime(settings=settings, profiles=load_profiles(settings), service=service)
+    runtime = Runtime(
+        settings=settings,
+        clients=ClientDirectory(load_profiles(settings), settings),
+        service=service,
+    )
     if runtime.profiles.admin.token_sha256 is None:
         log(
             logging.WARNING,
@@ -83,6 +88,7 @@ def create_app(
         if runtime.service is None:
             runtime.service = await anyio.to_thread.run_sync(build_service, settings)
         recorder.start(runtime.service.store)
+        await anyio.to_thread.run_sync(runtime.clients.attach, runtime.service.store)
         if authorization is not None:
             runtime.oauth = authorization.start(runtime.service.store)
 

@@ -10,7 +10,8 @@ enforced while the body is read and nothing is buffered beyond it. In order:
 4. credential: ``Authorization: Bearer`` (or ``?auth_token=`` for profiles that
    opt in), compared as sha256 digests in constant time; an unknown client id
    and a wrong token get the very same 401, whatever the method (a client such
-   as Codex discovers OAuth with an unauthenticated ``GET``);
+   as Codex discovers OAuth with an unauthenticated ``GET``); a client the owner
+   paused (``metacortex.clients``) is refused with 403;
    then the method: only ``POST`` reaches MCP (stateless server: no SSE stream
    to ``GET``, no session to ``DELETE``), anything else is 405 with ``Allow``;
 5. ``Origin``, when sent, must be one of the profile's origins exactly (403);
@@ -56,7 +57,7 @@ from metacortex.server.addresses import AddressResolver, client_address
 from metacortex.server.bearer import BearerIdentity
 from metacortex.server.hosts import HostPolicy, is_loopback_origin
 from metacortex.server.logs import bounded_text, log, redact_query, request_lines
-from metacortex.server.profiles import Profile, token_digest
+from metacortex.server.profiles import Profile, Profiles, token_digest
 from metacortex.server.ratelimit import RateLimiter
 from metacortex.server.rejections import bounded_request
 from metacortex.server.routes import Route, resolve
@@ -127,7 +128,6 @@ class RequestGuard:
         self.app = app
         self._runtime = runtime
         settings = runtime.settings
-        self._profiles = runtime.profiles
         self._hosts = HostPolicy(
             settings.metacortex_allowed_hosts,
             enforce=settings.deployment == "local" or bool(settings.metacortex_allowed_hosts),
@@ -139,9 +139,22 @@ class RequestGuard:
         # Compared against when there is no real digest, so every path costs the same.
         self._no_token = secrets.token_bytes(32)
         self._loopback_origins = settings.bind_is_loopback
-        self._all_origins = frozenset(
-            origin for profile in self._profiles.all() for origin in profile.allowed_origins
+
+    def _all_origins(self) -> frozenset[str]:
+        """Every origin some profile allows (the profiles as last checked)."""
+        return frozenset(
+            origin for profile in self._runtime.profiles.all() for origin in profile.allowed_origins
         )
+
+    async def _profiles_for(self, route: Route) -> Profiles | None:
+        """The profiles in effect for this request; None when the client id can only be
+        a stored one and the store failed to open."""
+        clients = self._runtime.clients
+        # A stored client is known once the store is open (a background start).
+        stored = route.client_id is not None and route.client_id not in clients.environment.clients
+        if stored and not await self._runtime.start_succeeded():
+            return None
+        return await clients.current()
 
     def _origin_allowed(self, origin: str, configured: Collection[str]) -> bool:
         return origin in configured or (self._loopback_origins and is_loopback_origin(origin))
@@ -176,10 +189,14 @@ class RequestGuard:
         if route.kind in ("auth", "owner"):
             await self._pass_through(scope, receive, send, route, headers, started)
             return
+        profiles = await self._profiles_for(route)
+        if profiles is None:
+            await self._reject(scope, send, route, started, _UNAVAILABLE)
+            return
         if method == "OPTIONS":
             await self._preflight(scope, send, route, headers, started)
             return
-        profile = self._authenticate(route, scope, headers)
+        profile = self._authenticate(route, scope, headers, profiles)
         identity: BearerIdentity | None = None
         # OAuth tokens are kept in the store: wait for it to be open.
         if (
@@ -201,6 +218,9 @@ class RequestGuard:
             profile = identity.profile
         if profile is None:
             await self._reject(scope, send, route, started, _UNAUTHORIZED)
+            return
+        if profile.paused:
+            await self._reject(scope, send, route, started, _PAUSED)
             return
         if method != "POST":
             await self._reject(scope, send, route, started, _method_not_allowed(_ALLOWED_METHODS))
@@ -248,8 +268,10 @@ class RequestGuard:
             await self._forward(scope, receive, send, route, profile, origin, body, started)
 
     # ------------------------------------------------------------ credential
-    def _authenticate(self, route: Route, scope: Scope, headers: Headers) -> Profile | None:
-        profile = self._profiles.get(route.client_id)
+    def _authenticate(
+        self, route: Route, scope: Scope, headers: Headers, profiles: Profiles
+    ) -> Profile | None:
+        profile = profiles.get(route.client_id)
         token, from_url = _credential(headers, scope.get("query_string", b""))
         presented = token_digest(token) if token is not None else self._no_token
         expected = (
@@ -416,7 +438,7 @@ class RequestGuard:
         # is let through, whatever the client id. Answering per profile told a prober
         # which ids exist (204 for an unknown id, 403 for a known one lacking the
         # origin). The POST that follows still checks the profile's own origins.
-        if not self._origin_allowed(origin, self._all_origins):
+        if not self._origin_allowed(origin, self._all_origins()):
             await self._reject(scope, send, route, started, _ORIGIN_NOT_ALLOWED)
             return
         requested = headers.get("access-control-request-headers", "")
@@ -447,7 +469,7 @@ class RequestGuard:
     ) -> None:
         headers = dict(rejection.headers)
         origin = Headers(scope=scope).get("origin")
-        if origin is not None and self._origin_allowed(origin, self._all_origins):
+        if origin is not None and self._origin_allowed(origin, self._all_origins()):
             # A browser sees a refusal's status and headers (WWW-Authenticate,
             # Retry-After) only when the response carries CORS headers.
             headers |= {
@@ -624,6 +646,12 @@ _UNAUTHORIZED: Final = Rejection(
     "unauthorized",
     "missing or invalid credential; send Authorization: Bearer <token>",
     {"www-authenticate": "Bearer"},
+)
+_PAUSED: Final = Rejection(
+    403,
+    "forbidden",
+    "client_paused",
+    "this client is paused by the server's owner; it is refused until the owner resumes it",
 )
 _ORIGIN_NOT_ALLOWED: Final = Rejection(
     403,

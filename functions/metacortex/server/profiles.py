@@ -2,7 +2,9 @@
 
 The admin profile (``default``, served at ``/mcp``) comes from ``MCP_ADMIN_TOKEN``
 and the ``MCP_ALLOWED_*`` settings; scoped client profiles (served at
-``/clients/{id}/mcp``) come from ``MCP_CLIENT_PROFILES_JSON``. Everything is
+``/clients/{id}/mcp``) come from ``MCP_CLIENT_PROFILES_JSON`` and from the store
+(``metacortex.clients``: created, paused and removed without a restart), both in
+the same entry format, checked by ``client_profile``. The environment's are
 validated once at start-up: a bad entry raises ``ConfigurationError`` naming the
 entry (index and id) and the field, so the operator can fix it before any
 client connects. Profiles keep only the sha256 digest of a token, never the token.
@@ -80,6 +82,8 @@ class Profile:
     rate_limit_per_minute: int
     # Also offer ChatGPT's data-only shapes ``search``/``fetch`` (server.chatgpt_tools).
     chatgpt_data_tools: bool = False
+    # Paused by the owner (a stored client, or an OAuth grant): every request is refused.
+    paused: bool = False
 
     @property
     def is_admin(self) -> bool:
@@ -165,7 +169,7 @@ def load_profiles(settings: Settings) -> Profiles:
         if admin.token_sha256 is not None:
             digests[admin.token_sha256] = "the admin endpoint (MCP_ADMIN_TOKEN)"
         for index, entry in enumerate(_entries(raw.get_secret_value())):
-            profile = _client_profile(index, entry, settings)
+            profile = client_profile(entry, settings, _where(index, _id_of(entry)))
             where = _where(index, profile.id)
             if profile.id in clients:
                 raise ConfigurationError(
@@ -243,10 +247,15 @@ def _where(index: int, client_id: object) -> str:
     return f"MCP_CLIENT_PROFILES_JSON[{index}]"
 
 
-def _client_profile(index: int, entry: Any, settings: Settings) -> Profile:
+def _id_of(entry: Any) -> object:
+    return entry.get("id") if isinstance(entry, dict) else None
+
+
+def client_profile(entry: Any, settings: Settings, where: str) -> Profile:
+    """A client profile from one entry in the ``MCP_CLIENT_PROFILES_JSON`` format, or
+    ConfigurationError starting with ``where`` and naming the field."""
     if not isinstance(entry, dict):
-        raise ConfigurationError(f"{_where(index, None)}: must be a JSON object")
-    where = _where(index, entry.get("id"))
+        raise ConfigurationError(f"{where}: must be a JSON object")
     unknown = sorted(set(entry) - _PROFILE_KEYS)
     if unknown:
         raise ConfigurationError(

@@ -8,6 +8,9 @@ With a background start (the Cloud Functions entry) the lifespan lets requests
 in before the service is built: ``started`` is set once it is built (or has
 failed, with ``failure`` saying why); whatever needs the service waits for it
 with ``ready_service()``, and the guard holds back routes that need it.
+
+The profiles in effect come from ``clients``: the environment's at once, the
+store's once the store is open, refreshed while the app runs.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from metacortex.clients.directory import ClientDirectory
 from metacortex.config import Settings
 from metacortex.errors import Unavailable
 from metacortex.server.events import EventRecorder
@@ -30,7 +34,7 @@ if TYPE_CHECKING:
 @dataclass(slots=True)
 class Runtime:
     settings: Settings
-    profiles: Profiles
+    clients: ClientDirectory
     service: MemoryService | None = None
     events: EventRecorder | None = None
     # OAuth access tokens at the MCP endpoints (METACORTEX_OAUTH); None: static tokens only.
@@ -38,6 +42,11 @@ class Runtime:
     # Set by the lifespan once start-up is over, whether it succeeded or not.
     started: anyio.Event | None = None
     failure: str | None = None
+
+    @property
+    def profiles(self) -> Profiles:
+        """The profiles as last checked (``await clients.current()`` for a request)."""
+        return self.clients.profiles
 
     def require_service(self) -> MemoryService:
         if self.service is None:

@@ -287,4 +287,28 @@ class MemoryStore(Protocol):
         """Every unexpired record of a kind, as (key, data), ordered by key."""
         ...
 
+    def auth_create(
+        self, kind: str, key: str, data: Mapping[str, Any], expires_at: datetime | None
+    ) -> bool:
+        """Create a record unless a live one has this (kind, key): True when created,
+        False (nothing written) when one exists. An expired record is replaced. Of two
+        concurrent creates of one key, exactly one wins."""
+        ...
+
+    def auth_update(self, kind: str, key: str, changes: Mapping[str, Any]) -> dict[str, Any] | None:
+        """Atomically merge ``changes`` into a live record's data, keeping its expiry and
+        consumed mark: the new data, or None (nothing written) when the record is absent
+        or expired. Unlike ``auth_get`` then ``auth_put``, it never brings back a record
+        deleted in between (a paused client removed meanwhile stays removed)."""
+        ...
+
+    def auth_extend(self, kind: str, key: str, expires_at: datetime) -> bool:
+        """Move a stored record's expiry, leaving its data and consumed mark as they are:
+        True when it was there. It never creates a record, so a record deleted after the
+        caller read it stays deleted, and a change made to its data meanwhile (a grant
+        paused) stays too. One write, no read, so it cannot tell an expired record the
+        store has not deleted yet from a live one: extend only a record just read live
+        (an OAuth grant at each refresh)."""
+        ...
+
     def close(self) -> None: ...

@@ -746,6 +746,52 @@ class FirestoreStore:
                 found.append((str(stored["key"]), dict(json.loads(stored["data"]))))
         return sorted(found, key=lambda item: item[0])
 
+    @_translated
+    def auth_create(
+        self, kind: str, key: str, data: Mapping[str, Any], expires_at: datetime | None
+    ) -> bool:
+        reference = self._auth_ref(kind, key)
+
+        def body(transaction: Transaction) -> bool:
+            if self._auth_live(reference.get(transaction=transaction)) is not None:
+                return False
+            transaction.set(
+                reference,
+                {
+                    "kind": kind,
+                    "key": key,
+                    "data": json.dumps(dict(data)),
+                    "expires_at": expires_at,
+                    "consumed": False,
+                },
+            )
+            return True
+
+        return self._run(body)
+
+    @_translated
+    def auth_update(self, kind: str, key: str, changes: Mapping[str, Any]) -> dict[str, Any] | None:
+        reference = self._auth_ref(kind, key)
+
+        def body(transaction: Transaction) -> dict[str, Any] | None:
+            stored = self._auth_live(reference.get(transaction=transaction))
+            if stored is None:
+                return None
+            updated = {**json.loads(stored["data"]), **changes}
+            transaction.update(reference, {"data": json.dumps(updated)})
+            return updated
+
+        return self._run(body)
+
+    @_translated
+    def auth_extend(self, kind: str, key: str, expires_at: datetime) -> bool:
+        # ``update`` writes only this field and fails on a missing document: one Commit.
+        try:
+            self._auth_ref(kind, key).update({"expires_at": expires_at})
+        except google_errors.NotFound:
+            return False
+        return True
+
 
 def _chunks(values: Sequence[str], size: int) -> list[list[str]]:
     return [list(values[start : start + size]) for start in range(0, len(values), size)]

@@ -762,3 +762,45 @@ class SQLiteStore:
             (kind, _ms(utc_now())),
         )
         return [(str(row["key"]), dict(json.loads(row["data"]))) for row in rows]
+
+    def auth_create(
+        self, kind: str, key: str, data: Mapping[str, Any], expires_at: datetime | None
+    ) -> bool:
+        with self._write_txn() as conn:
+            if self._auth_live_data(conn, kind, key) is not None:
+                return False
+            conn.execute(
+                "INSERT OR REPLACE INTO auth_state (kind, key, data, expires_at, consumed)"
+                " VALUES (?, ?, ?, ?, 0)",
+                (kind, key, json.dumps(dict(data)), _ms_or_none(expires_at)),
+            )
+            return True
+
+    def auth_update(self, kind: str, key: str, changes: Mapping[str, Any]) -> dict[str, Any] | None:
+        with self._write_txn() as conn:
+            current = self._auth_live_data(conn, kind, key)
+            if current is None:
+                return None
+            updated = {**current, **changes}
+            conn.execute(
+                "UPDATE auth_state SET data = ? WHERE kind = ? AND key = ?",
+                (json.dumps(updated), kind, key),
+            )
+            return updated
+
+    def auth_extend(self, kind: str, key: str, expires_at: datetime) -> bool:
+        with self._write_txn() as conn:
+            cursor = conn.execute(
+                "UPDATE auth_state SET expires_at = ? WHERE kind = ? AND key = ?",
+                (_ms(expires_at), kind, key),
+            )
+            return cursor.rowcount > 0
+
+    @staticmethod
+    def _auth_live_data(conn: sqlite3.Connection, kind: str, key: str) -> dict[str, Any] | None:
+        row = conn.execute(
+            "SELECT data FROM auth_state WHERE kind = ? AND key = ?"
+            " AND (expires_at IS NULL OR expires_at > ?)",
+            (kind, key, _ms(utc_now())),
+        ).fetchone()
+        return None if row is None else dict(json.loads(row["data"]))

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx2
 import uvicorn
@@ -71,6 +71,7 @@ class MetadataFixture:
     """Serves Client ID Metadata Documents at ``{url}/clients/<name>.json``."""
 
     documents: dict[str, Any] = field(default_factory=dict)
+    raw: dict[str, bytes] = field(default_factory=dict)  # served as is (hostile bodies)
     url: str = ""
     fetches: int = 0
     failing: bool = False
@@ -85,6 +86,8 @@ class MetadataFixture:
             if self.failing:
                 return Response("<html>busy</html>", status_code=503, media_type="text/html")
             name = request.path_params["name"]
+            if name in self.raw:
+                return Response(self.raw[name], media_type="application/json")
             if name not in self.documents:
                 return JSONResponse({"error": "not found"}, status_code=404)
             return JSONResponse(self.documents[name])
@@ -173,6 +176,18 @@ def query_of(location: str) -> dict[str, str]:
     return {key: values[0] for key, values in parse_qs(urlsplit(location).query).items()}
 
 
+def authorization_query(client_id: str, challenge: str, **params: str) -> dict[str, str]:
+    """The parameters of an authorization request (code, PKCE S256, ``CALLBACK``)."""
+    return {
+        "response_type": "code",
+        "client_id": client_id,
+        "redirect_uri": CALLBACK,
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+        **params,
+    }
+
+
 class Browserless:
     """An OAuth user agent over plain HTTP: sign in, authorize, consent, exchange."""
 
@@ -202,17 +217,12 @@ class Browserless:
         return registered
 
     def authorize(self, client_id: str, challenge: str, **params: str) -> httpx2.Response:
-        query = {
-            "response_type": "code",
-            "client_id": client_id,
-            "redirect_uri": CALLBACK,
-            "code_challenge": challenge,
-            "code_challenge_method": "S256",
+        defaults = {
             "state": "st-1",
             "resource": self.live.mcp,
             "scope": "memory:read memory:write offline_access",
-            **params,
         }
+        query = authorization_query(client_id, challenge, **{**defaults, **params})
         return self.http.get("/oauth/authorize", params=query)
 
     def consent(self, authorize: httpx2.Response, decision: str = "approve", **form: str) -> str:
@@ -336,3 +346,27 @@ def approve_over_http(
     )
     assert decided.status_code == 303, decided.text
     return query_of(decided.headers["location"])
+
+
+def access_token_over_http(http: httpx2.Client, url: str, resource: str) -> str:
+    """Register a public client at ``url``, approve it (signing in as the owner when
+    asked) and exchange the code: an access token for ``resource``."""
+    client_id = http.post(
+        f"{url}/oauth/register",
+        json={"redirect_uris": [CALLBACK], "token_endpoint_auth_method": "none"},
+    ).json()["client_id"]
+    verifier, challenge = pkce_pair()
+    query = authorization_query(client_id, challenge, resource=resource)
+    code = approve_over_http(http, f"{url}/oauth/authorize?{urlencode(query)}")["code"]
+    answer = http.post(
+        f"{url}/oauth/token",
+        data={
+            "grant_type": "authorization_code",
+            "client_id": client_id,
+            "code": code,
+            "code_verifier": verifier,
+            "redirect_uri": CALLBACK,
+        },
+    )
+    assert answer.status_code == 200, answer.text
+    return str(answer.json()["access_token"])

@@ -121,6 +121,14 @@ class Settings(BaseSettings):
     # first use's token pair again (a lost response, racing workers); a use after it
     # revokes the grant as reuse (auth/tokens.py). 0 turns the window off.
     metacortex_oauth_replay_grace_seconds: int = Field(default=60, ge=0, le=600)
+    # What strangers can make the authorization server store (auth/limits.py): requests
+    # per minute per client address and overall, and how long a dynamic registration
+    # the owner never approves is kept.
+    metacortex_oauth_registrations_per_minute_per_address: int = Field(default=10, ge=1)
+    metacortex_oauth_registrations_per_minute: int = Field(default=60, ge=1)
+    metacortex_oauth_authorizations_per_minute_per_address: int = Field(default=30, ge=1)
+    metacortex_oauth_authorizations_per_minute: int = Field(default=120, ge=1)
+    metacortex_oauth_unused_client_minutes: int = Field(default=60, ge=1, le=30 * 24 * 60)
     # Test only: an http origin on a loopback address (e.g. http://127.0.0.1:8123) from
     # which Client ID Metadata Documents may be fetched. Never set it in production.
     metacortex_oauth_cimd_test_origin: str | None = None

@@ -53,7 +53,11 @@ def _client(live: OAuthLive, key: rsa.RSAPrivateKey) -> str:
 
 
 def _assertion(
-    key: rsa.RSAPrivateKey, client_id: str, audience: str, jti: str | None = None
+    key: rsa.RSAPrivateKey,
+    client_id: str,
+    audience: str,
+    jti: str | None = None,
+    exp: int | None = None,
 ) -> str:
     now = int(time.time())
     claims = {
@@ -61,7 +65,7 @@ def _assertion(
         "sub": client_id,
         "aud": audience,
         "iat": now,
-        "exp": now + 60,
+        "exp": now + 60 if exp is None else exp,
         "jti": jti or str(uuid.uuid4()),
     }
     return jwt.encode(claims, key, algorithm="RS256", headers={"kid": "k1"})
@@ -138,3 +142,34 @@ def test_a_bad_or_missing_assertion_is_invalid_client(
     answer = agent.exchange(client_id, code, verifier, **extra)
     assert answer.status_code == 401
     assert answer.json()["error"] == "invalid_client"
+
+
+@pytest.mark.parametrize(
+    ("expires_in", "refused"),
+    [(10**12, True), (11 * 60, True), (5 * 60, False)],
+    ids=["exp 10^12", "11 minutes", "5 minutes"],
+)
+def test_an_assertion_valid_for_longer_than_ten_minutes_is_invalid_client(
+    live: OAuthLive, agent: Browserless, expires_in: int, refused: bool
+) -> None:
+    """An attacker's signed assertion with ``exp`` 10^12 once gave a 500 (the replay
+    record's expiry overflowed); RFC 7523 §3 lets a server refuse an ``exp``
+    unreasonably far ahead, and Auth0 allows 5 minutes."""
+    key = _key()
+    client_id = _client(live, key)
+    code, verifier = _code(agent, client_id)
+    exp = expires_in if expires_in >= 10**12 else int(time.time()) + expires_in
+    assertion = _assertion(key, client_id, live.url + "/oauth/token", exp=exp)
+
+    answer = agent.exchange(
+        client_id, code, verifier, client_assertion_type=ASSERTION_TYPE, client_assertion=assertion
+    )
+    if refused:
+        assert answer.status_code == 401, answer.text
+        assert answer.json() == {
+            "error": "invalid_client",
+            "error_description": "client_assertion exp is more than 10 minutes ahead; "
+            "sign a short-lived assertion for each request",
+        }
+    else:
+        assert answer.status_code == 200, answer.text

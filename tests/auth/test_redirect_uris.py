@@ -8,12 +8,16 @@ metadata document served on loopback."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+import httpx2
 
 from tests.oauth_support import (
     Browserless,
     OAuthLive,
     hidden,
+    oauth_server,
     pkce_pair,
     query_of,
     tools_list,
@@ -101,15 +105,23 @@ REFUSED = (
 
 
 def test_registration_refuses_scripted_malformed_and_look_alike_redirect_uris(
-    agent: Browserless,
+    tmp_path: Path,
 ) -> None:
-    accepted = []
-    for uri in REFUSED:
-        answer = agent.http.post(
-            "/oauth/register", json={"redirect_uris": [uri], "token_endpoint_auth_method": "none"}
-        )
-        if answer.status_code != 400 or answer.json()["error"] != "invalid_redirect_uri":
-            accepted.append((uri, answer.status_code, answer.text[:120]))
+    # One address sends every form: the registration budget is raised so each reaches
+    # the redirect check instead of the per-address limit (tests/auth/test_store_filling.py).
+    with oauth_server(
+        tmp_path, metacortex_oauth_registrations_per_minute_per_address=len(REFUSED) + 1
+    ) as live:
+        http = httpx2.Client(base_url=live.url, timeout=30)
+        accepted = []
+        with http:
+            for uri in REFUSED:
+                answer = http.post(
+                    "/oauth/register",
+                    json={"redirect_uris": [uri], "token_endpoint_auth_method": "none"},
+                )
+                if answer.status_code != 400 or answer.json()["error"] != "invalid_redirect_uri":
+                    accepted.append((uri, answer.status_code, answer.text[:120]))
     assert accepted == []
 
 

@@ -3,14 +3,18 @@
 ChatGPT's Client ID Metadata Document declares ``private_key_jwt`` with a
 ``jwks_uri``. Its token and revocation requests then carry a ``client_assertion``:
 a JWT signed with one of those keys, ``iss`` = ``sub`` = the client id, ``aud`` =
-this server's token endpoint (or issuer), a short ``exp`` and a ``jti`` that is
-never accepted twice. Verification is PyJWT's; keys come from the document's
-``jwks`` or from ``jwks_uri`` fetched with the metadata-document rules (https,
-public addresses, size and time limits, cache with stale-serve).
+this server's token endpoint (or issuer), a short ``exp`` (at most
+``MAX_LIFETIME_S`` ahead: RFC 7523 §3 lets a server refuse one unreasonably far
+in the future, Auth0 allows 5 minutes) and a ``jti`` that is never accepted
+twice, remembered until the assertion expires. Verification is PyJWT's; keys
+come from the document's ``jwks`` or from ``jwks_uri`` fetched with the
+metadata-document rules (https, public addresses, size and time limits, cache
+with stale-serve).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -26,6 +30,7 @@ ASSERTION_TYPE: Final = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 ALGORITHMS: Final = ("RS256", "RS384", "RS512", "PS256", "ES256", "ES384", "EdDSA")
 JTI_KIND: Final = "client_assertion_jti"
 LEEWAY_S: Final = 30
+MAX_LIFETIME_S: Final = 600
 
 
 class InvalidAssertion(Exception):
@@ -90,6 +95,11 @@ async def verify_assertion(
             raise InvalidAssertion(f"client_assertion refused: {error}") from None
         if claims.get("sub") != client_id:
             raise InvalidAssertion("client_assertion sub must be the client_id")
+        if int(claims["exp"]) > time.time() + MAX_LIFETIME_S + LEEWAY_S:
+            raise InvalidAssertion(
+                f"client_assertion exp is more than {MAX_LIFETIME_S // 60} minutes ahead; "
+                "sign a short-lived assertion for each request"
+            )
         await _first_use(store, client_id, str(claims["jti"]), int(claims["exp"]))
         return
     raise InvalidAssertion("client_assertion does not verify with the client's keys")

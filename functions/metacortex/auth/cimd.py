@@ -1,7 +1,9 @@
 """Client ID Metadata Documents: a client_id that is an https URL names its own metadata.
 
 The fetch refuses anything but https, any host that resolves to a private,
-loopback, link-local or otherwise non-public address, redirects, bodies over
+loopback, link-local or otherwise non-public address (an IPv4 address inside an
+IPv6 one, NAT64, 6to4, Teredo, IPv4-mapped or -compatible, is checked as the IPv4
+address it reaches), redirects, bodies over
 ``MAX_BYTES`` and answers slower than ``TIMEOUT_S``. Documents are cached in the
 store: fresh for ``FRESH``, and served stale for up to ``STALE`` when a refetch
 fails (hosted documents have been seen answering HTML, 403 or 503 at times).
@@ -47,10 +49,39 @@ def is_metadata_url(client_id: str) -> bool:
     return client_id.startswith(("https://", "http://"))
 
 
+# Not public, though Python's ``is_global`` says so on some versions: IETF protocol
+# assignments (192.0.0.8 among them), site-local IPv6 (deprecated, still routed inside
+# some networks), and the local-use NAT64 prefix (it reaches whatever the local
+# translator reaches).
+_NOT_PUBLIC: Final = tuple(
+    ipaddress.ip_network(net) for net in ("192.0.0.0/24", "fec0::/10", "64:ff9b:1::/48")
+)
+# Prefixes whose last 32 bits are the IPv4 address a packet ends up at: NAT64's
+# well-known prefix (RFC 6052) and the deprecated IPv4-compatible form (::a.b.c.d).
+_EMBEDDING_LAST_32: Final = tuple(ipaddress.ip_network(net) for net in ("64:ff9b::/96", "::/96"))
+
+
+def _embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 address leads to (empty for a native one)."""
+    if ip.ipv4_mapped is not None:
+        return [ip.ipv4_mapped]
+    if ip.sixtofour is not None:
+        return [ip.sixtofour]
+    if ip.teredo is not None:
+        return list(ip.teredo)
+    if any(ip in net for net in _EMBEDDING_LAST_32):
+        return [ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)]
+    return []
+
+
 def _public_address(address: str) -> bool:
     ip = ipaddress.ip_address(address.split("%")[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    if any(ip in net for net in _NOT_PUBLIC):
+        return False
+    if isinstance(ip, ipaddress.IPv6Address):
+        embedded = _embedded_ipv4(ip)
+        if embedded:
+            return all(_public_address(str(inner)) for inner in embedded)
     return ip.is_global and not ip.is_multicast
 
 
@@ -187,8 +218,10 @@ async def fetch_limited(url: str, address: str | None) -> bytes:
 def _validated_jwks(body: bytes) -> dict[str, Any]:
     try:
         document = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        raise MetadataDocumentError("the client's jwks_uri did not answer JSON") from None
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise MetadataDocumentError(
+            "the client's jwks_uri did not answer JSON (or it nests too deeply)"
+        ) from None
     if not isinstance(document, dict) or not isinstance(document.get("keys"), list):
         raise MetadataDocumentError("the client's jwks_uri is not a JSON Web Key Set")
     return {"keys": document["keys"]}
@@ -197,8 +230,10 @@ def _validated_jwks(body: bytes) -> dict[str, Any]:
 def _validated(url: str, body: bytes) -> dict[str, Any]:
     try:
         document = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        raise MetadataDocumentError("the client metadata document is not JSON") from None
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise MetadataDocumentError(
+            "the client metadata document is not JSON (or it nests too deeply)"
+        ) from None
     if not isinstance(document, dict):
         raise MetadataDocumentError("the client metadata document is not a JSON object")
     if document.get("client_id") != url:

@@ -7,12 +7,17 @@ A client is looked up by its ``client_id``: an https URL is a metadata document
 Redirect URIs match exactly, except loopback ``http`` ones, which match on any
 port (RFC 8252 §7.3) so Claude Code and other local clients can listen on a
 random port.
+
+Anyone may register, so a registration is kept only ``unused_lifetime``
+(``METACORTEX_OAUTH_UNUSED_CLIENT_MINUTES``) until the owner first approves the
+client on the consent page; from then on it is kept until the owner removes it.
 """
 
 from __future__ import annotations
 
 import hmac
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -22,6 +27,8 @@ from mcp.shared.auth import DEFAULT_GRANT_TYPES, OAuthClientInformationFull
 
 from metacortex.auth import redirects
 from metacortex.auth.cimd import MetadataDocumentError, MetadataDocuments, is_metadata_url
+from metacortex.auth.limits import client_name_problem
+from metacortex.domain.records import utc_now
 from metacortex.owner.sessions import digest
 from metacortex.storage.base import MemoryStore
 
@@ -82,9 +89,12 @@ class Client:
 
 
 class ClientRegistry:
-    def __init__(self, store: MemoryStore, documents: MetadataDocuments) -> None:
+    def __init__(
+        self, store: MemoryStore, documents: MetadataDocuments, unused_lifetime: timedelta
+    ) -> None:
         self._store = store
         self._documents = documents
+        self._unused_lifetime = unused_lifetime
 
     async def get(self, client_id: str) -> Client:
         if is_metadata_url(client_id):
@@ -108,7 +118,10 @@ class ClientRegistry:
             )
         record = await anyio.to_thread.run_sync(self._store.auth_get, KIND, client_id)
         if record is None:
-            raise UnknownClient("unknown client_id; register the client first")
+            raise UnknownClient(
+                "unknown client_id; register the client first (a registration that is never "
+                "approved expires: remove the connector in the client and add it again)"
+            )
         # Checked again: a registration stored before today's rule cannot use what it forbids.
         uris = tuple(u for u in record["redirect_uris"] if redirects.allowed(u))
         if not uris:
@@ -126,6 +139,9 @@ class ClientRegistry:
 
     # The one method of the SDK's OAuthAuthorizationServerProvider its RegistrationHandler calls.
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
+        long_name = client_name_problem(client_info.client_name)
+        if long_name is not None:
+            raise RegistrationError("invalid_client_metadata", long_name)
         uris = [str(uri) for uri in client_info.redirect_uris or []]
         bad = [uri for uri in uris if not redirects.allowed(uri)]
         if not uris or bad:
@@ -139,10 +155,20 @@ class ClientRegistry:
             if client_info.client_secret
             else None,
             "issued_at": client_info.client_id_issued_at,
+            "pending": True,
         }
+        expires = utc_now() + self._unused_lifetime
         await anyio.to_thread.run_sync(
-            self._store.auth_put, KIND, client_info.client_id, record, None
+            self._store.auth_put, KIND, client_info.client_id, record, expires
         )
+
+    def keep(self, client_id: str) -> None:
+        """The owner approved this client: a registration still pending is kept from now
+        on until the owner removes it (a no-op for any other client)."""
+        record = self._store.auth_get(KIND, client_id)
+        if record is not None and record.get("pending"):
+            record.pop("pending")
+            self._store.auth_put(KIND, client_id, record, None)
 
     def list(self) -> list[tuple[str, dict[str, Any]]]:
         return self._store.auth_list(KIND)

@@ -5,6 +5,11 @@ only while its grant lives. The profile is the grant's preset intersected with
 the endpoint's own profile. Challenges carry ``resource_metadata`` and ``scope``
 (RFC 9728, RFC 6750); a tool call outside the token's scopes is a 403
 ``insufficient_scope`` naming the scope to ask for.
+
+Whether a client id exists is not told to strangers: every well-formed endpoint
+URL has resource metadata and may be asked for at authorize (only the signed-in
+owner's consent page says an endpoint does not exist), and a bearer token is
+looked up the same way at a known and at an unknown endpoint.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from metacortex.config import Settings
 from metacortex.owner.web import public_base
 from metacortex.server.bearer import BearerIdentity
 from metacortex.server.guard import Rejection
-from metacortex.server.profiles import Profile, Profiles
+from metacortex.server.profiles import CLIENT_ID_PATTERN, Profile, Profiles
 from metacortex.server.routes import FUNCTION_PREFIX, Route, resolve
 
 WELL_KNOWN_PRM: Final = "/.well-known/oauth-protected-resource"
@@ -60,10 +65,9 @@ class OAuthResource:
 
     async def authenticate(self, scope: Scope, route: Route, token: str) -> BearerIdentity | None:
         endpoint = self.endpoint_profile(route)
-        if endpoint is None:
-            return None
+        # Looked up even when the endpoint does not exist: the same work either way.
         record = await anyio.to_thread.run_sync(self._tokens.access, token)
-        if record is None:
+        if record is None or endpoint is None:
             return None
         base = public_base(Request(scope), self._settings)
         if record.get("resource") != resource_url(base, route):
@@ -99,7 +103,10 @@ class OAuthResource:
     def insufficient_scope(
         self, scope: Scope, route: Route, identity: BearerIdentity, body: bytes
     ) -> Rejection | None:
-        for tool in _called_tools(body):
+        called = _called_tools(body)
+        if called is None:
+            return _TOO_DEEP
+        for tool in called:
             needed = scope_names.needed_for(tool)
             if needed is not None and needed not in identity.scopes:
                 wanted = " ".join(
@@ -120,9 +127,13 @@ class OAuthResource:
         return None
 
 
-def _called_tools(body: bytes) -> list[str]:
+def _called_tools(body: bytes) -> list[str] | None:
+    """The tools a JSON-RPC body calls; None when it nests deeper than Python's parser
+    follows (it raises RecursionError where the SDK's parser gives up sooner)."""
     try:
         message: Any = json.loads(body)
+    except RecursionError:
+        return None
     except (ValueError, UnicodeDecodeError):
         return []
     messages = message if isinstance(message, list) else [message]
@@ -135,14 +146,33 @@ def _called_tools(body: bytes) -> list[str]:
     return names
 
 
-def resource_of(base: str, profiles: Profiles, url: str) -> str | None:
-    """The canonical resource URL ``url`` names on this server, or None.
+_TOO_DEEP: Final = Rejection(
+    400,
+    "invalid_request",
+    "parse_error",
+    "Parse error: the JSON body is nested too deeply",
+    jsonrpc_code=-32700,
+)
+
+
+def resource_of(base: str, url: str) -> str | None:
+    """The canonical resource URL ``url`` names on this server, or None: ``/mcp`` or
+    ``/clients/<id>/mcp`` with an id of the profile syntax, whether or not such a profile
+    exists (``served`` tells that, to the owner only).
 
     One trailing slash is tolerated, as for the endpoints themselves."""
     candidate = url[:-1] if url.endswith("/") else url
     if not candidate.startswith(base + "/"):
         return None
     route = resolve(candidate[len(base) :])
-    if route is None or route.kind != "mcp" or profiles.get(route.client_id) is None:
+    if route is None or route.kind != "mcp":
+        return None
+    if route.client_id is not None and not CLIENT_ID_PATTERN.fullmatch(route.client_id):
         return None
     return candidate
+
+
+def served(base: str, profiles: Profiles, resource: str) -> bool:
+    """Whether the resource URL (from ``resource_of``) is an endpoint configured here."""
+    route = resolve(resource[len(base) :]) if resource.startswith(base + "/") else None
+    return route is not None and route.kind == "mcp" and profiles.get(route.client_id) is not None

@@ -48,8 +48,14 @@ from metacortex.auth.assertions import (
     claimed_client_id,
     verify_assertion,
 )
-from metacortex.auth.cimd import MetadataDocuments
+from metacortex.auth.cimd import MetadataDocuments, is_metadata_url
 from metacortex.auth.clients import Client, ClientRegistry, UnknownClient
+from metacortex.auth.limits import (
+    AbuseLimits,
+    challenge_problem,
+    registration_problem,
+    state_problem,
+)
 from metacortex.auth.presets import (
     BY_ID,
     PRESETS,
@@ -57,14 +63,12 @@ from metacortex.auth.presets import (
     known_client,
     preselected,
 )
-from metacortex.auth.resource import WELL_KNOWN_PRM, OAuthResource, resource_of
+from metacortex.auth.resource import WELL_KNOWN_PRM, OAuthResource, resource_of, served
 from metacortex.auth.tokens import CODE, REFRESH, Issued, TokenStore, pkce_matches
 from metacortex.config import Settings
 from metacortex.owner import OwnerWeb, public_base, templates
 from metacortex.owner.web import origin_of
-from metacortex.server.addresses import client_address
 from metacortex.server.logs import log
-from metacortex.server.ratelimit import RateLimiter
 from metacortex.server.routes import FUNCTION_PREFIX, resolve
 from metacortex.server.runtime import Runtime
 from metacortex.storage.base import MemoryStore
@@ -79,9 +83,6 @@ JWKS: Final = "/oauth/jwks"
 WELL_KNOWN_AS: Final = "/.well-known/oauth-authorization-server"
 WELL_KNOWN_OIDC: Final = "/.well-known/openid-configuration"
 AUTH_METHODS: Final = ("none", "client_secret_post", "client_secret_basic", "private_key_jwt")
-# Registrations write a record each; Claude registers up to twice per connect.
-REGISTRATIONS_PER_MINUTE_PER_ADDRESS: Final = 20
-REGISTRATIONS_PER_MINUTE_OVERALL: Final = 120
 _NO_STORE: Final = {"cache-control": "no-store", "pragma": "no-cache"}
 # Metadata documents: read by clients, preflighted by browser-based ones.
 _READ: Final = ["GET", "OPTIONS"]
@@ -120,6 +121,7 @@ class AuthorizationServer:
         self._tokens: TokenStore | None = None
         self._clients: ClientRegistry | None = None
         self._documents: MetadataDocuments | None = None
+        self.limits = AbuseLimits(settings)
         self.owner = OwnerWeb(
             settings, self._require_store, page_templates=templates(HERE / "templates")
         )
@@ -142,7 +144,11 @@ class AuthorizationServer:
         self._documents = MetadataDocuments(
             store, test_origin=self.settings.metacortex_oauth_cimd_test_origin
         )
-        self._clients = ClientRegistry(store, self._documents)
+        self._clients = ClientRegistry(
+            store,
+            self._documents,
+            timedelta(minutes=self.settings.metacortex_oauth_unused_client_minutes),
+        )
         return OAuthResource(self.settings, self.runtime.profiles, self._tokens)
 
     @property
@@ -175,12 +181,8 @@ class AuthorizationServer:
             ClientRegistrationOptions(enabled=True),
         )
 
-        limiter = RateLimiter()
-
         async def register(request: Request) -> Response:
-            address = client_address(request).bucket
-            wait = limiter.acquire(address, REGISTRATIONS_PER_MINUTE_PER_ADDRESS)
-            wait = wait or limiter.acquire("overall", REGISTRATIONS_PER_MINUTE_OVERALL)
+            wait = self.limits.registration(request)
             if wait is not None:
                 return JSONResponse(
                     {
@@ -190,7 +192,11 @@ class AuthorizationServer:
                     status_code=429,
                     headers={**_NO_STORE, **_CORS, "retry-after": str(wait)},
                 )
-            refused = redirects.refused_in_registration(await request.body())
+            body = await request.body()
+            problem = registration_problem(body)
+            if problem is not None:
+                return _oauth_json(OAuthError("invalid_client_metadata", problem))
+            refused = redirects.refused_in_registration(body)
             if refused is not None:
                 return _oauth_json(OAuthError("invalid_redirect_uri", refused))
             response = await registration.handle(request)
@@ -283,9 +289,7 @@ class AuthorizationServer:
             resource: str | None = base + "/mcp"  # the root describes the admin endpoint
         else:
             origin = origin_of(base)
-            resource = resource_of(base, self.runtime.profiles, origin + rest) or resource_of(
-                base, self.runtime.profiles, base + rest
-            )
+            resource = resource_of(base, origin + rest) or resource_of(base, base + rest)
         if resource is None:
             return _not_found()
         if rest.endswith("/"):
@@ -318,6 +322,16 @@ class AuthorizationServer:
         )
 
     async def authorize(self, request: Request) -> Response:
+        wait = self.limits.authorization(request)
+        if wait is not None:
+            refused = self._error_page(
+                request,
+                f"Too many authorization requests from your address; wait {wait} seconds "
+                "and try again.",
+                429,
+            )
+            refused.headers["retry-after"] = str(wait)
+            return refused
         params = request.query_params
         client_id = params.get("client_id")
         if not client_id:
@@ -332,6 +346,9 @@ class AuthorizationServer:
                 request, "The redirect_uri is not one this client registered; nothing was sent."
             )
         state = params.get("state")
+        too_long = state_problem(state)
+        if too_long is not None:
+            return self._error_page(request, f"The request cannot be answered: {too_long}.")
         kept = {"state": state} if state is not None else {}
 
         def fail(error: str, description: str) -> Response:
@@ -342,18 +359,15 @@ class AuthorizationServer:
         if params.get("response_type") != "code":
             return fail("unsupported_response_type", "only response_type=code is supported")
         challenge = params.get("code_challenge")
-        if not challenge or params.get("code_challenge_method") != "S256":
-            return fail("invalid_request", "PKCE is required: code_challenge with method S256")
+        bad_pkce = challenge_problem(challenge, params.get("code_challenge_method"))
+        if bad_pkce is not None:
+            return fail("invalid_request", bad_pkce)
         if params.get("prompt") == "none":
             return fail("consent_required", "the owner must approve this client on the page")
         scopes = scope_names.parse(params.get("scope"))
         base = self.issuer(request)
         requested_resource = params.get("resource")
-        resource = (
-            resource_of(base, self.runtime.profiles, requested_resource)
-            if requested_resource
-            else base + "/mcp"
-        )
+        resource = resource_of(base, requested_resource) if requested_resource else base + "/mcp"
         if resource is None:
             return fail("invalid_target", "resource is not an MCP endpoint of this server")
         pending = {
@@ -401,6 +415,13 @@ class AuthorizationServer:
         except UnknownClient as error:
             return self._error_page(request, f"The client cannot be used: {error}")
         redirect_uri = str(pending["redirect_uri"])
+        if not served(self.issuer(request), self.runtime.profiles, str(pending["resource"])):
+            # Only the signed-in owner learns that an endpoint does not exist.
+            return self._error_page(
+                request,
+                f"The client asks for {pending['resource']}, which is not an MCP endpoint "
+                "of this server; nothing was granted. Check the URL given to the client.",
+            )
         if form is None:
             return self._consent_page(request, request_id, session.csrf, client, pending)
         if not session.csrf_matches(_field(form, "csrf")):
@@ -436,6 +457,8 @@ class AuthorizationServer:
             "chatgpt_tools": _field(form, "chatgpt_tools") == "on",
         }
         grant_id = await anyio.to_thread.run_sync(self.tokens.create_grant, grant)
+        if client.registered_by == "dynamic registration":
+            await anyio.to_thread.run_sync(self.clients.keep, client.client_id)
         log(
             logging.INFO,
             "oauth grant created",
@@ -539,6 +562,15 @@ class AuthorizationServer:
             client_id = claimed_client_id(assertion)
         if not client_id:
             raise OAuthError("invalid_client", "client_id is required", 401)
+        if is_metadata_url(client_id):
+            # Looking a document up may fetch and cache it: it counts like an authorize.
+            wait = self.limits.authorization(request)
+            if wait is not None:
+                raise OAuthError(
+                    "temporarily_unavailable",
+                    f"too many requests from this address; retry after {wait} s",
+                    429,
+                )
         try:
             client = await self.clients.get(client_id)
         except UnknownClient as error:

@@ -21,6 +21,7 @@ from metacortex.config import Settings
 from metacortex.errors import MetaCortexError
 from metacortex.owner import OwnerWeb, Session, security_headers, templates
 from metacortex.owner.web import ICON_PATH, STYLESHEET_PATH
+from metacortex.server.domain_errors import HTTP_STATUS
 from metacortex.server.runtime import Runtime
 from metacortex.service import Access, MemoryService
 
@@ -31,17 +32,6 @@ HERE: Final = Path(__file__).parent
 HOME: Final = "/console"
 STYLESHEET: Final = "/console/static/console.css"
 ADMIN: Final = Access.admin()
-# HTTP status of a refused console action, by domain error code.
-STATUS: Final = {
-    "invalid_argument": 400,
-    "not_found": 404,
-    "forbidden": 403,
-    "conflict": 409,
-    "failed_precondition": 409,
-    "unavailable": 503,
-    "rate_limited": 429,
-    "resource_exhausted": 507,
-}
 T = TypeVar("T")
 
 
@@ -117,7 +107,7 @@ class ConsoleBase:
             session,
             "refused.html",
             {"title": title, "error": error.message, "code": error.code},
-            status_code=STATUS.get(error.code, 400),
+            status_code=HTTP_STATUS.get(error.code, 400),
         )
 
     def redirect(self, request: Request, path: str) -> Response:

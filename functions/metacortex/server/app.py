@@ -30,6 +30,8 @@ from starlette.routing import BaseRoute, Route
 
 from metacortex.composition import build_service, check_configuration
 from metacortex.config import Settings
+from metacortex.errors import MetaCortexError
+from metacortex.server.domain_errors import domain_error
 from metacortex.server.events import EventRecorder
 from metacortex.server.guard import RequestGuard
 from metacortex.server.logs import log
@@ -142,6 +144,9 @@ def create_app(
     app = Starlette(
         routes=routes,
         middleware=[Middleware(RequestGuard, runtime=runtime)],
+        # A domain error outside a tool call (the OAuth endpoints, sign-in) is answered
+        # with its own status and message, never a bare 500 (server/domain_errors.py).
+        exception_handlers={MetaCortexError: domain_error},
         lifespan=lifespan,
     )
     app.state.runtime = runtime

@@ -292,7 +292,8 @@ async def test_the_context_prompt_stays_within_the_budget_and_says_what_it_left_
     assert len(small) <= 1500
     assert "Note 29:" in small  # the newest first
     assert "Note 0:" not in small
-    assert "Only the 2 most recent fit within 1500 characters" in small
+    shown = small.count("\n## ")
+    assert f"(Only the {shown} most recent fit within 1500 characters;" in small
     assert all(f"Note {i}:" in large for i in range(30))
     assert "Only the" not in large
 

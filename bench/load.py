@@ -464,6 +464,7 @@ def local_server() -> Iterator[LocalServer]:
             "METACORTEX_STORE": "sqlite",
             "METACORTEX_EMBEDDINGS": "local",
             "METACORTEX_RATE_LIMIT_PER_MINUTE": "10000000",
+            "METACORTEX_ADMIN_RATE_LIMIT_PER_MINUTE": "10000000",
             "METACORTEX_LOG_LEVEL": "WARNING",
         }
         server = WatchedProcess(

@@ -76,7 +76,9 @@ class _Process:
         started = asyncio.Event()
         try:
             settings = Settings(deployment="cloud")
-            configure_logging(settings.metacortex_log_level)
+            # Logs are collected here: JSON lines unless METACORTEX_LOG_FORMAT=text.
+            text = settings.metacortex_log_format == "text"
+            configure_logging(settings.metacortex_log_level, "text" if text else "json")
             # Requests get in while the store opens: see create_app.
             app = create_app(settings, background_start=True)
         except Exception as error:  # noqa: BLE001 - reported as 503 + one log line

@@ -8,7 +8,7 @@ and pass it down.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Final, Literal
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -19,8 +19,16 @@ from metacortex.domain.records import BranchState
 StoreKind = Literal["sqlite", "firestore"]
 EmbeddingsKind = Literal["local", "gemini"]
 Deployment = Literal["local", "cloud"]
+LogFormat = Literal["auto", "json", "text"]
 
 CommaList = Annotated[tuple[str, ...], NoDecode]
+
+# The admin endpoint's default rate limit: 50 calls a second, about what one local server
+# process serves flat out (49-65 calls/s, docs/benchmarks.md "Load test"), so an import
+# over MCP on the owner's token runs at the server's speed, while what a runaway script
+# costs each instance stays bounded. Client endpoints and OAuth grants keep
+# METACORTEX_RATE_LIMIT_PER_MINUTE (300). README, "Rate limits".
+ADMIN_RATE_LIMIT_PER_MINUTE: Final = 3000
 
 
 def _default_data_dir() -> Path:
@@ -87,6 +95,9 @@ class Settings(BaseSettings):
     mcp_client_profiles_json: SecretStr | None = None
     metacortex_max_body_bytes: int = Field(default=limits.DEFAULT_MAX_BODY_BYTES, ge=1024)
     metacortex_rate_limit_per_minute: int = Field(default=300, ge=1)
+    # The admin endpoint /mcp is the owner's own token, the one bulk imports use; its
+    # limit is its own, sized for them (the one above is for client endpoints and grants).
+    metacortex_admin_rate_limit_per_minute: int = Field(default=ADMIN_RATE_LIMIT_PER_MINUTE, ge=1)
     # `metacortex serve` connection hygiene (server/connections.py): a request head must
     # arrive within the head timeout; a body may pause at most the body timeout between
     # chunks; past the connection cap (also fitted below RLIMIT_NOFILE) the longest-idle
@@ -104,6 +115,9 @@ class Settings(BaseSettings):
     # Extra Host header values accepted besides loopback (DNS-rebinding defence).
     metacortex_allowed_hosts: CommaList = ()
     metacortex_log_level: str = "INFO"
+    # JSON lines (collected logs) or readable lines (a person at a terminal); auto: text
+    # when `metacortex serve`'s stderr is a terminal, JSON otherwise and in the cloud.
+    metacortex_log_format: LogFormat = "auto"
 
     # --- OAuth 2.1 for web connectors (metacortex.auth, metacortex.owner) ------------
     metacortex_oauth: bool = False
@@ -139,6 +153,9 @@ class Settings(BaseSettings):
         "admin-read-write"
     )
     mcp_smoke_token: SecretStr | None = None
+    # The name the start-up banner exported the admin token under before it said
+    # MCP_ADMIN_TOKEN; read as an alias by the client-side commands only (cli/endpoint_token.py).
+    metacortex_token: SecretStr | None = None
     mcp_smoke_origin: str | None = None
     mcp_smoke_url_token: bool = False
 
@@ -154,6 +171,13 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return tuple(part.strip() for part in value.split(",") if part.strip())
         return value
+
+    @field_validator("metacortex_data_dir")
+    @classmethod
+    def _absolute_data_dir(cls, value: Path) -> Path:
+        # One resolution for every command (`--data-dir`, METACORTEX_DATA_DIR): `~` is
+        # the home directory, a relative path is taken from where the command runs.
+        return value.expanduser().absolute()
 
     @classmethod
     def environment_names(cls) -> frozenset[str]:

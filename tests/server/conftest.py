@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import socket
 import threading
 from collections.abc import AsyncIterator, Iterator
@@ -78,6 +79,18 @@ def make_settings(data_dir: Path, **overrides: Any) -> Settings:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture
+def restore_logging() -> Iterator[None]:
+    """serve and configure_logging set up process-wide logging; undo it for the next tests."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    mcp_level = logging.getLogger("mcp").level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+    logging.getLogger("mcp").setLevel(mcp_level)
 
 
 @pytest.fixture

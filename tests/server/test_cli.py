@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import os
 import signal
 import stat
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,16 +26,7 @@ from tests.server.conftest import ADMIN_TOKEN, client_profiles
 ENV_PREFIXES = ("MCP_", "METACORTEX_", "GEMINI_", "SEARCH_", "DEFAULT_FILTER", "RETRIEVAL_")
 
 
-@pytest.fixture(autouse=True)
-def restore_logging() -> Iterator[None]:
-    """serve configures process-wide JSON logging; undo it for the next tests."""
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    mcp_level = logging.getLogger("mcp").level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
-    logging.getLogger("mcp").setLevel(mcp_level)
+pytestmark = pytest.mark.usefixtures("restore_logging")  # serve configures logging
 
 
 @pytest.fixture

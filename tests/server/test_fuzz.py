@@ -242,7 +242,11 @@ def seed(harness: Harness) -> list[str]:
 @pytest.fixture
 def wire(tmp_path: Path, service: MemoryService) -> Iterator[Wire]:
     # A rate limit no run reaches: a 429 would only hide what the examples test.
-    fuzz_settings = make_settings(tmp_path / "data", metacortex_rate_limit_per_minute=1_000_000)
+    fuzz_settings = make_settings(
+        tmp_path / "data",
+        metacortex_rate_limit_per_minute=1_000_000,
+        metacortex_admin_rate_limit_per_minute=1_000_000,
+    )
     assert fuzz_settings.metacortex_max_body_bytes == BODY_LIMIT
     with (
         anyio.from_thread.start_blocking_portal() as portal,

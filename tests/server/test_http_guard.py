@@ -342,7 +342,9 @@ async def test_an_unparseable_body_gets_a_json_rpc_error(
 async def test_the_rate_limit_is_per_profile_with_retry_after(
     tmp_path: Path, service: MemoryService
 ) -> None:
-    settings = make_settings(tmp_path, metacortex_rate_limit_per_minute=2)
+    settings = make_settings(
+        tmp_path, metacortex_rate_limit_per_minute=2, metacortex_admin_rate_limit_per_minute=2
+    )
     async with started(settings, service) as harness:
         async with harness.http(ADMIN_TOKEN) as http:
             statuses = [
@@ -355,8 +357,12 @@ async def test_the_rate_limit_is_per_profile_with_retry_after(
             )
         assert [r.status_code for r in statuses] == [200, 200, 429]
         limited = statuses[2]
-        assert int(limited.headers["retry-after"]) >= 1
-        assert error_of(limited)["code"] == "rate_limited"
+        retry_after = int(limited.headers["retry-after"])
+        assert retry_after >= 1
+        body = limited.json()  # a JSON-RPC error, so that MCP clients show its message
+        assert (body["jsonrpc"], body["id"]) == ("2.0", None)
+        assert body["error"]["data"] == {"code": "rate_limited", "retry_after_seconds": retry_after}
+        assert f"retry after {retry_after} s" in body["error"]["message"]
         assert other.status_code == 200  # another profile has its own bucket
 
 

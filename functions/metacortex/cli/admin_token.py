@@ -47,6 +47,14 @@ def ensure_admin_token(settings: Settings) -> AdminToken:
     return AdminToken(updated, path, created, token)
 
 
+def stored_admin_token(settings: Settings) -> str | None:
+    """The token ``serve`` generated into the data directory, if any (never creates one)."""
+    path = settings.admin_token_path
+    if not path.is_file():
+        return None
+    return _read(path) or None
+
+
 def _read(path: Path) -> str:
     mode = stat.S_IMODE(path.stat().st_mode)
     if mode & 0o077:

@@ -1,7 +1,8 @@
 """What ``metacortex serve`` prints once it is ready: endpoints and client configurations.
 
 The token itself appears only on the run that generated it; the snippets read
-it from an environment variable, so a pasted configuration never contains it.
+it from the environment variable ``MCP_ADMIN_TOKEN`` (the name the server and
+``metacortex smoke`` read too), so a pasted configuration never contains it.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 from metacortex import __version__
 from metacortex.server.profiles import Profiles
 
-SHELL_VARIABLE = "METACORTEX_TOKEN"
+SHELL_VARIABLE = "MCP_ADMIN_TOKEN"
 
 
 def base_url(host: str, port: int) -> str:
@@ -37,7 +38,9 @@ def banner(
     token_path: Path | None,
     new_token: str | None,
     oauth: bool = False,
+    passphrase_command: str | None = None,
 ) -> str:
+    """``passphrase_command``: how to set the owner passphrase, when none is set."""
     admin_url = f"{url}/mcp"
     lines = [
         f"MetaCortex {__version__} is ready at {url}",
@@ -47,7 +50,10 @@ def banner(
     if profiles.clients:
         ids = ", ".join(sorted(profiles.clients))
         lines.append(f"  client endpoints  POST {url}/clients/<id>/mcp  (ids: {ids})")
-    lines += [f"  health            GET  {url}/healthz", ""]
+    lines += [f"  health            GET  {url}/healthz", f"  console           {url}/console", ""]
+    if passphrase_command is not None:
+        lines += ["No owner passphrase is set; set one to sign in to the console:"]
+        lines += [f"  {passphrase_command}", ""]
     if new_token is not None:
         lines += [
             f"Admin token, shown only this once (stored in {token_path}, mode 0600):",
@@ -58,8 +64,7 @@ def banner(
         lines.append(f"The admin token is stored in {token_path}. Load it into your shell:")
         lines.append(f'  export {SHELL_VARIABLE}="$(cat {token_path})"')
     else:
-        lines.append("The admin token is MCP_ADMIN_TOKEN. Load it into your shell:")
-        lines.append(f'  export {SHELL_VARIABLE}="$MCP_ADMIN_TOKEN"')
+        lines.append(f"The admin token is {SHELL_VARIABLE}, from the environment.")
     generic = {
         "mcpServers": {
             "metacortex": {

@@ -10,25 +10,13 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from metacortex.cli.data_dir import add_data_dir_option, settings_for
 from metacortex.composition import build_embedder, build_store
 from metacortex.config import Settings
 from metacortex.errors import ConfigurationError
 from metacortex.operations.backup import BackupError, export_portable, restore_portable
 from metacortex.operations.reembed import reembed
 from metacortex.storage.sqlite import SQLiteStore
-
-
-def _settings(args: argparse.Namespace) -> Settings:
-    overrides: dict[str, Any] = {}
-    if args.data_dir is not None:
-        overrides["metacortex_data_dir"] = args.data_dir.expanduser()
-    return Settings(**overrides)
-
-
-def _data_dir_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--data-dir", type=Path, help="the embedded store's folder (default: METACORTEX_DATA_DIR)"
-    )
 
 
 def add_parser(commands: Any) -> None:
@@ -42,7 +30,7 @@ def add_parser(commands: Any) -> None:
     )
     backup.add_argument("destination", type=Path, help="folder (portable) or file (--full)")
     backup.add_argument("--full", action="store_true", help="copy the SQLite database file")
-    _data_dir_option(backup)
+    add_data_dir_option(backup)
     backup.set_defaults(run=run_backup)
 
     restore = commands.add_parser(
@@ -57,7 +45,7 @@ def add_parser(commands: Any) -> None:
     restore.add_argument(
         "source", type=Path, help="a folder written by `metacortex backup` (or the original's)"
     )
-    _data_dir_option(restore)
+    add_data_dir_option(restore)
     restore.set_defaults(run=run_restore)
 
     again = commands.add_parser(
@@ -66,12 +54,12 @@ def add_parser(commands: Any) -> None:
         description="Rewrites every vector with the configured model, then records that "
         "model as the store's. Stop servers using the store first.",
     )
-    _data_dir_option(again)
+    add_data_dir_option(again)
     again.set_defaults(run=run_reembed)
 
 
 def run_backup(args: argparse.Namespace) -> int:
-    settings = _settings(args)
+    settings = settings_for(args)
     store = build_store(settings)
     try:
         if args.full:
@@ -100,7 +88,7 @@ def run_backup(args: argparse.Namespace) -> int:
 
 
 def run_restore(args: argparse.Namespace) -> int:
-    settings = _settings(args)
+    settings = settings_for(args)
     store = build_store(settings)
     try:
         embedder = build_embedder(settings)
@@ -121,7 +109,7 @@ def run_restore(args: argparse.Namespace) -> int:
 
 
 def run_reembed(args: argparse.Namespace) -> int:
-    settings = _settings(args)
+    settings = settings_for(args)
     store = build_store(settings)
     try:
         summary = reembed(store, build_embedder(settings))

@@ -15,9 +15,9 @@ import argparse
 import sys
 import time
 from datetime import timedelta
-from pathlib import Path
 from typing import Any, Final
 
+from metacortex.cli.data_dir import add_data_dir_option, settings_for
 from metacortex.composition import build_store
 from metacortex.config import Settings
 from metacortex.errors import MetaCortexError
@@ -45,9 +45,7 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("ids", nargs="*", metavar="ID", help="ids of the memories to erase")
     parser.add_argument("--topic", help="erase every memory of this topic, in every state")
     parser.add_argument("--yes", action="store_true", help="do not ask (for scripts)")
-    parser.add_argument(
-        "--data-dir", type=Path, help="the embedded store's folder (default: METACORTEX_DATA_DIR)"
-    )
+    add_data_dir_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -55,10 +53,7 @@ def run(args: argparse.Namespace) -> int:
     if bool(args.ids) == (args.topic is not None):
         print("metacortex erase: give memory ids or --topic TOPIC (one of them)", file=sys.stderr)
         return EXIT_REFUSED
-    overrides: dict[str, Any] = {}
-    if args.data_dir is not None:
-        overrides["metacortex_data_dir"] = args.data_dir.expanduser()
-    settings = Settings(**overrides)
+    settings = settings_for(args)
     store = build_store(settings)
     try:
         return _erase(args, settings, store)

@@ -6,7 +6,7 @@
 - ``eval run [CASES]``: search every case and print hit@k, recall@k, MRR, the
   zero-result rate and latency p50/p95 (``--live`` runs against the real store,
   for cases imported from events; ``--url`` against a deployed endpoint, through
-  MCP, with MCP_SMOKE_TOKEN or MCP_ADMIN_TOKEN).
+  MCP, with MCP_SMOKE_TOKEN or MCP_ADMIN_TOKEN; ``cli/endpoint_token.py``).
 - ``eval import-events [CASES] [--lookback-hours H]``: turn search-then-fetch
   evidence in ``retrieval_query_events`` (RETRIEVAL_EVENT_LOGGING_ENABLED=true)
   into cases.
@@ -28,6 +28,7 @@ import anyio
 import httpx2
 from mcp.shared.exceptions import MCPError
 
+from metacortex.cli.endpoint_token import endpoint_token
 from metacortex.cli.smoke import failure_reason
 from metacortex.composition import build_service, build_store
 from metacortex.config import Settings
@@ -109,11 +110,9 @@ def run_cases_command(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     if args.url:
-        secret = settings.mcp_smoke_token or settings.mcp_admin_token
-        if secret is None:
-            raise ConfigurationError("set MCP_SMOKE_TOKEN (or MCP_ADMIN_TOKEN) for --url")
+        token = endpoint_token(settings, args.url)
         try:
-            report = anyio.run(_remote, args.url, secret.get_secret_value(), cases, args.limit)
+            report = anyio.run(_remote, args.url, token, cases, args.limit)
         except (RemoteEvaluationError, MCPError, httpx2.HTTPError, ExceptionGroup) as error:
             print(
                 f"metacortex: eval against {args.url} failed: {failure_reason(error)}",

@@ -12,11 +12,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
+from metacortex.cli.data_dir import add_data_dir_option, settings_for
 from metacortex.composition import build_store
-from metacortex.config import Settings
 from metacortex.errors import NotFound
 from metacortex.storage.base import MemoryStore
 
@@ -32,19 +31,16 @@ def add_parser(commands: Any) -> None:
     for kind, noun in (("grants", "grant"), ("clients", "registered client")):
         sub = kinds.add_parser(kind, help=f"list {noun}s, or revoke one")
         sub.add_argument("--json", action="store_true", help="print JSON")
-        sub.add_argument("--data-dir", type=Path, help="the embedded store's folder")
+        add_data_dir_option(sub)
         actions = sub.add_subparsers(dest="action", metavar="ACTION")
         revoke = actions.add_parser("revoke", help=f"revoke one {noun}")
         revoke.add_argument("id", help=f"the {noun}'s id (from the list)")
-        revoke.add_argument("--data-dir", type=Path, help="the embedded store's folder")
+        add_data_dir_option(revoke)
         sub.set_defaults(run=run_oauth)
 
 
 def _store(args: argparse.Namespace) -> MemoryStore:
-    overrides: dict[str, Any] = {}
-    if getattr(args, "data_dir", None) is not None:
-        overrides["metacortex_data_dir"] = args.data_dir.expanduser()
-    return build_store(Settings(**overrides))
+    return build_store(settings_for(args))
 
 
 def run_oauth(args: argparse.Namespace) -> int:

@@ -1,8 +1,10 @@
 """``metacortex owner set-passphrase``: the passphrase the owner signs in with.
 
-It protects the OAuth consent page (``docs/CONNECTORS.md``). The passphrase is
-read twice from the terminal (or once from standard input with ``--stdin``)
-and stored in the configured store as an argon2id hash, never in clear.
+It opens the memory console (``docs/CONSOLE.md``) and the OAuth consent page
+(``docs/CONNECTORS.md``). On a terminal it is read twice, hidden; otherwise (a
+pipe, ``--stdin``) as one line of standard input. It is stored as an argon2id
+hash, never in clear, in the store ``--data-dir`` (or the environment) names, as
+for ``metacortex serve``; the command says which store that was.
 """
 
 from __future__ import annotations
@@ -10,55 +12,91 @@ from __future__ import annotations
 import argparse
 import getpass
 import sys
-from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
+from metacortex.cli.data_dir import add_data_dir_option, describe_store, settings_for
 from metacortex.composition import build_store
 from metacortex.config import Settings
 from metacortex.errors import InvalidArgument
 from metacortex.owner import set_passphrase
 
+EXIT_USAGE: Final = 2
+
 
 def add_parser(commands: Any) -> None:
     parser: argparse.ArgumentParser = commands.add_parser(
-        "owner", help="the server owner's sign-in (for OAuth consent)"
+        "owner", help="the server owner's sign-in (the console and OAuth consent)"
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     setter = actions.add_parser(
         "set-passphrase",
-        help="set or replace the owner passphrase (stored as an argon2id hash)",
-        description="Set the passphrase the owner types to approve OAuth clients. It is "
-        "stored as an argon2id hash in the configured store; at least 12 characters.",
+        help="set or replace the owner passphrase for the console and OAuth consent",
+        description="Set the passphrase the owner signs in with, at the memory console "
+        "(/console) and on the OAuth consent page. It is stored as an argon2id hash in "
+        "the store of --data-dir (or METACORTEX_DATA_DIR, or METACORTEX_STORE=firestore), "
+        "found as `metacortex serve` finds it: give the server's --data-dir. At least 12 "
+        "characters. Read twice from the terminal, or as one line from standard input "
+        "when it is piped (or with --stdin).",
     )
     setter.add_argument(
         "--stdin", action="store_true", help="read the passphrase from one line of stdin"
     )
-    setter.add_argument(
-        "--data-dir", type=Path, help="the embedded store's folder (default: METACORTEX_DATA_DIR)"
-    )
+    add_data_dir_option(setter)
     setter.set_defaults(run=run_set_passphrase)
 
 
+class _NoPassphrase(Exception):
+    """Nothing to read the passphrase from."""
+
+
 def _read_passphrase(from_stdin: bool) -> str:
-    if from_stdin:
-        return sys.stdin.readline().rstrip("\r\n")
-    first = getpass.getpass("New owner passphrase: ")
-    second = getpass.getpass("Repeat it: ")
+    if from_stdin or not sys.stdin.isatty():
+        line = sys.stdin.readline()
+        if not line:
+            raise _NoPassphrase("standard input ended before a passphrase")
+        return line.rstrip("\r\n")
+    try:
+        first = getpass.getpass("New owner passphrase: ")
+        second = getpass.getpass("Repeat it: ")
+    except EOFError:
+        raise _NoPassphrase("the terminal closed before a passphrase") from None
     if first != second:
         raise InvalidArgument("the two passphrases differ; nothing was changed")
     return first
 
 
 def run_set_passphrase(args: argparse.Namespace) -> int:
-    overrides: dict[str, Any] = {}
-    if args.data_dir is not None:
-        overrides["metacortex_data_dir"] = args.data_dir.expanduser()
-    settings = Settings(**overrides)
-    passphrase = _read_passphrase(args.stdin)
+    settings = settings_for(args)
+    try:
+        passphrase = _read_passphrase(args.stdin)
+    except _NoPassphrase as missing:
+        print(
+            f"metacortex: {missing}; nothing was changed. Run it in a terminal, or pipe "
+            "the passphrase in: printf '%s\\n' \"$PASSPHRASE\" | metacortex owner "
+            "set-passphrase --stdin",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    fresh = _is_new_store(settings)
     store = build_store(settings)
     try:
         set_passphrase(store, passphrase)
     finally:
         store.close()
-    print("metacortex: owner passphrase set (stored as an argon2id hash)", file=sys.stderr)
+    print(
+        f"metacortex: owner passphrase set in {describe_store(settings)} "
+        "(an argon2id hash); sign in at /console",
+        file=sys.stderr,
+    )
+    if fresh:
+        print(
+            f"metacortex: {settings.metacortex_data_dir} held no store before: a server "
+            "started with another --data-dir does not see this passphrase; run this "
+            "again with that server's --data-dir",
+            file=sys.stderr,
+        )
     return 0
+
+
+def _is_new_store(settings: Settings) -> bool:
+    return settings.store_kind == "sqlite" and not settings.sqlite_path.exists()

@@ -11,15 +11,18 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ipaddress
+import shlex
 import socket
 import sys
-from pathlib import Path
 from typing import Any, Final
 
 import uvicorn
 
+from metacortex import owner
 from metacortex.cli.admin_token import ensure_admin_token
 from metacortex.cli.banner import banner, base_url
+from metacortex.cli.data_dir import add_data_dir_option, settings_for
+from metacortex.cli.program import program
 from metacortex.composition import build_service
 from metacortex.config import Settings
 from metacortex.errors import ConfigurationError
@@ -52,12 +55,7 @@ def add_parser(commands: Any) -> None:
         default=DEFAULT_PORT,
         help="port to bind, 0 for any (default %(default)s)",
     )
-    parser.add_argument(
-        "--data-dir",
-        type=Path,
-        help="where the store and the admin token live (default METACORTEX_DATA_DIR or "
-        "~/.local/share/metacortex)",
-    )
+    add_data_dir_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -75,10 +73,7 @@ def status(message: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    overrides: dict[str, Any] = {}
-    if args.data_dir is not None:
-        overrides["metacortex_data_dir"] = args.data_dir.expanduser()
-    settings = Settings(**overrides)
+    settings = settings_for(args)
     host: str = args.host
     if not is_loopback(host):
         if settings.mcp_admin_token is None:
@@ -92,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
             hosts = (*settings.metacortex_allowed_hosts, host)
             settings = settings.model_copy(update={"metacortex_allowed_hosts": hosts})
     settings = settings.model_copy(update={"bind_is_loopback": is_loopback(host)})
-    configure_logging(settings.metacortex_log_level)
+    configure_logging(settings.metacortex_log_level, settings.metacortex_log_format)
     admin = ensure_admin_token(settings)
     settings = admin.settings
     profiles = load_profiles(settings)
@@ -115,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
                     token_path=admin.path,
                     new_token=admin.value if admin.created else None,
                     oauth=settings.metacortex_oauth,
+                    passphrase_command=_passphrase_command(settings, service),
                 ),
                 flush=True,
             )
@@ -129,6 +125,16 @@ def run(args: argparse.Namespace) -> int:
         listener.close()
     status("stopped")
     return 0
+
+
+def _passphrase_command(settings: Settings, service: MemoryService) -> str | None:
+    """The exact command that sets the console's passphrase in this store, or None when set."""
+    if owner.is_set(service.store):
+        return None
+    command = f"{program()} owner set-passphrase"
+    if settings.store_kind == "sqlite":
+        command += f" --data-dir {shlex.quote(str(settings.metacortex_data_dir))}"
+    return command
 
 
 def _bind(host: str, port: int) -> socket.socket:

@@ -12,7 +12,9 @@ Modes (``MCP_SMOKE_MODE`` or ``--mode``):
 - ``search-only``: search and fetch work; save_context is not offered.
 
 Endpoint ``MCP_BASE_URL`` (default the local admin endpoint); token
-``MCP_SMOKE_TOKEN``, else ``MCP_ADMIN_TOKEN``. Each step prints one line.
+``MCP_SMOKE_TOKEN``, else ``MCP_ADMIN_TOKEN``, else, for a local endpoint, the
+admin token in the data directory (``cli/endpoint_token.py``): against a local
+server no variable is needed. Each step prints one line.
 """
 
 from __future__ import annotations
@@ -31,8 +33,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from metacortex.config import Settings
-from metacortex.errors import ConfigurationError
+from metacortex.cli.data_dir import add_data_dir_option, settings_for
+from metacortex.cli.endpoint_token import endpoint_token
 from metacortex.operations.remote_evaluation import RemoteEvaluationError
 
 SMOKE_TOPIC = "metacortex-smoke"
@@ -48,6 +50,7 @@ def add_parser(commands: Any) -> None:
     )
     parser.add_argument("--url", help="endpoint URL (default MCP_BASE_URL)")
     parser.add_argument("--mode", choices=["admin-read-write", "browser-read-write", "search-only"])
+    add_data_dir_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -158,17 +161,15 @@ def failure_reason(error: BaseException) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    settings = Settings()
-    token_secret = settings.mcp_smoke_token or settings.mcp_admin_token
-    if token_secret is None:
-        raise ConfigurationError("set MCP_SMOKE_TOKEN (or MCP_ADMIN_TOKEN) to the endpoint's token")
+    settings = settings_for(args)
     url = args.url or settings.mcp_base_url
+    token = endpoint_token(settings, url)
     mode = args.mode or settings.mcp_smoke_mode
     try:
         anyio.run(
             smoke,
             url,
-            token_secret.get_secret_value(),
+            token,
             mode,
             settings.mcp_smoke_origin,
             settings.mcp_smoke_url_token,

@@ -15,7 +15,8 @@ enforced while the body is read and nothing is buffered beyond it. In order:
    to ``GET``, no session to ``DELETE``), anything else is 405 with ``Allow``;
 5. ``Origin``, when sent, must be one of the profile's origins exactly (403);
 6. content type and accept (415, 406), so every refusal is JSON;
-7. per-profile rate limit (429 with ``Retry-After``);
+7. per-profile rate limit (429 with ``Retry-After``, the body a JSON-RPC error
+   whose message names the limit and the delay, as MCP clients show it);
 8. body limit, checked on ``Content-Length`` and again while reading (413), and
    the body deadline: the whole body within ``METACORTEX_BODY_DEADLINE_SECONDS``
    however it trickles (408, and the connection is closed).
@@ -54,7 +55,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from metacortex.server.addresses import AddressResolver, client_address
 from metacortex.server.bearer import BearerIdentity
 from metacortex.server.hosts import HostPolicy, is_loopback_origin
-from metacortex.server.logs import bounded_text, log, redact_query
+from metacortex.server.logs import bounded_text, log, redact_query, request_lines
 from metacortex.server.profiles import Profile, token_digest
 from metacortex.server.ratelimit import RateLimiter
 from metacortex.server.rejections import bounded_request
@@ -100,6 +101,7 @@ class Rejection:
     # Set for refusals of the JSON-RPC message itself: the body is then a JSON-RPC
     # error (id null) that an MCP client reads, not the plain {"error": ...} form.
     jsonrpc_code: int | None = None
+    jsonrpc_data: Mapping[str, Any] | None = None
 
 
 class _BodyRefused(Exception):
@@ -220,7 +222,8 @@ class RequestGuard:
             return
         wait = self._limiter.acquire(profile.id, profile.rate_limit_per_minute)
         if wait is not None:
-            await self._reject(scope, send, route, started, _rate_limited(wait))
+            limit = profile.rate_limit_per_minute
+            await self._reject(scope, send, route, started, _rate_limited(wait, limit))
             return
         try:
             body = await self._read_body(headers, receive)
@@ -241,7 +244,8 @@ class RequestGuard:
             if refusal is not None:
                 await self._reject(scope, send, route, started, refusal)
                 return
-        await self._forward(scope, receive, send, route, profile, origin, body, started)
+        with request_lines():  # on a terminal, the tool call's line joins the access line
+            await self._forward(scope, receive, send, route, profile, origin, body, started)
 
     # ------------------------------------------------------------ credential
     def _authenticate(self, route: Route, scope: Scope, headers: Headers) -> Profile | None:
@@ -456,7 +460,11 @@ class RequestGuard:
                 {
                     "jsonrpc": "2.0",
                     "id": None,
-                    "error": {"code": rejection.jsonrpc_code, "message": rejection.message},
+                    "error": {
+                        "code": rejection.jsonrpc_code,
+                        "message": rejection.message,
+                        **({"data": rejection.jsonrpc_data} if rejection.jsonrpc_data else {}),
+                    },
                 },
                 status_code=rejection.status,
                 headers={**_SAFE_HEADERS, **headers},
@@ -586,13 +594,27 @@ def _method_not_allowed(allowed: str) -> Rejection:
     )
 
 
-def _rate_limited(seconds: int) -> Rejection:
+# JSON-RPC code of the rate-limit refusal. MCP 2026-07-28 reserves -32020..-32099 for
+# the specification's own codes and asks for new ones outside -32768..-32000; 429 is
+# HTTP's Too Many Requests, as other MCP servers chose. What a client shows is the
+# message: the official SDKs raise it as the tool call's error.
+RATE_LIMITED_JSONRPC_CODE: Final = 429
+
+
+def _rate_limited(seconds: int, per_minute: int) -> Rejection:
+    """A JSON-RPC error (not the plain form): the MCP SDK client reads a non-2xx body
+    only when it is one, else it raises a bare "Server returned an error response"
+    and the caller never learns it was a rate limit (Retry-After stays in the HTTP
+    headers, which the SDK does not pass on)."""
     return Rejection(
         429,
         "rate_limited",
         "rate_limited",
-        f"too many requests for this endpoint; retry after {seconds} s",
+        f"rate limited: this endpoint takes {per_minute} requests a minute; "
+        f"retry after {seconds} s",
         {"retry-after": str(seconds)},
+        jsonrpc_code=RATE_LIMITED_JSONRPC_CODE,
+        jsonrpc_data={"code": "rate_limited", "retry_after_seconds": seconds},
     )
 
 

@@ -216,7 +216,7 @@ def _admin_profile(settings: Settings) -> Profile:
         may_write_lifecycle=True,
         allowed_origins=origins,
         allow_url_token=False,
-        rate_limit_per_minute=settings.metacortex_rate_limit_per_minute,
+        rate_limit_per_minute=settings.metacortex_admin_rate_limit_per_minute,
     )
 
 

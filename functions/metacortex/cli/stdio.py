@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     if args.data_dir is not None:
         overrides["metacortex_data_dir"] = args.data_dir.expanduser()
     settings = Settings(**overrides)
-    configure_logging(settings.metacortex_log_level)
+    configure_logging(settings.metacortex_log_level, settings.metacortex_log_format)
     logging.captureWarnings(True)  # warnings become log lines on stderr, never stdout
     check_configuration(settings)
     profile = _profile(settings, args.client)

@@ -54,12 +54,14 @@ def run(args: argparse.Namespace) -> int:
     configure_logging(settings.metacortex_log_level, settings.metacortex_log_format)
     logging.captureWarnings(True)  # warnings become log lines on stderr, never stdout
     check_configuration(settings)
-    profile = _profile(settings, args.client)
+    profile = choose_profile(settings, args.client)
     anyio.run(serve_stdio, settings, profile)
     return 0
 
 
-def _profile(settings: Settings, client_id: str | None) -> Profile:
+def choose_profile(settings: Settings, client_id: str | None) -> Profile:
+    """The admin profile, or the client profile ``client_id`` (ConfigurationError naming
+    the known ones when there is none)."""
     profiles = load_profiles(settings)
     if client_id is None or client_id == ADMIN_PROFILE_ID:
         return profiles.admin

@@ -27,7 +27,7 @@ from metacortex.domain import limits
 from metacortex.errors import InvalidArgument, MetaCortexError, Unavailable
 from metacortex.server import context_prompt
 from metacortex.server.profiles import Profile
-from metacortex.server.resources import record_read
+from metacortex.server.recording import record_request
 from metacortex.server.runtime import Runtime
 
 PROMPT_NAME: Final = "correct_memory"
@@ -124,7 +124,7 @@ def _record(
     failure: MetaCortexError | None,
     summary: Mapping[str, Any] | None = None,
 ) -> None:
-    record_read(
+    record_request(
         runtime,
         profile,
         "prompt_get",

@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Final, NoReturn
@@ -37,10 +36,9 @@ from mcp.shared.exceptions import MCPError
 from metacortex.domain.records import BranchState
 from metacortex.domain.text import summarize
 from metacortex.errors import InvalidArgument, MetaCortexError, Unavailable
-from metacortex.server.logs import log
 from metacortex.server.profiles import Profile
+from metacortex.server.recording import record_request
 from metacortex.server.runtime import Runtime
-from metacortex.server.summaries import summarize_arguments
 from metacortex.service import MemoryService
 
 SCHEME: Final = "memory://"
@@ -189,7 +187,7 @@ async def read_resource(
             ", ".join(offered) or "no resources"
         )
         error = {"code": "invalid_argument", "message": message}
-        record_read(
+        record_request(
             runtime,
             profile,
             "resource_read",
@@ -206,7 +204,7 @@ async def read_resource(
         logging.getLogger("metacortex.server").exception("reading a resource failed unexpectedly")
         unexpected = Unavailable("the memory service failed unexpectedly; try again later")
         _fail(runtime, profile, uri, unexpected, started, protocol_version)
-    record_read(
+    record_request(
         runtime,
         profile,
         "resource_read",
@@ -233,7 +231,7 @@ def _fail(
     protocol_version: str | None,
 ) -> NoReturn:
     error = failure.to_payload()["error"]
-    record_read(
+    record_request(
         runtime,
         profile,
         "resource_read",
@@ -249,43 +247,3 @@ def _fail(
 
 def _kind(uri: str) -> str:
     return {TOPICS_URI: "topics", RECENT_URI: "recent"}.get(uri, "memory")
-
-
-def record_read(
-    runtime: Runtime,
-    profile: Profile,
-    event_type: str,
-    name: str,
-    arguments: Mapping[str, Any],
-    started: float,
-    protocol_version: str | None,
-    *,
-    response: Mapping[str, Any] | None = None,
-    error: Mapping[str, str] | None = None,
-) -> None:
-    """One log line and one ``memory_events`` record for a resource read or prompt get,
-    in the shape of a tool call's (``tool_name`` holds the resource or prompt name)."""
-    latency_ms = (time.perf_counter() - started) * 1000
-    status = "ok" if error is None else "error"
-    failed_badly = error is not None and error["code"] == "unavailable"
-    log(
-        logging.ERROR if failed_badly else logging.INFO,
-        f"{event_type.replace('_', ' ')} {name} {status}",
-        client_id=profile.id,
-        tool_name=name,
-        status=status,
-        error_code=error["code"] if error is not None else None,
-        latency_ms=round(latency_ms, 3),
-    )
-    if runtime.events is not None:
-        runtime.events.mcp_request(
-            event_type=event_type,
-            client_id=profile.id,
-            name=name,
-            status=status,
-            latency_ms=latency_ms,
-            request_summary=summarize_arguments(arguments),
-            response_summary=response,
-            error=error,
-            protocol_version=protocol_version,
-        )

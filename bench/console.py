@@ -14,7 +14,9 @@ refusals) over the 14 days the activity and clients pages read. Then it starts
 the real app under uvicorn on loopback, signs in as the owner, and requests
 each page ``--requests`` times one after another (no concurrency, so nothing
 queues): browse, browse by topic, the next page, browse at a validity instant,
-a record page, a search, clients, activity, consolidate.
+back to the newer page, a record page, a search, the deprecation page (its search
+for the replacement), the preview of three chosen memories' consolidation, clients,
+activity, consolidate.
 Server time is measured by an ASGI wrapper around the app: from the request's
 arrival to its last body byte leaving the app. The client's round trip over
 loopback is printed beside it for reference.
@@ -36,7 +38,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, Final
@@ -94,14 +96,23 @@ def _sentence(rng: random.Random, number: int) -> str:
     return f"Note {number}: the {picked[0]} {picked[1]} needs {picked[2]} before the {picked[3]}."
 
 
-def seed_memories(service: MemoryService, count: int, rng: random.Random) -> None:
+def seed_memories(
+    service: MemoryService,
+    count: int,
+    rng: random.Random,
+    topics: Sequence[str] = TOPICS,
+    write: Callable[[random.Random, int], str] = _sentence,
+) -> list[str]:
+    """``count`` records over the last 60 days, embedded in batches; their ids, oldest
+    first. ``write(rng, number)`` is each one's content (the layout tests' is longer)."""
     store = service.store
+    ids: list[str] = []
     now = utc_now()
     # A bench seeds in batches through the real model; the service saves one at a time.
     embedder = service._embedder
     batch = 256
     for start in range(0, count, batch):
-        texts = [_sentence(rng, n) for n in range(start, min(count, start + batch))]
+        texts = [write(rng, n) for n in range(start, min(count, start + batch))]
         vectors = embedder.embed_documents(texts)
         for offset, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
             number = start + offset
@@ -119,7 +130,7 @@ def seed_memories(service: MemoryService, count: int, rng: random.Random) -> Non
                 id=new_memory_id(),
                 content=text,
                 retrieval_text=text,
-                topic=TOPICS[number % len(TOPICS)],
+                topic=topics[number % len(topics)],
                 branch_state=state,
                 modality=Modality.TEXT,
                 created_at=created,
@@ -132,9 +143,13 @@ def seed_memories(service: MemoryService, count: int, rng: random.Random) -> Non
                 provenance=Provenance(origin=rng.choice(tuple(Origin))),
             )
             store.insert(memory, vector, secrets.token_hex(16), now)
+            ids.append(memory.id)
+    return ids
 
 
-def seed_events(service: MemoryService, rng: random.Random, per_day: int) -> int:
+def seed_events(
+    service: MemoryService, rng: random.Random, per_day: int, clients: Sequence[str] = CLIENTS
+) -> int:
     now = utc_now()
     events: list[Event] = []
     for day in range(14):
@@ -154,14 +169,19 @@ def seed_events(service: MemoryService, rng: random.Random, per_day: int) -> int
             else:
                 tool = rng.choice(("search_context", "save_context", "fetch_context"))
                 results = rng.choice((0, 3, 5, 5, 5))
+                top = round(rng.uniform(0.25, 1.0), 6) if results else None
                 fields = {
-                    "client_id": rng.choice(CLIENTS),
+                    "client_id": rng.choice(clients),
                     "event_type": "tool_call",
                     "tool_name": tool,
                     "status": "ok",
                     "latency_ms": round(rng.lognormvariate(3.0, 0.6), 3),
                     "request": {},
-                    "response": {"result_count": results} if tool == "search_context" else {},
+                    "response": (
+                        {"result_count": results, "top_score": top}
+                        if tool == "search_context"
+                        else {}
+                    ),
                 }
             fields["timestamp"] = to_wire_time(stamp)
             events.append(Event("memory_events", stamp, now + timedelta(days=90), fields))
@@ -216,14 +236,26 @@ def measure(
     assert ids, "the browse page lists no memories"
     assert next_url, "the browse page has no next page"
     older = next_url.group(1).replace("&amp;", "&")
+    second = http.get(older).text
+    newer_url = re.search(r'href="([^"]+)" rel="prev"', second)
+    assert newer_url, "the second page has no link back to the newer one"
+    newer = newer_url.group(1).replace("&amp;", "&")
 
     pages: dict[str, Callable[[], str]] = {
         "browse": lambda: "/console",
         "browse by topic": lambda: f"/console?topic={rng.choice(TOPICS)}&state=all",
         "next page": lambda: older,
         "browse valid at": lambda: "/console?valid_at=2026-01-15T12:00&state=all",
+        "newer page": lambda: newer,
         "record": lambda: f"/console/memories/{rng.choice(ids)}",
         "search": lambda: "/console/search?q=" + "+".join(rng.sample(WORDS, 3)),
+        "deprecate (finds the replacement)": lambda: (
+            f"/console/memories/{rng.choice(ids)}/deprecate?q=" + "+".join(rng.sample(WORDS, 3))
+        ),
+        "consolidate chosen (preview)": lambda: (
+            "/console/consolidate?"
+            + "&".join(f"id={memory_id}" for memory_id in rng.sample(ids, 3))
+        ),
         "clients": lambda: "/console/clients",
         "activity": lambda: "/console/activity",
         "consolidate": lambda: "/console/consolidate",
@@ -307,10 +339,10 @@ def main() -> int:
             f"{args.memories} memories, {events} events (seeded in {seeded_s:.1f} s); "
             f"{args.requests} requests per page"
         )
-        print(f"{'page':28} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'client p95':>11}")
+        print(f"{'page':36} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'client p95':>11}")
         for name, row in report.items():
             print(
-                f"{name:28} {row['p50_ms']:8.1f} {row['p95_ms']:8.1f} {row['max_ms']:8.1f} "
+                f"{name:36} {row['p50_ms']:8.1f} {row['p95_ms']:8.1f} {row['max_ms']:8.1f} "
                 f"{row['client_p95_ms']:11.1f}"
             )
         print(("PASS" if passed else "FAIL") + f": every page's p95 <= {args.budget_ms:.0f} ms")

@@ -38,8 +38,7 @@ def test_the_offline_merge_keeps_every_distinct_sentence_once_in_order() -> None
     merged = SentenceUnionMerger().merge(
         "general", ["Ship Monday. Tests pass!", "tests   pass! Tell QA?\nDone"]
     )
-    assert merged == "Ship Monday.\nTests pass!\nTell QA?\nDone"
-    assert SentenceUnionMerger().method == "offline_sentence_union"
+    assert merged == "Ship Monday. Tests pass! Tell QA? Done."
 
 
 def test_sentence_splitting_never_drops_text() -> None:

@@ -273,6 +273,29 @@ def test_fetching_an_erased_record_reads_its_tombstone_in_one_more_round_trip(
     assert tally.documents == 1  # the tombstone
 
 
+def test_the_console_counts_in_one_aggregation_and_finds_what_a_record_replaced_in_one_query(
+    counted: tuple[MemoryService, RpcRecorder],
+) -> None:
+    service, recorder = counted
+    store = service.store
+    old, new = (
+        service.save(ADMIN, content=f"Standup at {when}.", topic="ops-1")["item"]["id"]
+        for when in ("9:00", "9:30")
+    )
+    service.deprecate(ADMIN, id=old, superseding_id=new)
+
+    counted_topic = _cost(
+        recorder,
+        lambda: store.count_memories(MemoryFilter(states=(BranchState.ACTIVE,), topic="ops-1")),
+    )
+    replaced = _cost(recorder, lambda: store.superseded_by_any([new]))
+
+    assert (counted_topic.depth, counted_topic.kinds) == (1, {"RunAggregationQuery": 1})
+    assert counted_topic.documents == 0  # an aggregation reads no document
+    assert (replaced.depth, replaced.kinds) == (1, {"RunQuery": 1})
+    assert replaced.documents == 1
+
+
 def test_a_refresh_spends_its_token_in_one_transaction_after_writing_the_new_pair(
     firestore_store_factory: FirestoreStoreFactory,
 ) -> None:

@@ -49,6 +49,7 @@ class MemoryService:
         self.fetch = reading.fetch
         self.memory = reading.memory
         self.list_memories = reading.list_memories
+        self.page = reading.page
 
         overview = Overview(store)
         self.topics = overview.topics

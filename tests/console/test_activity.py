@@ -6,7 +6,7 @@ from datetime import date
 from typing import Any
 
 from metacortex.console import charts
-from metacortex.console.activity import summarize
+from metacortex.console.activity import RELEVANCE_FLOOR, summarize
 
 TODAY = date(2026, 12, 4)
 
@@ -77,3 +77,27 @@ def test_an_empty_period_draws_a_message_not_an_empty_axis() -> None:
     svg = charts.lines("z", "Zero results", ["12-03", "12-04"], [charts.Series("rate", [-1, -1])])
 
     assert "No events in this period." in svg
+
+
+def test_a_search_counts_as_relevant_only_when_its_best_result_clears_the_floor() -> None:
+    def search(count: int, top: float | None = None) -> dict[str, Any]:
+        response: dict[str, Any] = {"result_count": count}
+        if count:
+            response["top_score"] = top
+        return _call("04", "agent", 12.0, "search_context", response=response)
+
+    events = [
+        search(20, 0.9),
+        search(20, RELEVANCE_FLOOR),
+        search(20, 0.31),  # nonsense still returns 20 results, none of them relevant
+        search(0),
+        search(5),  # an older server's event: no top_score, so not judged
+    ]
+
+    activity = summarize(events, TODAY, days=1)
+
+    assert activity.searches == [5]
+    assert activity.judged == [4]
+    assert activity.relevant == [2]
+    assert activity.relevant_rate == [50.0]
+    assert activity.zero_rate == [20.0]

@@ -1,15 +1,13 @@
 """Every console flow in a real headless Chromium (Debian's ``chromium`` driven by Playwright
 with the system binary; never ``playwright install``), against the real app over loopback.
 
-Each test fails on any browser console error or page error. Screenshots at desktop and phone
-width are written to ``docs/images/`` when ``METACORTEX_UPDATE_SCREENSHOTS=1``.
+Each test fails on any browser console error or page error. Layout at phone and desktop width,
+axe-core and the screenshots are ``test_console_layout.py``'s, on a realistic store.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,27 +18,16 @@ import pytest
 
 from metacortex.domain.records import utc_now
 from metacortex.owner.sessions import KIND, digest
+from tests.console.browser_checks import chromium as system_chromium
 from tests.console.support import ADMIN, ConsoleLive, console_server, make_events, seed
 from tests.oauth_support import PASSPHRASE, Browserless, OAuthLive, tool_call, tools_list
 
 playwright_api = pytest.importorskip("playwright.async_api")
 
 ROOT: Final = Path(__file__).resolve().parents[2]
-IMAGES: Final = ROOT / "docs" / "images"
 DESKTOP: Final = {"width": 1280, "height": 900}
-PHONE: Final = {"width": 390, "height": 844}
 
 pytestmark = pytest.mark.slow
-
-
-def _chromium() -> str:
-    for candidate in ("/usr/lib/chromium/chromium", shutil.which("chromium") or ""):
-        if candidate and Path(candidate).exists():
-            return candidate
-    pytest.skip(
-        "SKIPPED LOUDLY: Debian's chromium is not installed (apt-get install -y chromium; "
-        ".ci/run does it when root), so the browser tests of the memory console did not run"
-    )
 
 
 @pytest.fixture
@@ -58,7 +45,6 @@ def live(tmp_path: Path) -> Iterator[ConsoleLive]:
 class Browser:
     page: Any
     live: ConsoleLive
-    shots: Path
     problems: list[str] = field(default_factory=list)
     # HTTP statuses a test provokes on purpose (Chromium logs each as a console error).
     expected_statuses: set[int] = field(default_factory=set)
@@ -72,35 +58,17 @@ class Browser:
         await self.page.click("button[type=submit]")
         await self.page.get_by_role("navigation", name="Console").wait_for()
 
-    async def shoot(self, name: str) -> None:
-        """The current page at desktop width, then at phone width."""
-        for suffix, size in (("desktop", DESKTOP), ("phone", PHONE)):
-            await self.page.set_viewport_size(size)
-            await self.page.screenshot(
-                path=str(self.shots / f"console-{name}-{suffix}.png"), full_page=True
-            )
-        await self.page.set_viewport_size(DESKTOP)
-
-    async def no_horizontal_scroll_at_phone_width(self) -> bool:
-        await self.page.set_viewport_size(PHONE)
-        overflow: bool = await self.page.evaluate(
-            "document.documentElement.scrollWidth > document.documentElement.clientWidth + 1"
-        )
-        await self.page.set_viewport_size(DESKTOP)
-        return not overflow
-
 
 @pytest.fixture
 async def browser(live: ConsoleLive, tmp_path: Path) -> AsyncIterator[Browser]:
-    executable = _chromium()
+    executable = system_chromium()
     async with playwright_api.async_playwright() as playwright:
         chromium = await playwright.chromium.launch(
             executable_path=executable, args=["--no-sandbox", "--disable-gpu"]
         )
         context = await chromium.new_context(viewport=DESKTOP, accept_downloads=True)
         page = await context.new_page()
-        shots = IMAGES if os.environ.get("METACORTEX_UPDATE_SCREENSHOTS") == "1" else tmp_path
-        driver = Browser(page, live, shots)
+        driver = Browser(page, live)
 
         def console_message(message: Any) -> None:
             status = re.search(r"responded with a status of (\d+)", message.text)
@@ -128,33 +96,59 @@ async def test_owner_signs_in_browses_filters_pages_and_opens_a_record(
         live.service.save(ADMIN, content=f"Reading list entry {number}", topic="books")
     page = browser.page
 
-    await browser.open("/console")
-    await browser.shoot("sign-in")
     await browser.sign_in()
 
     assert await page.get_by_role("heading", name="Memories", exact=True).is_visible()
-    assert await page.get_by_label("2 wip in trip").is_visible()
-    await browser.shoot("browse")
-    assert await browser.no_horizontal_scroll_at_phone_width()
-    await page.get_by_role("textbox", name="Topic").fill("books")
+    assert await page.get_by_label("2 drafts in trip").is_visible()
+    await page.get_by_role("combobox", name="Topic").fill("BOOKS")  # any case
     await page.get_by_role("button", name="Apply filters").click()
+    assert "Showing topic “books”" in await page.get_by_role("status").inner_text()
+    assert await page.locator("#position").inner_text() == "1–25 of 30"
     assert await page.locator("#memory-list > li").count() == 25
-    await page.get_by_role("link", name="Older →").click()
+    assert await page.locator("#memory-list h3").first.inner_text() == "Reading list entry 29"
+    await page.locator("#next-page").click()
+    assert await page.locator("#position").inner_text() == "26–30 of 30"
     assert await page.locator("#memory-list > li").count() == 5
-    await page.get_by_role("textbox", name="Topic").fill("")
+    await page.locator("#newer-page").click()
+    assert await page.locator("#position").inner_text() == "1–25 of 30"
+    await page.get_by_role("combobox", name="Topic").fill("")
     await page.get_by_label("State").select_option("all")
     await page.get_by_label("Origin").select_option("user_asserted")
     await page.get_by_role("button", name="Apply filters").click()
     assert await page.locator("#memory-list > li").count() == len(seeded.garden)
+    when = page.locator("#memory-list time").first
+    assert await when.inner_text() == "just now"
+    exact = await when.get_attribute("title")
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", exact or "")
 
     await browser.open(f"/console/memories/{seeded.merged}")
     await playwright_api.expect(page.locator("#lineage-sources li")).to_have_count(2)
-    await browser.shoot("record")
+    assert await page.get_by_role("heading", level=1).inner_text() == (
+        "Standup moved to 9:30. Standup is in room B."
+    )
+    created = await page.locator("#record-created").inner_text()
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", created)
     await page.locator("#lineage-sources a").first.click()
     assert await page.locator("#lineage-merged").is_visible()
     await browser.open(f"/console/memories/{seeded.image}")
     assert await page.get_by_role("heading", name="Image description").is_visible()
     assert await page.get_by_text("gs://team-bucket/whiteboard.png").is_visible()
+
+
+@pytest.mark.anyio
+async def test_a_topic_that_names_none_suggests_the_topics_containing_it(browser: Browser) -> None:
+    seed(browser.live.service)
+    browser.live.service.save(ADMIN, content="Prune the roses.", topic="Garden-Roses")
+    page = browser.page
+    await browser.sign_in("/console?topic=gard")
+
+    assert "No topic is named “gard”" in await page.get_by_role("alert").inner_text()
+    suggestions = page.locator(".suggestions a")
+    assert await suggestions.all_inner_texts() == ["garden", "Garden-Roses"]
+    await suggestions.last.click()
+    assert await page.locator("#memory-list h3").all_inner_texts() == ["Prune the roses."]
+    names = await page.locator("#topic-names option").evaluate_all("o => o.map(e => e.value)")
+    assert set(names) == {"garden", "Garden-Roses", "trip", "work"}
 
 
 @pytest.mark.anyio
@@ -176,31 +170,89 @@ async def test_search_shows_the_score_breakdown_of_each_result(browser: Browser)
     score = float(await first.locator("dd.score").inner_text())
     assert sum(parts) == pytest.approx(score, abs=0.002)
     assert parts[1] > 0
-    await browser.shoot("search")
-    assert await browser.no_horizontal_scroll_at_phone_width()
 
 
 @pytest.mark.anyio
-async def test_owner_deprecates_corrects_and_promotes(browser: Browser) -> None:
+async def test_owner_deprecates_with_a_replacement_found_by_search_after_confirming(
+    browser: Browser,
+) -> None:
     live = browser.live
     seeded = seed(live.service)
     page = browser.page
-    first, second, third = seeded.garden
+    first = seeded.garden[0]
     await browser.sign_in(f"/console/memories/{first}")
-    browser.expected_statuses.add(409)  # the refused deprecation at the end
 
-    await page.get_by_label("Superseding memory id (optional)").fill(second)
+    await page.get_by_label("Find the memory that replaces it (optional)").fill("basil planted")
+    await page.get_by_role("button", name="Deprecate…").click()
+    await page.get_by_role("heading", name="Deprecate this memory?").wait_for()
+    assert live.service.fetch(ADMIN, id=first)["item"]["metadata"]["branch_state"] == "active"
+    await page.get_by_label(re.compile("^The basil is planted next to the tomatoes")).check()
     await page.get_by_label(re.compile("^changed")).check()
-    await page.get_by_role("button", name="Deprecate").click()
+    await page.get_by_role("button", name="Deprecate", exact=True).click()
+
     assert await page.get_by_role("status").inner_text() == "The memory was deprecated."
     assert await page.locator("#record-state").inner_text() == "deprecated"
-    assert await page.locator("#chain a").first.inner_text() == second
+    assert await page.locator("#chain a").first.inner_text() == (
+        "The basil is planted next to the tomatoes."
+    )
+    await page.locator("#chain a").first.click()
+    replaced = page.locator("#replaced a")
+    assert await replaced.all_inner_texts() == ["Tomatoes need six hours of sun a day."]
 
-    await browser.open(f"/console/memories/{third}")
+
+@pytest.mark.anyio
+async def test_a_refused_deprecation_keeps_the_choice_and_shows_why(browser: Browser) -> None:
+    live = browser.live
+    seeded = seed(live.service)
+    first, second, third = seeded.garden
+    page = browser.page
+    browser.expected_statuses.add(409)
+    await browser.sign_in(f"/console/memories/{first}/deprecate?q=water+garden")
+    await page.get_by_label(re.compile("^Water the garden before 9 am")).check()
+    await page.get_by_label(re.compile("^corrected")).check()
+
+    # Meanwhile an agent deprecates it with another replacement.
+    live.service.deprecate(ADMIN, id=first, superseding_id=second)
+    await page.get_by_role("button", name="Deprecate", exact=True).click()
+
+    assert "already deprecated" in await page.get_by_role("alert").inner_text()
+    assert await page.get_by_label(re.compile("^Water the garden before 9 am")).is_checked()
+    assert await page.get_by_label(re.compile("^corrected")).is_checked()
+    query = await page.get_by_label("Find the memory that replaces it").input_value()
+    assert query == "water garden"
+    meta = live.service.fetch(ADMIN, id=first)["item"]["metadata"]
+    assert meta["superseded_by"] == second
+    assert third != second
+
+
+@pytest.mark.anyio
+async def test_owner_corrects_and_promotes_and_a_refused_correction_keeps_the_text(
+    browser: Browser,
+) -> None:
+    live = browser.live
+    seeded = seed(live.service)
+    page = browser.page
+    third = seeded.garden[2]
+    await browser.sign_in(f"/console/memories/{third}")
+    browser.expected_statuses.add(400)
+
+    too_long = "Water the garden before 8 am. " * 700  # over the 20,000-character limit
+    await page.get_by_label("Corrected content").fill(too_long)
+    await page.get_by_role("button", name="Save correction").click()
+    assert "the limit is 20000" in await page.get_by_role("alert").inner_text()
+    assert await page.get_by_role("heading", level=1).inner_text() == (
+        "Water the garden before 9 am in summer."
+    )
+    assert await page.get_by_label("Corrected content").input_value() == too_long
+    assert live.service.fetch(ADMIN, id=third)["item"]["metadata"]["branch_state"] == "active"
+
     await page.get_by_label("Corrected content").fill("Water the garden before 8 am.")
     await page.get_by_role("button", name="Save correction").click()
     assert "correction was saved" in await page.get_by_role("status").inner_text()
     assert await page.locator("#record-content").inner_text() == "Water the garden before 8 am."
+    assert await page.locator("#replaced a").all_inner_texts() == [
+        "Water the garden before 9 am in summer."
+    ]
     wrong = live.service.fetch(ADMIN, id=third)["item"]["metadata"]
     assert wrong["supersession_reason"] == "corrected"
 
@@ -208,36 +260,63 @@ async def test_owner_deprecates_corrects_and_promotes(browser: Browser) -> None:
     await page.get_by_role("button", name="Promote draft").click()
     assert await page.locator("#record-state").inner_text() == "active"
 
-    await browser.open(f"/console/memories/{second}")
-    await page.get_by_label("Superseding memory id (optional)").fill(first)
-    await page.get_by_role("button", name="Deprecate").click()
-    assert "was not deprecated" in await page.get_by_role("heading", level=1).inner_text()
-    assert (
-        "would loop" in (await page.content())
-        or "conflict" in await page.locator("#error-code").inner_text()
-    )
-
 
 @pytest.mark.anyio
-async def test_consolidation_is_previewed_then_confirmed(browser: Browser) -> None:
+async def test_consolidation_preview_drops_a_draft_and_keeps_the_owners_edit(
+    browser: Browser,
+) -> None:
     live = browser.live
     seeded = seed(live.service)
+    late = live.service.save(
+        ADMIN, content="Draft: the hotel is near Rossio station.", topic="trip", draft=True
+    )["item"]["id"]
     page = browser.page
     await browser.sign_in("/console/consolidate")
 
-    await page.get_by_role("combobox", name="Topic").select_option("trip")
+    await page.get_by_role("combobox", name="Topic with drafts").select_option("trip")
     await page.get_by_role("button", name="Preview").click()
-    # count() does not wait for the preview page; expect() waits for it to load.
-    await playwright_api.expect(page.locator("#preview-sources li")).to_have_count(2)
-    assert "We fly to Lisbon on May 3." in await page.locator("#preview-merged").inner_text()
-    drafts = live.service.list_memories(ADMIN, filter_topic="trip", filter_state="wip")
-    assert len(drafts["items"]) == 2
-    await browser.shoot("consolidate")
-
+    await playwright_api.expect(page.locator("#preview-sources .choice")).to_have_count(3)
+    assert await page.locator("#preview-merged").input_value() == (
+        "We fly to Lisbon on May 3. The hotel is near Rossio station."
+    )
+    await page.get_by_label(re.compile("^Draft: the hotel")).uncheck()
+    await page.get_by_role("button", name="Update preview").click()
+    await playwright_api.expect(page.locator("#preview-sources .choice")).to_have_count(2)
+    assert live.service.fetch(ADMIN, id=late)["item"]["metadata"]["branch_state"] == "wip"
+    edited = "We fly to Lisbon on May 3 (TP 1234); the hotel is near Rossio station."
+    await page.get_by_label(re.compile("^Merged memory")).fill(edited)
     await page.get_by_role("button", name="Confirm consolidation").click()
-    assert "merged into this memory" in await page.get_by_role("status").inner_text()
+
+    assert "merged into this one" in await page.get_by_role("status").inner_text()
+    assert await page.locator("#record-content").inner_text() == edited
+    assert "edited by the owner" in await page.locator(".details").inner_text()
     await playwright_api.expect(page.locator("#lineage-sources li")).to_have_count(2)
     for source in seeded.drafts:
+        meta = live.service.fetch(ADMIN, id=source)["item"]["metadata"]
+        assert meta["branch_state"] == "deprecated"
+    assert live.service.fetch(ADMIN, id=late)["item"]["metadata"]["branch_state"] == "wip"
+
+
+@pytest.mark.anyio
+async def test_owner_consolidates_chosen_active_memories_of_two_topics(browser: Browser) -> None:
+    live = browser.live
+    seeded = seed(live.service)
+    page = browser.page
+    await browser.sign_in("/console?state=active")
+
+    await page.get_by_label("Select Tomatoes need six hours of sun a day.").check()
+    await page.get_by_label("Select Whiteboard from the planning meeting").check()
+    await page.get_by_role("button", name="Consolidate selected…").click()
+    await page.get_by_role("heading", name="Consolidate 2 memories").wait_for()
+    topic = page.get_by_label("Topic of the merged memory")
+    assert await topic.input_value() in ("garden", "work")
+    await topic.fill("planning")
+    await page.get_by_role("button", name="Confirm consolidation").click()
+
+    status = await page.get_by_role("status").inner_text()
+    assert status == "The memories were merged into this one."
+    assert await page.locator(".crumb a").inner_text() == "← planning"
+    for source in (seeded.garden[0], seeded.image):
         meta = live.service.fetch(ADMIN, id=source)["item"]["metadata"]
         assert meta["branch_state"] == "deprecated"
 
@@ -257,8 +336,6 @@ async def test_owner_erases_a_record_a_selection_and_a_topic_after_confirming_th
     await page.get_by_role("button", name="Erase…").click()
     await page.get_by_role("heading", name="Erase 1 memory?").wait_for()
     assert live.store.get(first) is not None
-    await browser.shoot("erase")
-    assert await browser.no_horizontal_scroll_at_phone_width()
     await page.get_by_role("button", name="Erase 1 memory").click()
     assert await page.get_by_role("status").inner_text() == (
         "1 memory erased; a tombstone stays for each."
@@ -299,7 +376,6 @@ async def test_owner_revokes_a_grant_on_the_clients_page(browser: Browser) -> No
 
     row = page.locator("#grants tbody tr", has_text="Notes Agent")
     assert "not in" not in await row.locator("td").nth(2).inner_text()
-    await browser.shoot("clients")
     await row.get_by_role("button", name="Revoke Notes Agent").click()
     browser.expected_statuses.add(401)
 
@@ -324,15 +400,15 @@ async def test_activity_charts_render_from_real_events_and_the_backup_downloads(
     for index in range(4):
         assert await charts.nth(index).is_visible()
     assert await page.locator("#chart-calls rect.bar").count() >= 1
-    assert await page.locator("#chart-zero circle.point").count() >= 1
+    relevant = page.locator("#chart-relevant circle.point", has_text="with a relevant result: 50%")
+    assert await relevant.count() == 1  # of two searches, one found nothing
+    assert "50% of searches (1 of 2)" in await page.locator("#search-health").inner_text()
     assert await page.locator("#chart-latency circle.point").count() >= 2
     refusals = page.locator("#chart-refusals rect.bar", has_text="unauthorized: 1")
     assert await refusals.count() == 1
     box = await page.locator("#chart-calls").bounding_box()
     assert box is not None
     assert box["height"] > 100
-    await browser.shoot("activity")
-    assert await browser.no_horizontal_scroll_at_phone_width()
 
     async with page.expect_download() as waiting:
         await page.get_by_role("link", name="Download a portable backup").click()
@@ -350,8 +426,9 @@ async def test_a_forged_csrf_token_is_refused_and_changes_nothing(browser: Brows
     await browser.sign_in(f"/console/memories/{seeded.garden[0]}")
 
     browser.expected_statuses.add(403)
-    await page.locator("#deprecate-form input[name=csrf]").evaluate("e => e.value = 'forged'")
-    await page.get_by_role("button", name="Deprecate").click()
+    await page.locator("#correct-form input[name=csrf]").evaluate("e => e.value = 'forged'")
+    await page.get_by_label("Corrected content").fill("Tomatoes need eight hours of sun.")
+    await page.get_by_role("button", name="Save correction").click()
 
     assert await page.get_by_role("heading", level=1).inner_text() == "The form expired"
     meta = live.service.fetch(ADMIN, id=seeded.garden[0])["item"]["metadata"]
@@ -371,7 +448,7 @@ async def test_an_expired_session_asks_to_sign_in_again(browser: Browser) -> Non
     live.store.auth_put(KIND, digest(value), data, utc_now())
     browser.expected_statuses.add(403)
 
-    await page.get_by_role("button", name="Deprecate").click()
+    await page.get_by_role("button", name="Save correction").click()
 
     assert "Your session ended" in await page.get_by_role("alert").inner_text()
     meta = live.service.fetch(ADMIN, id=seeded.garden[0])["item"]["metadata"]

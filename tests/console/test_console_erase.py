@@ -6,29 +6,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from metacortex.server.events import MEMORY_EVENTS
-from tests.console.support import ADMIN, ConsoleLive, Owner, console_server, seed
+from tests.console.support import ADMIN, ConsoleLive, Owner, seed
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def live(tmp_path: Path) -> Iterator[ConsoleLive]:
-    with console_server(tmp_path, oauth=False) as running:
-        yield running
-
-
-@pytest.fixture
-def owner(live: ConsoleLive) -> Iterator[Owner]:
-    user = Owner(live)
-    user.sign_in()
-    yield user
-    user.close()
 
 
 def _hidden_values(html: str, name: str) -> list[str]:
@@ -140,7 +124,8 @@ def test_the_confirmation_names_the_consolidated_records_built_from_the_text(
         assert f"/console/memories/{seeded.merged}" in page.text
     merged = owner.http.get(f"/console/memories/{seeded.merged}")
     assert re.search(
-        rf"{source}</a> <span class=\"tag state-erased\">erased</span> on .* by owner \(console\)",
+        rf"<code>{source}</code> <span class=\"tag state-erased\">erased</span> on .* by owner"
+        r" \(console\)",
         merged.text,
     )
 

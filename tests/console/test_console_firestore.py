@@ -31,7 +31,8 @@ def test_the_console_browses_searches_curates_and_charts_on_firestore(
         preview = owner.post("/console/consolidate/preview", topic="trip")
         owner.close()
 
-        assert 'aria-label="2 wip in trip"' in browse
+        assert 'aria-label="2 drafts in trip"' in browse
+        assert '<span id="position">1–5 of 5</span> active memories' in browse
         assert all(source in record for source in seeded.merge_sources)
         assert 'class="keyword"' in search
         assert "default: 3</title>" in activity

@@ -58,7 +58,8 @@ def test_signing_in_returns_to_the_console_with_a_strict_session_cookie(owner: O
     assert "samesite=strict" in cookie
     page = owner.http.get("/console")
     assert page.status_code == 200
-    assert "Newest first" in page.text
+    assert 'id="memory-list"' not in page.text  # an empty store says how to connect instead
+    assert 'id="empty-store"' in page.text
     csp = page.headers["content-security-policy"]
     assert "default-src 'none'" in csp
     assert "script-src" not in csp
@@ -90,7 +91,7 @@ def test_topics_show_counts_per_state(owner: Owner, live: ConsoleLive) -> None:
 
     page = owner.http.get("/console").text
 
-    assert 'aria-label="2 wip in trip"' in page
+    assert 'aria-label="2 drafts in trip"' in page
     assert 'aria-label="3 active in garden"' in page
     assert 'aria-label="2 deprecated in work"' in page
 
@@ -130,7 +131,7 @@ def test_record_page_shows_provenance_image_description_refs_and_lineage_both_wa
     image = owner.http.get(f"/console/memories/{seeded.image}").text
 
     assert all(source_id in merged for source_id in seeded.merge_sources)
-    assert "sentence-union" in merged or "Merge method" in merged
+    assert "offline_sentence_merge" in merged
     assert 'id="lineage-merged"' in source
     assert seeded.merged in source
     assert "Image description" in image
@@ -229,7 +230,10 @@ def test_consolidation_is_previewed_then_confirmed(owner: Owner, live: ConsoleLi
     drafts = live.service.list_memories(ADMIN, filter_topic="trip", filter_state="wip")
     assert len(drafts["items"]) == 2  # a preview changes nothing
     confirm = owner.post(
-        "/console/consolidate/confirm", topic="trip", source_id=list(seeded.drafts)
+        "/console/consolidate/confirm",
+        topic="trip",
+        source_id=list(seeded.drafts),
+        previewed_id=list(seeded.drafts),
     )
     assert confirm.status_code == 303
     merged_id = confirm.headers["location"].split("/console/memories/")[1].split("?")[0]
@@ -318,4 +322,4 @@ def test_the_console_is_served_under_the_cloud_function_name_too(
     assert owner.http.get("/console/no/such/page").status_code == 404
     slash = owner.http.get("/console/", follow_redirects=True)
     assert slash.status_code == 200
-    assert "Newest first" in slash.text
+    assert 'id="memory-list"' in slash.text

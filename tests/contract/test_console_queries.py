@@ -1,17 +1,17 @@
 """What the owner's console asks of every store and of the service (SQLite and Firestore):
-topic counts, events since an instant, explained search, promote, correct, consolidation
-preview."""
+topic counts, counts under filters, what a record replaced, events since an instant,
+explained search, promote, correct, consolidation preview."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from metacortex.domain.records import BranchState, utc_now
-from metacortex.errors import Conflict, FailedPrecondition
+from metacortex.domain.records import BranchState, Origin, utc_now
+from metacortex.errors import Conflict, FailedPrecondition, InvalidArgument
 from metacortex.service import Access, MemoryService
-from metacortex.storage.base import Event, MemoryStore
+from metacortex.storage.base import Event, MemoryFilter, MemoryStore
 
 
 def test_topic_counts_are_per_topic_and_state(service: MemoryService, admin: Access) -> None:
@@ -130,3 +130,156 @@ def test_consolidation_preview_changes_nothing_and_confirming_its_sources_merges
     }
     with pytest.raises(FailedPrecondition, match="at least two"):
         service.preview_consolidation(admin, topic="trip")
+
+
+def test_count_memories_agrees_with_listing_under_every_filter(
+    service: MemoryService, admin: Access
+) -> None:
+    for number in range(7):
+        service.save(admin, content=f"garden note {number}", topic="garden")
+    service.save(admin, content="a garden draft", topic="garden", draft=True)
+    service.save(admin, content="asserted", topic="work", origin="user_asserted")
+    later = service.save(
+        admin, content="valid from 2030", topic="work", valid_from="2030-01-01T00:00:00Z"
+    )["item"]["id"]
+    wrong = service.save(admin, content="never true", topic="work")["item"]["id"]
+    service.correct(admin, id=wrong, corrected_content="true after all")
+    store = service.store
+    every = (BranchState.ACTIVE, BranchState.WIP, BranchState.DEPRECATED, BranchState.MERGED)
+    filters = [
+        MemoryFilter(states=(BranchState.ACTIVE,)),
+        MemoryFilter(states=every),
+        MemoryFilter(states=every, topic="garden"),
+        MemoryFilter(states=(BranchState.WIP,), topic="garden"),
+        MemoryFilter(states=every, origin=Origin.USER_ASSERTED),
+        MemoryFilter(states=every, valid_at=utc_now()),
+        MemoryFilter(states=every, topic="work", valid_at=datetime(2031, 1, 1, tzinfo=UTC)),
+        MemoryFilter(states=(BranchState.ACTIVE,), topic="no-such-topic"),
+    ]
+
+    counts = [store.count_memories(where) for where in filters]
+
+    assert counts == [len(store.list_page(where, 1000, None)) for where in filters]
+    assert counts == [10, 12, 8, 1, 2, 10, 3, 0]
+    assert later not in [m.id for m in store.list_page(filters[5], 1000, None)]
+
+
+def test_superseded_by_any_finds_what_each_record_replaced(
+    service: MemoryService, admin: Access
+) -> None:
+    first, second, third, other = (
+        service.save(admin, content=text, topic="office")["item"]["id"]
+        for text in ("opens at 10", "opens at 9", "opens at 8:30", "closed on Sunday")
+    )
+    service.deprecate(admin, id=first, superseding_id=second)
+    service.deprecate(admin, id=second, superseding_id=third)
+    fixed = service.correct(admin, id=other, corrected_content="closed on Sundays and Mondays")
+
+    replaced = service.store.superseded_by_any([third, second, fixed["item"]["id"], "0" * 26])
+
+    assert [m.id for m in replaced] == [first, second, other]
+    assert replaced[2].supersession_reason is not None
+    assert service.store.superseded_by_any([first]) == []
+    assert service.store.superseded_by_any([]) == []
+
+
+def test_the_console_pages_both_ways_with_the_total(service: MemoryService, admin: Access) -> None:
+    ids = [
+        service.save(admin, content=f"note {number}", topic="bulk")["item"]["id"]
+        for number in range(12)
+    ]
+    newest_first = list(reversed(ids))
+
+    first = service.page(admin, filter_topic="bulk", limit=5)
+    second = service.page(admin, filter_topic="bulk", limit=5, cursor=first.older_cursor)
+    third = service.page(admin, filter_topic="bulk", limit=5, cursor=second.older_cursor)
+    back = service.page(admin, filter_topic="bulk", limit=5, cursor=third.newer_cursor, newer=True)
+    top = service.page(admin, filter_topic="bulk", limit=5, cursor=back.newer_cursor, newer=True)
+
+    pages = [first, second, third, back, top]
+    assert [[m.id for m in p.memories] for p in pages] == [
+        newest_first[0:5],
+        newest_first[5:10],
+        newest_first[10:12],
+        newest_first[5:10],
+        newest_first[0:5],
+    ]
+    assert [p.total for p in pages] == [12] * 5
+    assert [p.newer_cursor is None for p in pages] == [True, False, False, False, True]
+    assert [p.older_cursor is None for p in pages] == [False, False, True, False, False]
+    listed = service.list_memories(admin, filter_topic="bulk", limit=5)
+    from_tool_cursor = service.page(
+        admin, filter_topic="bulk", limit=5, cursor=listed["next_cursor"]
+    )
+    assert [m.id for m in from_tool_cursor.memories] == newest_first[5:10]
+
+
+def test_a_preview_of_chosen_memories_of_any_topic_changes_nothing_and_names_their_topics(
+    service: MemoryService, admin: Access
+) -> None:
+    active = service.save(admin, content="The car is serviced in May.", topic="car")["item"]["id"]
+    draft = service.save(admin, content="Draft: tyres in October.", topic="todo", draft=True)[
+        "item"
+    ]["id"]
+
+    preview = service.preview_consolidation(admin, topic="car", source_ids=[draft, active])
+
+    assert preview["source_ids"] == [active, draft]  # oldest first
+    assert [s["topic"] for s in preview["sources"]] == ["car", "todo"]
+    assert [s["branch_state"] for s in preview["sources"]] == ["active", "wip"]
+    assert preview["merged_content"] == "The car is serviced in May. Tyres in October."
+    assert service.store.topic_counts() == {
+        "car": {BranchState.ACTIVE: 1},
+        "todo": {BranchState.WIP: 1},
+    }
+    with pytest.raises(FailedPrecondition, match="at least two"):
+        service.preview_consolidation(admin, topic="car", source_ids=[active])
+
+
+def test_the_owners_edited_merge_is_stored_and_the_record_says_the_owner_wrote_it(
+    service: MemoryService, admin: Access
+) -> None:
+    ids = [
+        service.save(admin, content=text, topic="trip", draft=True)["item"]["id"]
+        for text in ("Draft: we fly on May 3.", "Draft: the hotel is near the station.")
+    ]
+
+    result = service.consolidate(
+        admin, topic="trip", source_ids=ids, merged_content="  We fly on May 3 (TP 1234).  "
+    )
+
+    merged = service.fetch(admin, id=result["item"]["merged_id"])["item"]
+    assert merged["content"] == "We fly on May 3 (TP 1234)."
+    assert merged["metadata"]["merge_method"] == "offline_sentence_merge, edited by the owner"
+    assert merged["metadata"]["provenance"]["origin"] == "user_asserted"
+    assert merged["metadata"]["initiator"] == "user"
+    assert merged["metadata"]["provenance"]["derived_from"] == ids
+    plain = service.consolidate(
+        admin,
+        topic="trip",
+        source_ids=[
+            service.save(admin, content=text, topic="trip")["item"]["id"]
+            for text in ("Pack the adapter.", "Pack the charger.")
+        ],
+    )
+    meta = service.fetch(admin, id=plain["item"]["merged_id"])["item"]["metadata"]
+    assert (meta["merge_method"], meta["provenance"]["origin"]) == (
+        "offline_sentence_merge",
+        "agent_inferred",
+    )
+
+
+def test_an_empty_or_oversized_edited_merge_is_refused_and_changes_nothing(
+    service: MemoryService, admin: Access
+) -> None:
+    ids = [
+        service.save(admin, content=text, topic="trip", draft=True)["item"]["id"]
+        for text in ("One.", "Two.")
+    ]
+
+    with pytest.raises(InvalidArgument, match="merged_content is empty"):
+        service.consolidate(admin, topic="trip", source_ids=ids, merged_content="   ")
+    with pytest.raises(InvalidArgument, match="merged_content is 20001 characters"):
+        service.consolidate(admin, topic="trip", source_ids=ids, merged_content="x" * 20_001)
+
+    assert service.store.topic_counts()["trip"] == {BranchState.WIP: 2}

@@ -124,7 +124,7 @@ def test_consolidating_explicit_sources_merges_them_and_carries_provenance(
     result = service.consolidate(admin, source_ids=[first, second])
 
     merged_id = result["item"]["merged_id"]
-    assert result["item"]["merged_content"] == "Ship on Monday.\nTests must pass.\nNotify #release."
+    assert result["item"]["merged_content"] == "Ship on Monday. Tests must pass. Notify #release."
     assert result["item"]["branch_state"] == "active"
     assert result["item"]["topic"] == "general"
     assert result["deprecated_ids"] == [first, second]
@@ -132,7 +132,7 @@ def test_consolidating_explicit_sources_merges_them_and_carries_provenance(
     merged = service.fetch(admin, id=merged_id)["item"]["metadata"]
     assert merged["provenance"]["derived_from"] == [first, second]
     assert merged["artifact_refs"] == ["gs://b/1", "gs://b/2"]
-    assert merged["merge_method"] == "offline_sentence_union"
+    assert merged["merge_method"] == "offline_sentence_merge"
     for source in (first, second):
         meta = service.fetch(admin, id=source)["item"]["metadata"]
         assert (meta["branch_state"], meta["superseded_by"]) == ("deprecated", merged_id)
@@ -161,7 +161,7 @@ def test_without_ids_the_topic_wip_queue_is_merged_oldest_first(
     result = service.consolidate(admin, topic="plan")
 
     assert result["deprecated_ids"] == drafts
-    assert result["item"]["merged_content"] == "Draft point 0.\nDraft point 1.\nDraft point 2."
+    assert result["item"]["merged_content"] == "Draft point 0. Draft point 1. Draft point 2."
     assert service.list_memories(admin, filter_topic="plan", filter_state="wip")["items"] == []
 
 

@@ -29,14 +29,23 @@ DAYS: Final = 14
 MAX_EVENTS: Final = 50_000
 SEARCH_TOOLS: Final = frozenset({"search_context", "search"})
 TOP_CLIENTS: Final = 6
+# A search "found something relevant" when its best result's fused score (the
+# ``top_score`` of its event) reaches this. Chosen by bench/relevance_floor.py on LoCoMo
+# with the embedded default: the lowest score no nonsense query reached (docs/CONSOLE.md).
+RELEVANCE_FLOOR: Final = 0.40
 
 
 @dataclass(frozen=True, slots=True)
 class Activity:
     days: list[str]
     calls_by_client: dict[str, list[int]]
+    calls_per_day: list[int]
     zero_rate: list[float]  # percent per day; -1 when no search that day
     searches: list[int]
+    zero_results: list[int]
+    judged: list[int]  # searches whose event says how good the best result was
+    relevant: list[int]  # of those, searches whose best result cleared RELEVANCE_FLOOR
+    relevant_rate: list[float]  # percent of judged per day; -1 when none
     p50: list[float]  # ms per day; -1 when no call that day
     p95: list[float]
     refusals: dict[str, int]
@@ -52,6 +61,8 @@ def summarize(events: Iterable[Mapping[str, Any]], today: date, days: int = DAYS
     latencies: list[list[float]] = [[] for _ in range(days)]
     searches = [0] * days
     zero = [0] * days
+    judged = [0] * days
+    relevant = [0] * days
     refusals: Counter[str] = Counter()
     last_use: dict[str, str] = {}
     total = 0
@@ -73,7 +84,14 @@ def summarize(events: Iterable[Mapping[str, Any]], today: date, days: int = DAYS
             response = event.get("response") or {}
             if event.get("tool_name") in SEARCH_TOOLS and "result_count" in response:
                 searches[day] += 1
-                zero[day] += response["result_count"] == 0
+                found = response["result_count"]
+                zero[day] += found == 0
+                top = response.get("top_score")
+                if found == 0:
+                    judged[day] += 1
+                elif isinstance(top, int | float):
+                    judged[day] += 1
+                    relevant[day] += top >= RELEVANCE_FLOOR
         elif kind == "request_rejected":
             refusals[str(event.get("reason") or "unknown")] += 1
         elif kind == "requests_rejected_aggregate":
@@ -93,10 +111,17 @@ def summarize(events: Iterable[Mapping[str, Any]], today: date, days: int = DAYS
     return Activity(
         days=labels,
         calls_by_client=shown,
+        calls_per_day=[sum(calls[name][d] for name in calls) for d in range(days)],
         zero_rate=[
             round(100 * z / s, 1) if s else -1.0 for z, s in zip(zero, searches, strict=True)
         ],
         searches=searches,
+        zero_results=zero,
+        judged=judged,
+        relevant=relevant,
+        relevant_rate=[
+            round(100 * r / j, 1) if j else -1.0 for r, j in zip(relevant, judged, strict=True)
+        ],
         p50=[percentile(values, 50) for values in latencies],
         p95=[percentile(values, 95) for values in latencies],
         refusals=dict(refusals),
@@ -118,17 +143,18 @@ async def read_activity(console: ConsoleBase, days: int = DAYS) -> Activity:
 async def activity_page(console: ConsoleBase, request: Request, session: Session) -> Response:
     activity = await read_activity(console)
     short = [day[5:] for day in activity.days]
+    clients = list(activity.calls_by_client)
     chart_calls: Markup = charts.stacked_bars(
         "chart-calls",
         "Tool calls per day by client",
         short,
         [charts.Series(name, values) for name, values in activity.calls_by_client.items()],
     )
-    chart_zero = charts.lines(
-        "chart-zero",
-        "Searches with no result (% per day)",
+    chart_relevant = charts.lines(
+        "chart-relevant",
+        "Searches whose best result cleared the relevance floor (% per day)",
         short,
-        [charts.Series("zero-result rate", activity.zero_rate)],
+        [charts.Series("with a relevant result", activity.relevant_rate)],
         unit="%",
         top=100.0,
     )
@@ -142,6 +168,9 @@ async def activity_page(console: ConsoleBase, request: Request, session: Session
     chart_refusals = charts.horizontal_bars(
         "chart-refusals", "Refused requests by reason", activity.refusals
     )
+    searches = sum(activity.searches)
+    judged = sum(activity.judged)
+    relevant = sum(activity.relevant)
     return console.render(
         request,
         session,
@@ -149,11 +178,25 @@ async def activity_page(console: ConsoleBase, request: Request, session: Session
         {
             "title": "Activity",
             "activity": activity,
+            "floor": RELEVANCE_FLOOR,
+            "searches": searches,
+            "judged": judged,
+            "relevant": relevant,
+            "relevant_share": round(100 * relevant / judged) if judged else None,
+            "zero": sum(activity.zero_results),
             "charts": [
-                ("Tool calls per day by client", chart_calls),
-                ("Searches that found nothing (% per day)", chart_zero),
-                ("Tool call latency per day: p50 and p95", chart_latency),
-                ("Refused requests by reason", chart_refusals),
+                ("Tool calls per day by client", chart_calls, charts.legend(clients)),
+                (
+                    "Searches with a relevant result (% per day)",
+                    chart_relevant,
+                    charts.legend(["with a relevant result"]),
+                ),
+                (
+                    "Tool call latency per day: p50 and p95",
+                    chart_latency,
+                    charts.legend(["p50", "p95"]),
+                ),
+                ("Refused requests by reason", chart_refusals, []),
             ],
         },
     )

@@ -1,7 +1,8 @@
-"""What the console's pages share: the service with the admin's access, rendering,
-refusals, redirects, owner events and form fields.
+"""What the console's pages share: the service with the admin's access, rendering (with
+``present``'s helpers), refusals, redirects, owner events and form fields.
 
-Page modules (``pages``, ``curate``, ``clients``, ``activity``) import this module;
+Page modules (``browse``, ``record``, ``search``, ``curate``, ``consolidate``, ``erase``,
+``clients``, ``activity``) import this module;
 ``web`` imports them to build the routes, so nothing imports in a loop.
 """
 
@@ -18,6 +19,8 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from metacortex.config import Settings
+from metacortex.console.present import ago, exact, first_line, wire
+from metacortex.domain.records import utc_now
 from metacortex.errors import MetaCortexError
 from metacortex.owner import OwnerWeb, Session, security_headers, templates
 from metacortex.owner.web import ICON_PATH, STYLESHEET_PATH
@@ -82,7 +85,12 @@ class ConsoleBase:
         def link(path: str) -> str:
             return self.url(request, path)
 
+        now = utc_now()
         full = {
+            "first_line": first_line,
+            "ago": lambda value: ago(value, now),
+            "exact": exact,
+            "wire": wire,
             "stylesheet": link(STYLESHEET_PATH),
             "console_stylesheet": link(STYLESHEET),
             "icon": link(ICON_PATH),
@@ -107,8 +115,13 @@ class ConsoleBase:
             session,
             "refused.html",
             {"title": title, "error": error.message, "code": error.code},
-            status_code=HTTP_STATUS.get(error.code, 400),
+            status_code=self.status_of(error),
         )
+
+    @staticmethod
+    def status_of(error: MetaCortexError) -> int:
+        """The HTTP status of a refused action, by the domain error's code."""
+        return HTTP_STATUS.get(error.code, 400)
 
     def redirect(self, request: Request, path: str) -> Response:
         return RedirectResponse(

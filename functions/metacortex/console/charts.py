@@ -1,7 +1,13 @@
 """Server-rendered SVG charts: no script, no library, styled by presentation attributes.
 
-Every text is escaped; each chart carries a ``<title>`` and ``<desc>`` and the page
-shows the same numbers in a table, so the charts are not the only way to read them.
+The drawing is 360 units wide, about a phone's width, so a 12-unit label is about 12 px on
+a phone and a little larger on a desktop (the page lays charts two to a row there): labels
+stay readable at both widths. Legends are HTML beside the chart (``legend``), so long
+client names wrap instead of running off the drawing; their colours are the palette's,
+by class (``swatch-N`` in the stylesheet, since the page's CSP allows no inline style).
+
+Every text is escaped; each chart carries a ``<title>`` and ``<desc>`` and the page shows
+the same numbers in a table, so the charts are not the only way to read them.
 """
 
 from __future__ import annotations
@@ -9,24 +15,36 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
+from math import ceil
 from typing import Final
 
 from markupsafe import Markup
 
-WIDTH: Final = 640
-HEIGHT: Final = 240
-LEFT: Final = 48
-RIGHT: Final = 16
-TOP: Final = 16
-BOTTOM: Final = 40
-# Distinguishable colours, each at least 3:1 against white (WCAG non-text contrast).
+WIDTH: Final = 360
+HEIGHT: Final = 200
+LEFT: Final = 50
+RIGHT: Final = 8
+TOP: Final = 12
+BOTTOM: Final = 26
+FONT: Final = 12
+# Day labels shown at most: 14 days get every other one.
+MAX_X_LABELS: Final = 7
+# Distinguishable colours, each at least 3:1 against white (WCAG non-text contrast);
+# console.css has the same list as .swatch-0 .. .swatch-6.
 PALETTE: Final = ("#1d4ed8", "#b45309", "#047857", "#9333ea", "#be123c", "#0e7490", "#4b5563")
+# Refusal reasons longer than this are cut in the drawing (whole in its title and table).
+MAX_BAR_LABEL: Final = 18
 
 
 @dataclass(frozen=True, slots=True)
 class Series:
     name: str
     values: Sequence[float]
+
+
+def legend(names: Sequence[str]) -> list[tuple[str, str]]:
+    """(name, swatch class) of each series, in the charts' colour order."""
+    return [(name, f"swatch-{index % len(PALETTE)}") for index, name in enumerate(names)]
 
 
 def _open(chart_id: str, title: str, description: str, height: int = HEIGHT) -> list[str]:
@@ -39,6 +57,13 @@ def _open(chart_id: str, title: str, description: str, height: int = HEIGHT) -> 
     ]
 
 
+def _text(x: float, y: float, text: str, anchor: str = "start", size: int = FONT) -> str:
+    return (
+        f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" font-size="{size}" '
+        f'fill="#1f2937">{escape(text)}</text>'
+    )
+
+
 def _axes(top_value: float, unit: str, labels: Sequence[str]) -> list[str]:
     plot_h = HEIGHT - TOP - BOTTOM
     out = [
@@ -46,25 +71,21 @@ def _axes(top_value: float, unit: str, labels: Sequence[str]) -> list[str]:
         'stroke="#6b7280"/>',
         f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{TOP + plot_h}" stroke="#6b7280"/>',
     ]
-    for fraction in (0.5, 1.0):
+    for fraction in (0.0, 0.5, 1.0):
         y = TOP + plot_h * (1 - fraction)
-        out.append(
-            f'<line x1="{LEFT}" y1="{y:.1f}" x2="{WIDTH - RIGHT}" y2="{y:.1f}" stroke="#e5e7eb"/>'
-        )
-        out.append(
-            f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end" font-size="11" '
-            f'fill="#374151">{escape(_number(top_value * fraction))}{escape(unit)}</text>'
-        )
-    step = max(1, len(labels) // 8)
+        if fraction:
+            out.append(
+                f'<line x1="{LEFT}" y1="{y:.1f}" x2="{WIDTH - RIGHT}" y2="{y:.1f}" '
+                'stroke="#e5e7eb"/>'
+            )
+        out.append(_text(LEFT - 5, y + 4, f"{_number(top_value * fraction)}{unit}", "end"))
+    step = max(1, ceil(len(labels) / MAX_X_LABELS))
     slot = (WIDTH - LEFT - RIGHT) / max(1, len(labels))
+    # Counted from the newest day, so today always has its label.
     for index, label in enumerate(labels):
-        if index % step:
+        if (len(labels) - 1 - index) % step:
             continue
-        x = LEFT + slot * (index + 0.5)
-        out.append(
-            f'<text x="{x:.1f}" y="{HEIGHT - BOTTOM + 16}" text-anchor="middle" font-size="11" '
-            f'fill="#374151">{escape(label)}</text>'
-        )
+        out.append(_text(LEFT + slot * (index + 0.5), HEIGHT - BOTTOM + 15, label, "middle"))
     return out
 
 
@@ -72,24 +93,9 @@ def _number(value: float) -> str:
     return f"{value:.0f}" if value >= 10 or value == int(value) else f"{value:.1f}"
 
 
-def _legend(names: Sequence[str], y: int) -> list[str]:
-    out: list[str] = []
-    x = LEFT
-    for index, name in enumerate(names):
-        colour = PALETTE[index % len(PALETTE)]
-        out.append(f'<rect x="{x}" y="{y - 9}" width="10" height="10" fill="{colour}"/>')
-        out.append(
-            f'<text x="{x + 14}" y="{y}" font-size="11" fill="#1f2937">{escape(name)}</text>'
-        )
-        x += 24 + 7 * len(name)
-    return out
-
-
 def empty(chart_id: str, title: str) -> Markup:
-    parts = _open(chart_id, title, "No events recorded in this period.", 60)
-    parts.append(
-        '<text x="16" y="36" font-size="13" fill="#374151">No events in this period.</text>'
-    )
+    parts = _open(chart_id, title, "No events recorded in this period.", 48)
+    parts.append(_text(8, 28, "No events in this period.", size=12))
     return Markup("\n".join([*parts, "</svg>"]))  # noqa: S704 (every text escaped above)
 
 
@@ -120,7 +126,6 @@ def stacked_bars(
                 f'fill="{PALETTE[number % len(PALETTE)]}" class="bar">'
                 f"<title>{escape(labels[index])} · {escape(one.name)}: {int(value)}</title></rect>"
             )
-    parts += _legend([s.name for s in series], HEIGHT - 6)
     return Markup("\n".join([*parts, "</svg>"]))  # noqa: S704 (every text escaped above)
 
 
@@ -159,11 +164,10 @@ def lines(
             )
         for x, y, value, label in points:
             parts.append(
-                f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{colour}" class="point">'
+                f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{colour}" class="point">'
                 f"<title>{escape(label)} · {escape(one.name)}: {escape(_number(value))}"
                 f"{escape(unit)}</title></circle>"
             )
-    parts += _legend([s.name for s in series], HEIGHT - 6)
     return Markup("\n".join([*parts, "</svg>"]))  # noqa: S704 (every text escaped above)
 
 
@@ -172,21 +176,20 @@ def horizontal_bars(chart_id: str, title: str, counts: Mapping[str, int]) -> Mar
     if not counts:
         return empty(chart_id, title)
     rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-    row_h = 26
-    height = TOP + row_h * len(rows) + 8
-    label_w = 170
+    row_h = 22
+    height = TOP + row_h * len(rows) + 4
+    label_w = 122
     top = max(value for _, value in rows)
     total = sum(value for _, value in rows)
     parts = _open(chart_id, title, f"{total} refusals in {len(rows)} reasons.", height)
     for index, (name, value) in enumerate(rows):
         y = TOP + row_h * index
-        width = (WIDTH - label_w - 60) * value / top
+        width = (WIDTH - label_w - 40) * value / top
+        shown = name if len(name) <= MAX_BAR_LABEL else name[: MAX_BAR_LABEL - 1] + "…"
         parts += [
-            f'<text x="{label_w - 8}" y="{y + 15}" text-anchor="end" font-size="12" '
-            f'fill="#1f2937">{escape(name)}</text>',
-            f'<rect x="{label_w}" y="{y + 3}" width="{max(width, 2):.1f}" height="16" '
+            _text(label_w - 6, y + 12, shown, "end"),
+            f'<rect x="{label_w}" y="{y + 2}" width="{max(width, 2):.1f}" height="14" '
             f'fill="{PALETTE[4]}" class="bar"><title>{escape(name)}: {value}</title></rect>',
-            f'<text x="{label_w + max(width, 2) + 6:.1f}" y="{y + 15}" font-size="12" '
-            f'fill="#1f2937">{value}</text>',
+            _text(label_w + max(width, 2) + 5, y + 12, str(value)),
         ]
     return Markup("\n".join([*parts, "</svg>"]))  # noqa: S704 (every text escaped above)

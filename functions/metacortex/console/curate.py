@@ -1,53 +1,37 @@
-"""The owner's changes: deprecate, correct, promote, consolidate (preview, then confirm).
+"""The owner's changes to one record: correct, promote, and deprecate (a confirmation page
+that finds the replacing memory by search, then the change).
 
-Each goes through ``MemoryService`` (the tools' rules, in the same transactions)
-and is recorded as an ``owner_action`` event with initiator ``owner``. Content
-never enters an event: only ids, lengths and outcomes.
+Each goes through ``MemoryService`` (the tools' rules, in the same transactions) and is
+recorded as an ``owner_action`` event with initiator ``owner``. Content never enters an
+event: only ids, lengths and outcomes. A refused change shows the page it came from
+again, with the error and what was typed.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Final
 
 from starlette.requests import Request
 from starlette.responses import Response
 
 from metacortex.console.base import ADMIN, ConsoleBase, form_text
-from metacortex.domain.records import BranchState, Initiator
-from metacortex.errors import InvalidArgument, MetaCortexError
+from metacortex.console.browse import row
+from metacortex.console.record import record_again
+from metacortex.domain.records import BranchState, Initiator, Memory
+from metacortex.errors import MetaCortexError
 from metacortex.owner import Session
 
-
-async def deprecate(console: ConsoleBase, request: Request, session: Session) -> Response:
-    memory_id = request.path_params["memory_id"]
-    form = await request.form()
-    summary: dict[str, Any] = {
-        "id": memory_id,
-        "superseding_id": form_text(form, "superseding_id"),
-        "supersession_reason": form_text(form, "reason") or "changed",
-    }
-    started = time.perf_counter()
-    try:
-        result = await console.call(
-            console.service.deprecate,
-            access=ADMIN,
-            id=memory_id,
-            superseding_id=summary["superseding_id"],
-            supersession_reason=summary["supersession_reason"],
-            initiator=Initiator.USER.value,
-        )
-    except MetaCortexError as error:
-        console.record_action("deprecate", started, summary, error=error)
-        return console.refused(request, session, error, "The memory was not deprecated")
-    console.record_action("deprecate", started, summary, response=result)
-    return console.redirect(request, f"/console/memories/{memory_id}?done=deprecated")
+# Replacement candidates shown on the deprecation page.
+CANDIDATES: Final = 10
+REASONS: Final = ("changed", "corrected")
 
 
 async def correct(console: ConsoleBase, request: Request, session: Session) -> Response:
     memory_id = request.path_params["memory_id"]
     form = await request.form()
-    content = form_text(form, "corrected_content") or ""
+    typed = form.get("corrected_content")
+    content = typed.strip() if isinstance(typed, str) else ""
     summary = {"id": memory_id, "corrected_content_chars": len(content)}
     started = time.perf_counter()
     try:
@@ -61,7 +45,8 @@ async def correct(console: ConsoleBase, request: Request, session: Session) -> R
         )
     except MetaCortexError as error:
         console.record_action("correct", started, summary, error=error)
-        return console.refused(request, session, error, "The memory was not corrected")
+        kept = {"corrected_content": typed if isinstance(typed, str) else ""}
+        return await record_again(console, request, session, error, kept)
     new_id = str(result["item"]["id"])
     console.record_action(
         "correct", started, summary, response={"id": new_id, "deprecated_id": memory_id}
@@ -77,68 +62,98 @@ async def promote(console: ConsoleBase, request: Request, session: Session) -> R
         result = await console.call(console.service.promote, access=ADMIN, id=memory_id)
     except MetaCortexError as error:
         console.record_action("promote", started, summary, error=error)
-        return console.refused(request, session, error, "The draft was not promoted")
+        return await record_again(console, request, session, error, {})
     console.record_action("promote", started, summary, response=result)
     return console.redirect(request, f"/console/memories/{memory_id}?done=promoted")
 
 
-async def consolidate_page(console: ConsoleBase, request: Request, session: Session) -> Response:
-    counts = await console.call(console.service.store.topic_counts)
-    drafts = [
-        (name, by_state[BranchState.WIP])
-        for name, by_state in counts.items()
-        if by_state.get(BranchState.WIP)
-    ]
-    return console.render(
-        request,
-        session,
-        "consolidate.html",
-        {
-            "title": "Consolidate drafts",
-            "drafts": drafts,
-            "topic": request.query_params.get("topic", ""),
-            "preview": None,
-        },
-    )
-
-
-async def consolidate_preview(console: ConsoleBase, request: Request, session: Session) -> Response:
-    form = await request.form()
-    topic = form_text(form, "topic") or ""
-    try:
-        preview = await console.call(
-            console.service.preview_consolidation, access=ADMIN, topic=topic
+async def _candidates(
+    console: ConsoleBase, memory: Memory, query: str, chosen: str | None
+) -> list[dict[str, Any]]:
+    """Memories the search finds for ``query`` (active or draft, not this one), and the
+    one already chosen, as listing rows."""
+    service = console.service
+    ids: list[str] = []
+    if query:
+        result = await console.call(
+            service.search,
+            access=ADMIN,
+            query=query,
+            filter_state=[BranchState.ACTIVE.value, BranchState.WIP.value],
+            limit=CANDIDATES + 1,
         )
-    except MetaCortexError as error:
-        return console.refused(request, session, error, "Nothing to consolidate")
-    return console.render(
-        request,
-        session,
-        "consolidate.html",
-        {"title": "Consolidate drafts", "drafts": [], "topic": topic, "preview": preview},
-    )
+        ids = [str(match["id"]) for match in result["matches"] if match["id"] != memory.id]
+        ids = ids[:CANDIDATES]
+    if chosen and chosen not in ids and chosen != memory.id:
+        ids.insert(0, chosen)
+    records = await console.call(service.store.get_many, memory_ids=ids) if ids else []
+    return [row(record) for record in records if record is not None]
 
 
-async def consolidate_confirm(console: ConsoleBase, request: Request, session: Session) -> Response:
+async def _deprecation(
+    console: ConsoleBase,
+    request: Request,
+    session: Session,
+    fields: dict[str, str],
+    *,
+    error: MetaCortexError | None = None,
+) -> Response:
+    memory_id = request.path_params["memory_id"]
+    try:
+        memory = await console.call(console.service.memory, access=ADMIN, memory_id=memory_id)
+        query = fields.get("q", "")
+        candidates = await _candidates(console, memory, query, fields.get("superseding_id"))
+    except MetaCortexError as failure:
+        return console.refused(request, session, failure, "Nothing to deprecate")
+    context = {
+        "title": "Deprecate",
+        "memory": memory,
+        "query": query,
+        "candidates": candidates,
+        "chosen": fields.get("superseding_id", ""),
+        "reason": fields.get("reason") if fields.get("reason") in REASONS else "changed",
+        "error": error.message if error is not None else None,
+    }
+    status = console.status_of(error) if error is not None else 200
+    return console.render(request, session, "deprecate.html", context, status_code=status)
+
+
+async def deprecate_page(console: ConsoleBase, request: Request, session: Session) -> Response:
+    """The confirmation: what deprecation does, the replacement found by search, the reason;
+    nothing changes until it is confirmed."""
+    fields = {
+        name: value.strip()
+        for name in ("q", "reason", "superseding_id")
+        if (value := request.query_params.get(name, "")).strip()
+    }
+    return await _deprecation(console, request, session, fields)
+
+
+async def deprecate(console: ConsoleBase, request: Request, session: Session) -> Response:
+    memory_id = request.path_params["memory_id"]
     form = await request.form()
-    topic = form_text(form, "topic") or ""
-    source_ids = [value for value in form.getlist("source_id") if isinstance(value, str)]
-    summary = {"topic": topic, "source_ids": source_ids}
+    fields = {
+        name: value
+        for name in ("q", "reason", "superseding_id")
+        if (value := form_text(form, name)) is not None
+    }
+    summary: dict[str, Any] = {
+        "id": memory_id,
+        "superseding_id": fields.get("superseding_id"),
+        "supersession_reason": fields.get("reason") or "changed",
+    }
     started = time.perf_counter()
     try:
-        if len(source_ids) < 2:
-            raise InvalidArgument("preview the consolidation first; no sources were confirmed")
         result = await console.call(
-            console.service.consolidate, access=ADMIN, topic=topic, source_ids=source_ids
+            console.service.deprecate,
+            access=ADMIN,
+            id=memory_id,
+            superseding_id=summary["superseding_id"],
+            supersession_reason=summary["supersession_reason"],
+            initiator=Initiator.USER.value,
         )
     except MetaCortexError as error:
-        console.record_action("consolidate", started, summary, error=error)
-        return console.refused(request, session, error, "The drafts were not consolidated")
-    merged_id = str(result["item"]["merged_id"])
-    console.record_action(
-        "consolidate",
-        started,
-        summary,
-        response={"merged_id": merged_id, "deprecated_ids": result["deprecated_ids"]},
-    )
-    return console.redirect(request, f"/console/memories/{merged_id}?done=consolidated")
+        console.record_action("deprecate", started, summary, error=error)
+        return await _deprecation(console, request, session, fields, error=error)
+    console.record_action("deprecate", started, summary, response=result)
+    return console.redirect(request, f"/console/memories/{memory_id}?done=deprecated")

@@ -13,7 +13,16 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from metacortex.console import activity, clients, curate, erase, pages
+from metacortex.console import (
+    activity,
+    browse,
+    clients,
+    consolidate,
+    curate,
+    erase,
+    record,
+    search,
+)
 from metacortex.console.base import HERE, HOME, STYLESHEET, ConsoleBase, text
 from metacortex.owner import Session
 from metacortex.server.routes import FUNCTION_PREFIX
@@ -63,15 +72,16 @@ class Console(ConsoleBase):
 
     def routes(self) -> list[BaseRoute]:
         table: list[tuple[str, Handler, list[str]]] = [
-            ("", pages.browse, ["GET"]),
-            ("/memories/{memory_id}", pages.record, ["GET"]),
-            ("/search", pages.search, ["GET"]),
+            ("", browse.browse, ["GET"]),
+            ("/memories/{memory_id}", record.record, ["GET"]),
+            ("/search", search.search, ["GET"]),
+            ("/memories/{memory_id}/deprecate", curate.deprecate_page, ["GET"]),
             ("/memories/{memory_id}/deprecate", curate.deprecate, ["POST"]),
             ("/memories/{memory_id}/correct", curate.correct, ["POST"]),
             ("/memories/{memory_id}/promote", curate.promote, ["POST"]),
-            ("/consolidate", curate.consolidate_page, ["GET"]),
-            ("/consolidate/preview", curate.consolidate_preview, ["POST"]),
-            ("/consolidate/confirm", curate.consolidate_confirm, ["POST"]),
+            ("/consolidate", consolidate.consolidate_page, ["GET"]),
+            ("/consolidate/preview", consolidate.consolidate_preview, ["POST"]),
+            ("/consolidate/confirm", consolidate.consolidate_confirm, ["POST"]),
             ("/erase", erase.erase_page, ["GET"]),
             ("/erase", erase.erase_confirm, ["POST"]),
             ("/clients", clients.clients_page, ["GET"]),

@@ -129,7 +129,7 @@ class Memory:
     supersession_reason: SupersessionReason | None = None
     initiator: Initiator | None = None
     provenance: Provenance = field(default_factory=Provenance)
-    # How a consolidated record was produced (e.g. "offline_sentence_union" or a model name).
+    # How a consolidated record was produced (e.g. "offline_sentence_merge" or a model name).
     merge_method: str | None = None
 
     def with_changes(self, **changes: Any) -> Memory:

@@ -222,6 +222,16 @@ class MemoryStore(Protocol):
         """How many records each topic holds, per state (topics with none are absent)."""
         ...
 
+    def count_memories(self, where: MemoryFilter) -> int:
+        """How many records match ``where`` (the owner's console shows it beside a page).
+        One aggregation where the backend has one; ``valid_at`` may need a projection."""
+        ...
+
+    def superseded_by_any(self, memory_ids: Sequence[str]) -> list[Memory]:
+        """Every record whose ``superseded_by`` names one of these ids (what they replaced),
+        ordered by (created_at, id)."""
+        ...
+
     # ----------------------------------------------------------------- erase
     # Deprecation keeps lineage; erasure is the owner's exception: the record's
     # content is destroyed and only a tombstone remains (``usecases/erase.py``).

@@ -54,6 +54,7 @@ from metacortex.storage.base import (
     Scored,
 )
 from metacortex.storage.firestore_codec import (
+    FILTER_FIELDS,
     MEMORY_FIELDS,
     SCHEMA_VERSION,
     TERM_COUNT,
@@ -570,6 +571,40 @@ class FirestoreStore:
             by_state[state] = by_state.get(state, 0) + 1
         return dict(sorted(counts.items()))
 
+    @_translated
+    def count_memories(self, where: MemoryFilter) -> int:
+        """A count aggregation (one round trip); with ``valid_at``, which Firestore cannot
+        express, a projection of the filter fields of every candidate instead."""
+        query = filtered(self._memories, native_filters(where, created_range=True))
+        if not needs_post_filter(where, created_range=True):
+            aggregation: Any = query.count()  # the client's stubs mistype count()
+            return int(aggregation.get()[0][0].value)
+        return sum(
+            where.matches(decode_memory(snapshot.id, fields_of(snapshot)))
+            for snapshot in query.select(list(FILTER_FIELDS)).stream()
+        )
+
+    @_translated
+    def superseded_by_any(self, memory_ids: Sequence[str]) -> list[Memory]:
+        """One ``in`` query per 30 ids, all at once (the single-field index serves it)."""
+        wanted = [memory_id for memory_id in dict.fromkeys(memory_ids) if storable_id(memory_id)]
+        return self._records_naming("superseded_by", "in", wanted)
+
+    def _records_naming(self, field: str, operator: str, ids: list[str]) -> list[Memory]:
+        """The records whose ``field`` names one of ``ids`` (``operator``: ``in`` or
+        ``array_contains_any``), one query per 30 ids, all at once; by (created_at, id)."""
+        queries = [
+            self._memories.where(filter=FieldFilter(field, operator, chunk)).select(
+                list(MEMORY_FIELDS)
+            )
+            for chunk in _chunks(ids, MAX_DISJUNCTIONS)
+        ]
+        found: dict[str, Memory] = {}
+        for snapshots in self._executor.map(lambda q: list(q.stream()), queries):
+            for snapshot in snapshots:
+                found[snapshot.id] = decode_memory(snapshot.id, fields_of(snapshot))
+        return sorted(found.values(), key=lambda m: (m.created_at, m.id))
+
     # ----------------------------------------------------------------- erase
     @_translated
     def erase(self, memory_ids: Sequence[str], erased_by: str, erased_at: datetime) -> list[str]:
@@ -632,18 +667,9 @@ class FirestoreStore:
     @_translated
     def derived_from_any(self, memory_ids: Sequence[str]) -> list[Memory]:
         """One ``array_contains_any`` query per 30 ids, all at once."""
-        wanted = list(dict.fromkeys(memory_ids))
-        queries = [
-            self._memories.where(
-                filter=FieldFilter("derived_from", "array_contains_any", chunk)
-            ).select(list(MEMORY_FIELDS))
-            for chunk in _chunks(wanted, MAX_DISJUNCTIONS)
-        ]
-        found: dict[str, Memory] = {}
-        for snapshots in self._executor.map(lambda q: list(q.stream()), queries):
-            for snapshot in snapshots:
-                found[snapshot.id] = decode_memory(snapshot.id, fields_of(snapshot))
-        return sorted(found.values(), key=lambda m: (m.created_at, m.id))
+        return self._records_naming(
+            "derived_from", "array_contains_any", list(dict.fromkeys(memory_ids))
+        )
 
     # ----------------------------------------------------------- OAuth state
     def _auth_ref(self, kind: str, key: str) -> Any:

@@ -604,6 +604,24 @@ class SQLiteStore:
             counts.setdefault(row["module_name"], {})[BranchState(row["branch_state"])] = row["n"]
         return counts
 
+    def count_memories(self, where: MemoryFilter) -> int:
+        clause, params = _where_sql(where)
+        row = self._conn().execute(f"SELECT COUNT(*) FROM memories m WHERE {clause}", params)
+        return int(row.fetchone()[0])
+
+    def superseded_by_any(self, memory_ids: Sequence[str]) -> list[Memory]:
+        wanted = list(dict.fromkeys(memory_ids))
+        found: list[Memory] = []
+        for start in range(0, len(wanted), _IN_CHUNK):
+            chunk = wanted[start : start + _IN_CHUNK]
+            rows = self._conn().execute(
+                f"SELECT {_M_COLUMNS} FROM memories m WHERE m.superseded_by IS NOT NULL"
+                f" AND m.superseded_by IN ({','.join('?' * len(chunk))})",
+                chunk,
+            )
+            found += [_row_to_memory(row) for row in rows]
+        return sorted(found, key=lambda m: (m.created_at, m.id))
+
     # ----------------------------------------------------------------- erase
     def erase(self, memory_ids: Sequence[str], erased_by: str, erased_at: datetime) -> list[str]:
         wanted = list(dict.fromkeys(memory_ids))

@@ -101,6 +101,15 @@ MIGRATIONS: Final[tuple[tuple[int, str], ...]] = (
         CREATE INDEX erased_memories_by_change ON erased_memories (change_seq);
         """,
     ),
+    (
+        4,
+        """
+        -- What a record replaced (storage.base: superseded_by_any; the console's record
+        -- page): only deprecated records have a replacement, so the index holds those.
+        CREATE INDEX memories_by_replacement ON memories (superseded_by)
+            WHERE superseded_by IS NOT NULL;
+        """,
+    ),
 )
 
 LATEST_VERSION: Final = MIGRATIONS[-1][0]

@@ -41,15 +41,17 @@ class Consolidation:
         *,
         topic: str | None = None,
         source_ids: Sequence[str] | None = None,
+        merged_content: str | None = None,
     ) -> dict[str, Any]:
+        """Merge the sources (``source_ids``, or the topic's drafts) into one active record.
+
+        ``merged_content`` (the owner's console, never a tool): the text the owner wrote
+        or edited after a preview, stored instead of the merge model's; the record then
+        says so (``merge_method`` "<model>, edited by the owner", origin
+        ``user_asserted``)."""
         topic_name = limits.check_topic(topic if topic is not None else DEFAULT_TOPIC)
-        ids = [limits.check_id(v, f"source_ids[{i}]") for i, v in enumerate(source_ids or ())]
-        if len(set(ids)) != len(ids):
-            raise InvalidArgument("source_ids must be unique")
-        if len(ids) > limits.MAX_CONSOLIDATE_SOURCES:
-            raise InvalidArgument(
-                f"source_ids has {len(ids)} ids; the limit is {limits.MAX_CONSOLIDATE_SOURCES}"
-            )
+        ids = _checked_ids(source_ids)
+        owner_text = _owner_text(merged_content)
         sources = (
             all_visible(self._store, access, ids) if ids else self._wip_queue(access, topic_name)
         )
@@ -60,26 +62,13 @@ class Consolidation:
             done = self._latest_consolidation(access, topic_name)
         if done is not None:
             return done
-        # As the original: named sources merge whatever their topic (the merged record
-        # takes the call's topic); only sources already retired are refused.
-        for source in sources:
-            _require_mergeable(source)
-        if len(sources) < 2:
-            where = "source_ids" if ids else f"the wip queue of topic {topic_name!r}"
-            raise FailedPrecondition(
-                f"consolidation needs at least two sources; {where} has {len(sources)}"
-            )
+        _require_sources(sources, ids, topic_name)
         sources.sort(key=lambda m: (m.created_at, m.id))
-        merged_text = self._merger.merge(topic_name, [m.content for m in sources]).strip()
-        if not merged_text:
-            raise FailedPrecondition(
-                "the merge produced no text; the sources were left as they are"
-            )
-        if len(merged_text) > limits.MAX_CONTENT_CHARS:
-            raise FailedPrecondition(
-                f"the merged memory would be {len(merged_text)} characters, over the "
-                f"{limits.MAX_CONTENT_CHARS} limit; consolidate fewer sources at a time"
-            )
+        merged_text = (
+            owner_text
+            if owner_text is not None
+            else _checked_text(self._merger.merge(topic_name, [m.content for m in sources]))
+        )
         [vector] = self._embedder.embed_documents([merged_text])
         now = utc_now()
         refs = tuple(dict.fromkeys(ref for m in sources for ref in m.artifact_refs))
@@ -93,12 +82,14 @@ class Consolidation:
             created_at=now,
             updated_at=now,
             artifact_refs=refs[: limits.MAX_ARTIFACT_REFS * limits.MAX_CONSOLIDATE_SOURCES],
-            initiator=Initiator.AGENT,
+            initiator=Initiator.AGENT if owner_text is None else Initiator.USER,
             provenance=Provenance(
-                origin=Origin.AGENT_INFERRED,
+                origin=Origin.AGENT_INFERRED if owner_text is None else Origin.USER_ASSERTED,
                 derived_from=tuple(m.id for m in sources),
             ),
-            merge_method=self._merger.method,
+            merge_method=self._merger.method
+            if owner_text is None
+            else f"{self._merger.method}, edited by the owner",
         )
         source_ids_in_order = [m.id for m in sources]
 
@@ -125,24 +116,33 @@ class Consolidation:
 
         return self._store.transaction(apply)
 
-    def preview_consolidation(self, access: Access, *, topic: str) -> dict[str, Any]:
-        """What ``consolidate(topic=...)`` would merge and into what text; nothing changes.
+    def preview_consolidation(
+        self, access: Access, *, topic: str, source_ids: Sequence[str] | None = None
+    ) -> dict[str, Any]:
+        """What ``consolidate`` would merge (``source_ids``, of any topic and active or
+        draft, or else the topic's drafts) and into what text; nothing changes.
 
         Confirm by passing the previewed ``source_ids``, so exactly those are merged."""
         topic_name = limits.check_topic(topic)
-        sources = self._wip_queue(access, topic_name)
-        if len(sources) < 2:
-            raise FailedPrecondition(
-                "consolidation needs at least two sources; "
-                f"the wip queue of topic {topic_name!r} has {len(sources)}"
-            )
-        for source in sources:
-            _require_mergeable(source)
-        merged_text = self._merger.merge(topic_name, [m.content for m in sources]).strip()
+        ids = _checked_ids(source_ids)
+        sources = (
+            all_visible(self._store, access, ids) if ids else self._wip_queue(access, topic_name)
+        )
+        _require_sources(sources, ids, topic_name)
+        sources.sort(key=lambda m: (m.created_at, m.id))
+        merged_text = _checked_text(self._merger.merge(topic_name, [m.content for m in sources]))
         return {
             "topic": topic_name,
             "source_ids": [m.id for m in sources],
-            "sources": [{"id": m.id, "summary": summarize(m.content)} for m in sources],
+            "sources": [
+                {
+                    "id": m.id,
+                    "summary": summarize(m.content),
+                    "topic": m.topic,
+                    "branch_state": m.branch_state.value,
+                }
+                for m in sources
+            ],
             "merged_content": merged_text,
             "merge_method": self._merger.method,
         }
@@ -208,6 +208,53 @@ def _folded_into_one(sources: Sequence[Memory]) -> bool:
         and None not in targets
         and all(m.branch_state is BranchState.DEPRECATED for m in sources)
     )
+
+
+def _checked_ids(source_ids: Sequence[str] | None) -> list[str]:
+    ids = [limits.check_id(v, f"source_ids[{i}]") for i, v in enumerate(source_ids or ())]
+    if len(set(ids)) != len(ids):
+        raise InvalidArgument("source_ids must be unique")
+    if len(ids) > limits.MAX_CONSOLIDATE_SOURCES:
+        raise InvalidArgument(
+            f"source_ids has {len(ids)} ids; the limit is {limits.MAX_CONSOLIDATE_SOURCES}"
+        )
+    return ids
+
+
+def _require_sources(sources: list[Memory], ids: list[str], topic: str) -> None:
+    # As the original: named sources merge whatever their topic (the merged record
+    # takes the call's topic); only sources already retired are refused.
+    for source in sources:
+        _require_mergeable(source)
+    if len(sources) < 2:
+        where = "source_ids" if ids else f"the wip queue of topic {topic!r}"
+        raise FailedPrecondition(
+            f"consolidation needs at least two sources; {where} has {len(sources)}"
+        )
+
+
+def _owner_text(text: str | None) -> str | None:
+    if text is None:
+        return None
+    text = limits.check_content(text, "merged_content").strip()
+    if not text:
+        raise InvalidArgument(
+            "merged_content is empty; write the merged memory, or keep the preview's"
+        )
+    return text
+
+
+def _checked_text(text: str) -> str:
+    """A merged text as stored: stripped, not empty, within the content limit."""
+    text = text.strip()
+    if not text:
+        raise FailedPrecondition("the merge produced no text; the sources were left as they are")
+    if len(text) > limits.MAX_CONTENT_CHARS:
+        raise FailedPrecondition(
+            f"the merged memory would be {len(text)} characters, over the "
+            f"{limits.MAX_CONTENT_CHARS} limit; consolidate fewer sources at a time"
+        )
+    return text
 
 
 def _require_mergeable(memory: Memory) -> None:

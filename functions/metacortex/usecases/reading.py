@@ -1,8 +1,10 @@
-"""Reading records as stored: one by id (``fetch_context``) or pages (``list_context``)."""
+"""Reading records as stored: one by id (``fetch_context``), pages (``list_context``) and
+the console's pages (both ways, with the total)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -50,23 +52,16 @@ class Reading:
         cursor: str | None = None,
         valid_at: str | datetime | None = None,
     ) -> dict[str, Any]:
-        count = limits.check_limit(
-            limit if limit is not None else limits.DEFAULT_LIST_LIMIT, limits.MAX_LIST_LIMIT
+        count = _limit(limit)
+        where = _where(
+            access,
+            filter_topic,
+            filter_state,
+            filter_origin,
+            created_after,
+            created_before,
+            valid_at,
         )
-        where = MemoryFilter(
-            states=read_states(access, filter_state),
-            topic=limits.check_topic(filter_topic, "filter_topic") if filter_topic else None,
-            origin=parse_enum(Origin, filter_origin, "filter_origin"),
-            created_after=limits.parse_instant(created_after, "created_after"),
-            created_before=limits.parse_instant(created_before, "created_before"),
-            valid_at=limits.parse_instant(valid_at, "valid_at"),
-        )
-        if (
-            where.created_after is not None
-            and where.created_before is not None
-            and where.created_after >= where.created_before
-        ):
-            raise InvalidArgument("created_after must be earlier than created_before")
         applied = applied_filters(where)
         after = decode_cursor(cursor, applied) if cursor else None
         page = self._store.list_page(where, count + 1, after)
@@ -81,3 +76,80 @@ class Reading:
             "next_cursor": next_cursor,
             "applied_filters": reported(applied, where, count),
         }
+
+    def page(
+        self,
+        access: Access,
+        *,
+        filter_topic: str | None = None,
+        filter_state: str | Sequence[str] | None = None,
+        filter_origin: str | None = None,
+        valid_at: str | datetime | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+        newer: bool = False,
+    ) -> MemoryPage:
+        """The console's listing: whole records newest first, the count of every record
+        the filters match, and cursors both ways. ``cursor`` names a record of an earlier
+        page: the page is the records just older than it, or with ``newer`` just newer
+        (still newest first); ``list_memories``' cursors are accepted too."""
+        count = _limit(limit)
+        where = _where(access, filter_topic, filter_state, filter_origin, None, None, valid_at)
+        applied = applied_filters(where)
+        key = decode_cursor(cursor, applied) if cursor else None
+        if key is not None and newer:
+            found = self._store.list_page(where, count + 1, key, oldest_first=True)
+            page = list(reversed(found[:count]))
+            newer_exists, older_exists = len(found) > count, True
+        else:
+            found = self._store.list_page(where, count + 1, key)
+            page = found[:count]
+            newer_exists, older_exists = key is not None, len(found) > count
+        return MemoryPage(
+            memories=page,
+            older_cursor=encode_cursor(page[-1], applied) if page and older_exists else None,
+            newer_cursor=encode_cursor(page[0], applied) if page and newer_exists else None,
+            total=self._store.count_memories(where),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPage:
+    """One page of the console's listing (``Reading.page``)."""
+
+    memories: list[Memory]
+    older_cursor: str | None  # the next page down (older records), if any
+    newer_cursor: str | None  # the page above (newer records), if any
+    total: int  # every record the filters match, on every page
+
+
+def _limit(limit: int | None) -> int:
+    return limits.check_limit(
+        limit if limit is not None else limits.DEFAULT_LIST_LIMIT, limits.MAX_LIST_LIMIT
+    )
+
+
+def _where(
+    access: Access,
+    filter_topic: str | None,
+    filter_state: str | Sequence[str] | None,
+    filter_origin: str | None,
+    created_after: str | datetime | None,
+    created_before: str | datetime | None,
+    valid_at: str | datetime | None,
+) -> MemoryFilter:
+    where = MemoryFilter(
+        states=read_states(access, filter_state),
+        topic=limits.check_topic(filter_topic, "filter_topic") if filter_topic else None,
+        origin=parse_enum(Origin, filter_origin, "filter_origin"),
+        created_after=limits.parse_instant(created_after, "created_after"),
+        created_before=limits.parse_instant(created_before, "created_before"),
+        valid_at=limits.parse_instant(valid_at, "valid_at"),
+    )
+    if (
+        where.created_after is not None
+        and where.created_before is not None
+        and where.created_after >= where.created_before
+    ):
+        raise InvalidArgument("created_after must be earlier than created_before")
+    return where

@@ -1,0 +1,87 @@
+"""The filters of the browse and search pages: read from the query string, the topic
+matched without regard to case, the topic names offered as suggestions."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from starlette.requests import Request
+
+from metacortex.console.present import match_topic
+from metacortex.domain.records import ALL_STATES, BranchState, Origin
+
+STATES: Final = tuple(state.value for state in ALL_STATES)
+ORIGINS: Final = tuple(origin.value for origin in Origin)
+FIELDS: Final = ("topic", "state", "origin", "valid_at")
+# Topic names offered in the filter's suggestion list (a <datalist>), most used first.
+MAX_SUGGESTED: Final = 500
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """The filters as typed (``given``, for the form and links) and as applied."""
+
+    given: dict[str, str]
+    topic: str | None  # the stored topic the typed one names (None: no topic filter)
+    unknown_topic: str | None = None  # typed, but names no stored topic
+    suggestions: list[str] = field(default_factory=list)
+
+    @property
+    def state(self) -> list[str] | str:
+        value = self.given.get("state")
+        if value == "all":
+            return list(STATES)
+        return value or BranchState.ACTIVE.value
+
+    def service_arguments(self) -> dict[str, Any]:
+        return {
+            "filter_topic": self.topic,
+            "filter_state": self.state,
+            "filter_origin": self.given.get("origin"),
+            "valid_at": self.given.get("valid_at"),
+        }
+
+    def link_arguments(self) -> dict[str, str]:
+        """The filters for a link to another page of the same listing (the topic as
+        stored, so the next page needs no matching)."""
+        out = dict(self.given)
+        if self.topic is not None:
+            out["topic"] = self.topic
+        return out
+
+
+def read_filters(request: Request, counts: Mapping[str, Mapping[BranchState, int]]) -> Filters:
+    given = {
+        name: value.strip()
+        for name in FIELDS
+        if (value := request.query_params.get(name, "")).strip()
+    }
+    typed = given.get("topic")
+    if typed is None:
+        return Filters(given, None)
+    found = match_topic(typed, counts)
+    if found.topic is None:
+        return Filters(given, None, unknown_topic=typed, suggestions=found.suggestions)
+    return Filters(given, found.topic)
+
+
+def topic_names(counts: Mapping[str, Mapping[BranchState, int]]) -> list[str]:
+    """Topic names for the suggestion list: the most memories first, then by name."""
+    ranked = sorted(counts, key=lambda name: (-sum(counts[name].values()), name))
+    return ranked[:MAX_SUGGESTED]
+
+
+def form_context(
+    filters: Filters, counts: Mapping[str, Mapping[BranchState, int]]
+) -> dict[str, Any]:
+    """What ``_filters.html`` needs."""
+    return {
+        "filters": filters.given,
+        "states": STATES,
+        "origins": ORIGINS,
+        "topic_names": topic_names(counts),
+        "unknown_topic": filters.unknown_topic,
+        "suggestions": filters.suggestions,
+    }

@@ -1,0 +1,124 @@
+"""One record's page: its content, what replaced it and what it replaced, its consolidation
+lineage both ways, its details, and the curation forms. A refused change renders this page
+again with the error and what was typed."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from metacortex.console.base import ADMIN, ConsoleBase
+from metacortex.console.present import first_line
+from metacortex.domain.records import Memory, to_wire_time
+from metacortex.errors import MetaCortexError, NotFound
+from metacortex.owner import Session
+
+# How far a supersession chain is followed on a record page.
+CHAIN_HOPS: Final = 20
+NOTICES: Final = {
+    "deprecated": "The memory was deprecated.",
+    "corrected": "The correction was saved; the wrong memory is deprecated as corrected.",
+    "promoted": "The draft is now active.",
+    "consolidated": "The memories were merged into this one.",
+}
+
+
+async def _lookup(console: ConsoleBase, memory_id: str) -> Memory | None:
+    try:
+        return await console.call(console.service.memory, access=ADMIN, memory_id=memory_id)
+    except NotFound:
+        return None
+
+
+async def _chain(console: ConsoleBase, memory: Memory) -> tuple[list[Memory], str | None]:
+    """The records that replaced this one, in order, and the id where the chain leads to
+    a record no longer stored (erased), if it does."""
+    chain: list[Memory] = []
+    seen = {memory.id}
+    current = memory
+    while current.superseded_by and len(chain) < CHAIN_HOPS:
+        following = await _lookup(console, current.superseded_by)
+        if following is None:
+            return chain, current.superseded_by
+        if following.id in seen:
+            break
+        chain.append(following)
+        seen.add(following.id)
+        current = following
+    return chain, None
+
+
+async def record_context(console: ConsoleBase, memory: Memory) -> dict[str, Any]:
+    """Everything the record page shows of ``memory``."""
+    chain, broken = await _chain(console, memory)
+    sources = [
+        (source_id, await _lookup(console, source_id))
+        for source_id in memory.provenance.derived_from
+    ]
+    store = console.service.store
+    replaced = [
+        older
+        for older in await console.call(store.superseded_by_any, memory_ids=[memory.id])
+        if older.id not in memory.provenance.derived_from
+    ]
+    gone = [source_id for source_id, source in sources if source is None]
+    if broken is not None:
+        gone.append(broken)
+    tombstones = await console.call(store.tombstones, memory_ids=gone) if gone else {}
+    description = None
+    if memory.retrieval_text != memory.content:
+        marker = "[Image] "
+        text = memory.retrieval_text
+        description = text.split(marker, 1)[1] if marker in text else text
+    return {
+        "title": first_line(memory.content, 80),
+        "memory": memory,
+        "state": memory.branch_state.value,
+        "meta": memory.metadata(),
+        "chain": chain,
+        "broken": broken,
+        "erased": {
+            memory_id: {"erased_at": to_wire_time(t.erased_at), "erased_by": t.erased_by}
+            for memory_id, t in tombstones.items()
+        },
+        "sources": sources,
+        "replaced": replaced,
+        "merged_into": (
+            chain[0] if chain and memory.id in chain[0].provenance.derived_from else None
+        ),
+        "description": description,
+        "kept": {},
+    }
+
+
+async def record(console: ConsoleBase, request: Request, session: Session) -> Response:
+    memory_id = request.path_params["memory_id"]
+    try:
+        memory = await console.call(console.service.memory, access=ADMIN, memory_id=memory_id)
+    except MetaCortexError as error:
+        return console.refused(request, session, error, "No such memory")
+    context = await record_context(console, memory)
+    context["notice"] = NOTICES.get(request.query_params.get("done", ""))
+    return console.render(request, session, "record.html", context)
+
+
+async def record_again(
+    console: ConsoleBase,
+    request: Request,
+    session: Session,
+    error: MetaCortexError,
+    kept: Mapping[str, str],
+) -> Response:
+    """The record page again after a refused change: the error, and the form as typed.
+    When the record itself cannot be read any more, the refusal page instead."""
+    memory = await _lookup(console, request.path_params["memory_id"])
+    if memory is None:
+        return console.refused(request, session, error, "The change was not made")
+    context = await record_context(console, memory)
+    context.update(error=error.message, kept=dict(kept))
+    return console.render(
+        request, session, "record.html", context, status_code=console.status_of(error)
+    )

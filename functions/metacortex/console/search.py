@@ -1,0 +1,55 @@
+"""The search page: the tools' hybrid search, each result's score split into its parts."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from metacortex.console.base import ADMIN, ConsoleBase
+from metacortex.console.browse import row
+from metacortex.console.filtering import form_context, read_filters
+from metacortex.errors import MetaCortexError
+from metacortex.owner import Session
+
+SEARCH_LIMIT: Final = 20
+
+
+async def search(console: ConsoleBase, request: Request, session: Session) -> Response:
+    service = console.service
+    counts = await console.call(service.store.topic_counts)
+    filters = read_filters(request, counts)
+    query = request.query_params.get("q", "").strip()
+    context: dict[str, Any] = {
+        "title": "Search",
+        "query": query,
+        "matches": None,
+        "empty": not counts,
+        **form_context(filters, counts),
+    }
+    if not query or filters.unknown_topic is not None:
+        return console.render(request, session, "search.html", context)
+    try:
+        result = await console.call(
+            service.search,
+            access=ADMIN,
+            query=query,
+            limit=SEARCH_LIMIT,
+            explain=True,
+            **filters.service_arguments(),
+        )
+    except MetaCortexError as error:
+        context["error"] = error.message
+        return console.render(request, session, "search.html", context, status_code=400)
+    matches = result["matches"]
+    # The whole records, read together: a result's heading is its content's first line.
+    records = await console.call(
+        service.store.get_many, memory_ids=[str(match["id"]) for match in matches]
+    )
+    context["matches"] = [
+        {**row(record), "score": match["score"], "breakdown": match["breakdown"]}
+        for match, record in zip(matches, records, strict=True)
+        if record is not None
+    ]
+    return console.render(request, session, "search.html", context)

@@ -1,0 +1,243 @@
+"""Every console page at phone (390 px) and desktop (1280 px) width on a realistic store,
+in a real headless Chromium (Debian's ``chromium`` driven by Playwright with the system
+binary): no horizontal overflow of any kind, and zero violations from axe-core (Deque's
+engine from npm, every rule it runs by default).
+
+The store (``tests/console/realistic.py``) holds hundreds of memories with long topics,
+long first lines and unbroken URLs, drafts, deprecated chains, links to erased records,
+OAuth grants with long names and two weeks of events from many clients. Screenshots of
+each page at both widths go to ``docs/images/`` when ``METACORTEX_UPDATE_SCREENSHOTS=1``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Final
+from urllib.parse import quote
+
+import pytest
+
+from tests.console import realistic
+from tests.console.browser_checks import (
+    DESKTOP,
+    ROOT,
+    WIDTHS,
+    axe_script,
+    axe_violations,
+    chromium,
+    overflow,
+)
+from tests.console.support import ConsoleLive, console_server, make_events
+from tests.oauth_support import PASSPHRASE, Browserless, OAuthLive, tool_call
+
+playwright_sync = pytest.importorskip("playwright.sync_api")
+
+pytestmark = pytest.mark.slow
+
+IMAGES: Final = ROOT / "docs" / "images"
+GRANT_NAMES: Final = (
+    "Notes Agent for the Platform Migration Working Group (staging environment)",
+    "Claude",
+    "ChatGPT connector of the household account",
+)
+
+
+@dataclass
+class Site:
+    live: ConsoleLive
+    corpus: realistic.Corpus
+    page: Any
+    signed_out: Any
+
+    def open(self, path: str) -> None:
+        answer = self.page.goto(self.live.url + path)
+        assert answer is not None
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """One Chromium for the module (Playwright's sync API runs one instance at a time)."""
+    executable = chromium()
+    axe_script()
+    with playwright_sync.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=executable, args=["--no-sandbox", "--disable-gpu"]
+        )
+        yield launched
+        launched.close()
+
+
+def _signed_in(browser: Any, url: str) -> Any:
+    # bypass_csp: the pages' CSP (rightly) refuses the injected axe script.
+    page = browser.new_context(viewport=DESKTOP, bypass_csp=True).new_page()
+    page.goto(url + "/console")
+    page.fill("#passphrase", PASSPHRASE)
+    page.click("button[type=submit]")
+    page.get_by_role("navigation", name="Console").wait_for()
+    return page
+
+
+@pytest.fixture(scope="module")
+def site(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    with console_server(tmp_path_factory.mktemp("layout")) as live:
+        corpus = realistic.build(live.service)
+        oauth = OAuthLive(live.url, live.store, live.app, documents=None)  # type: ignore[arg-type]
+        agent = Browserless(oauth)
+        agent.sign_in()
+        for name in GRANT_NAMES:
+            client = agent.register(client_name=name)
+            tokens = agent.tokens(client["client_id"])
+            used = tool_call(oauth.mcp, tokens["access_token"], "search_context", {"query": "x"})
+            assert used.status_code == 200, used.text
+        agent.close()
+        make_events(live.url)
+        live.flush_events()
+        signed_out = browser.new_context(viewport=DESKTOP, bypass_csp=True).new_page()
+        yield Site(live, corpus, _signed_in(browser, live.url), signed_out)
+
+
+def _sign_in(site: Site) -> Any:
+    site.signed_out.goto(site.live.url + "/console")
+    return site.signed_out
+
+
+def _path(path: str) -> Callable[[Site], Any]:
+    def visit(site: Site) -> Any:
+        site.open(path.format(c=site.corpus, long=quote(realistic.LONG_TOPICS[0], safe="")))
+        return site.page
+
+    return visit
+
+
+def _older(site: Site) -> Any:
+    site.open("/console?state=all")
+    site.page.locator("#next-page").click()
+    site.page.locator("#memory-list").wait_for()
+    return site.page
+
+
+def _consolidate_preview(site: Site) -> Any:
+    site.open("/console/consolidate")
+    site.page.get_by_role("combobox", name="Topic with drafts").select_option(
+        site.corpus.drafts_topic
+    )
+    site.page.get_by_role("button", name="Preview").click()
+    site.page.locator("#preview-merged").wait_for()
+    return site.page
+
+
+def _refused_correction(site: Site) -> Any:
+    site.open(f"/console/memories/{site.corpus.long_line}")
+    site.page.get_by_label("Corrected content").fill(realistic.LONG_FIRST_LINE * 60)
+    site.page.get_by_role("button", name="Save correction").click()
+    site.page.get_by_role("alert").wait_for()
+    return site.page
+
+
+# name -> how to reach it; names without a number are also the screenshots' names.
+PAGES: Final[dict[str, Callable[[Site], Any]]] = {
+    "sign-in": _sign_in,
+    "browse": _path("/console"),
+    "browse-2 every state": _path("/console?state=all"),
+    "browse-3 older page": _older,
+    "browse-4 long topic": _path("/console?topic={long}&state=all"),
+    "record": _path("/console/memories/{c.merged}"),
+    "record-2 chain": _path("/console/memories/{c.chain[0]}"),
+    "record-3 erased end": _path("/console/memories/{c.broken_chain}"),
+    "record-4 long first line": _path("/console/memories/{c.long_line}"),
+    "record-5 image": _path("/console/memories/{c.image}"),
+    "record-6 refused correction": _refused_correction,
+    "deprecate": _path("/console/memories/{c.long_line}/deprecate?q=platform+migration+billing"),
+    "search": _path("/console/search?q=billing+migration+invoice"),
+    "search-2 no such topic": _path("/console/search?q=billing&topic=clie"),
+    "consolidate-2 picker": _path("/console/consolidate"),
+    "consolidate": _consolidate_preview,
+    "consolidate-3 chosen": _path(
+        "/console/consolidate?id={c.chain[2]}&id={c.correction}&id={c.long_line}&id={c.image}"
+    ),
+    "erase": _path("/console/erase?topic={long}"),
+    "erase-2 a selection": _path("/console/erase?id={c.merged}&id={c.chain[2]}"),
+    "clients": _path("/console/clients"),
+    "activity": _path("/console/activity"),
+    "refused": _path("/console/memories/00000000000000000000000000"),
+}
+
+
+@pytest.mark.parametrize("name", list(PAGES))
+def test_the_page_fits_phone_and_desktop_width_and_axe_finds_nothing(site: Site, name: str) -> None:
+    problems: list[str] = []
+    for width, size in WIDTHS.items():
+        site.page.set_viewport_size(size)
+        site.signed_out.set_viewport_size(size)
+        page = PAGES[name](site)
+        page.wait_for_load_state()
+        problems += [f"{width}: {problem}" for problem in overflow(page)]
+        problems += [f"{width}: axe {violation}" for violation in axe_violations(page)]
+        if os.environ.get("METACORTEX_UPDATE_SCREENSHOTS") == "1" and not re.search(r"\d", name):
+            page.screenshot(path=str(IMAGES / f"console-{name}-{width}.png"), full_page=True)
+    site.page.set_viewport_size(DESKTOP)
+    assert not problems, "\n".join(problems)
+
+
+def test_at_least_ten_memories_show_above_the_fold_at_1280_by_800(site: Site) -> None:
+    site.page.set_viewport_size(DESKTOP)
+    site.open("/console")
+    bottoms: list[float] = site.page.eval_on_selector_all(
+        "#memory-list > li", "items => items.map(i => i.getBoundingClientRect().bottom)"
+    )
+    assert len([bottom for bottom in bottoms if bottom <= DESKTOP["height"]]) >= 10
+
+
+def test_chart_labels_and_legends_are_readable_at_both_widths(site: Site) -> None:
+    """Every label drawn in a chart renders at 11 px or more, and legends are text of 12 px
+    or more that wraps (a long client name cannot run off the drawing)."""
+    small: list[str] = []
+    for width, size in WIDTHS.items():
+        site.page.set_viewport_size(size)
+        site.open("/console/activity")
+        labels: list[list[Any]] = site.page.eval_on_selector_all(
+            "svg.chart text",
+            "ts => ts.map(t => [t.textContent,"
+            " parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a])",
+        )
+        legends: list[list[Any]] = site.page.eval_on_selector_all(
+            ".legend li",
+            "ls => ls.map(l => [l.textContent, parseFloat(getComputedStyle(l).fontSize)])",
+        )
+        assert labels
+        assert legends
+        small += [f"{width}: label {text!r} at {px:.1f}px" for text, px in labels if px < 11]
+        small += [f"{width}: legend {text!r} at {px:.1f}px" for text, px in legends if px < 12]
+    site.page.set_viewport_size(DESKTOP)
+    assert not small, "\n".join(small)
+
+
+@pytest.fixture(scope="module")
+def empty_site(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Any]]:
+    with console_server(tmp_path_factory.mktemp("empty"), oauth=False) as live:
+        yield live.url, _signed_in(browser, live.url)
+
+
+def test_an_empty_store_says_how_to_connect_the_first_client(
+    empty_site: tuple[str, Any],
+) -> None:
+    url, page = empty_site
+    problems: list[str] = []
+    for width, size in WIDTHS.items():
+        page.set_viewport_size(size)
+        page.goto(url + "/console")
+        state = page.locator("#empty-store")
+        assert "connect your first client" in state.inner_text()
+        assert state.get_by_role("link", name="Clients").get_attribute("href") == (
+            url + "/console/clients"
+        )
+        assert "Quick start" in state.inner_text()
+        assert page.locator("#memory-list, .filter-form, .topics").count() == 0
+        problems += [f"{width}: {problem}" for problem in overflow(page)]
+        problems += [f"{width}: axe {violation}" for violation in axe_violations(page)]
+        if os.environ.get("METACORTEX_UPDATE_SCREENSHOTS") == "1":
+            page.screenshot(path=str(IMAGES / f"console-empty-{width}.png"), full_page=True)
+    assert not problems, "\n".join(problems)

@@ -19,7 +19,7 @@ from json5.dumper import ModelDumper
 from json5.dumper import dumps as dump_model
 from json5.loader import ModelLoader
 from json5.loader import loads as load_model
-from json5.model import DoubleQuotedString, JSONObject, JSONText, Value
+from json5.model import DoubleQuotedString, JSONArray, JSONObject, JSONText, Value
 from json5.utils import JSON5DecodeError
 
 from metacortex.appconfig.errors import Malformed
@@ -81,6 +81,39 @@ def set_member(text: str, path: Sequence[str], value: Any, *, where: str) -> str
     return rendered
 
 
+def upsert_item(
+    text: str, path: Sequence[str], key: str, item: dict[str, Any], *, where: str
+) -> str:
+    """``text`` with the array at ``path`` holding ``item``: the element whose ``key``
+    equals ``item[key]`` is replaced, or ``item`` is appended (the array is created)."""
+    data = load(text, comments=True, where=where) if text.strip() else {}
+    found = get_member(data, path)
+    if found is None:
+        return set_member(text, path, [item], where=where)
+    if not isinstance(found, list):
+        raise Malformed(f"{where}: {'.'.join(path)} is not an array")
+    unit = _indent_unit(text)
+    model: JSONText = load_model(text, loader=ModelLoader())
+    node: Any = model.value
+    for step in path:
+        index = _find(node, step)
+        assert index is not None  # found above
+        node = node.values[index]
+    assert isinstance(node, JSONArray)
+    depth = len(path)
+    new = _value_model(item, depth + 1, unit)
+    for index, element in enumerate(found):
+        if isinstance(element, dict) and element.get(key) == item[key]:
+            old = node.values[index]
+            new.wsc_before, new.wsc_after = old.wsc_before, old.wsc_after
+            node.values[index] = new
+            break
+    else:
+        _append_value(node, new, depth, unit)
+    rendered: str = dump_model(model, dumper=ModelDumper())  # type: ignore[arg-type]
+    return rendered
+
+
 def get_member(data: Any, path: Sequence[str]) -> Any:
     """The value at ``path`` in loaded data, or None."""
     for key in path:
@@ -121,11 +154,25 @@ def _key_text(key: Any) -> str:
 
 def _append(node: JSONObject, key: str, value: Any, depth: int, unit: str) -> None:
     """Add ``key: value`` as the object's last member, on its own line."""
-    closing = "\n" + unit * (depth - 1)
     new_key = DoubleQuotedString(key, raw_value=json.dumps(key, ensure_ascii=False))
     new_key.wsc_before = ["\n" + unit * depth]
     new_value = _value_model(value, depth, unit)
     new_value.wsc_before = [" "]
+    _close_after(node, new_value, depth, unit)
+    node.keys.append(new_key)
+    node.values.append(new_value)
+
+
+def _append_value(node: JSONArray, new_value: Value, depth: int, unit: str) -> None:
+    """Add ``new_value`` as the array's last element, on its own line."""
+    new_value.wsc_before = ["\n" + unit * (depth + 1)]
+    _close_after(node, new_value, depth + 1, unit)
+    node.values.append(new_value)
+
+
+def _close_after(node: JSONObject | JSONArray, new_value: Value, depth: int, unit: str) -> None:
+    """Move the line break before the closing bracket after ``new_value``, the new last."""
+    closing = "\n" + unit * (depth - 1)
     if node.values:
         last = node.values[-1]
         if node.trailing_comma is None and all(isinstance(w, str) for w in last.wsc_after):
@@ -139,8 +186,6 @@ def _append(node: JSONObject, key: str, value: Any, depth: int, unit: str) -> No
         elif isinstance(node.leading_wsc[-1], str) and not node.leading_wsc[-1].strip():
             node.leading_wsc.pop()  # the indentation before "}": the new member brings its own
         new_value.wsc_after = [closing]
-    node.keys.append(new_key)
-    node.values.append(new_value)
 
 
 def _value_model(value: Any, depth: int, unit: str) -> Value:

@@ -18,6 +18,7 @@ import os
 import shutil
 import stat
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -59,10 +60,20 @@ class Plan:
         return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
+# An element of an array that goes with the entry: (the array's path, its key, the element).
+Item = tuple[tuple[str, ...], str, dict[str, Any]]
+
+
 def plan_entry(
-    path: Path, format: Format, container: tuple[str, ...], name: str, entry: Any
+    path: Path,
+    format: Format,
+    container: tuple[str, ...],
+    name: str,
+    entry: Any,
+    items: Sequence[Item] = (),
 ) -> Plan:
-    """The change that sets ``container.name`` to ``entry`` in the file at ``path``."""
+    """The change that sets ``container.name`` to ``entry`` in the file at ``path`` (and
+    puts each of ``items`` in its array: VS Code's token prompt)."""
     before = _read(path)
     text = before or ""
     where = str(path)
@@ -76,6 +87,8 @@ def plan_entry(
             raise Malformed(problem)
         previous = jsonfile.get_member(data, member)
         after = text if previous == entry else jsonfile.set_member(text, member, entry, where=where)
+        for array, key, item in items:
+            after = jsonfile.upsert_item(after, array, key, item, where=where)
     return Plan(path, before, after, previous)
 
 

@@ -102,6 +102,8 @@ def upsert_item(
     assert isinstance(node, JSONArray)
     depth = len(path)
     new = _value_model(item, depth + 1, unit)
+    if item in found:
+        return text  # already there, as it is
     for index, element in enumerate(found):
         if isinstance(element, dict) and element.get(key) == item[key]:
             old = node.values[index]

@@ -12,7 +12,8 @@ Budgets (issue 9; figures per corpus size in docs/benchmarks.md):
 search depth <= 4 (5 with the conversational-context step), save <= 3
 sequential RPCs after the embedding (the dedupe pre-check included),
 consolidating 10 drafts depth <= 4, deprecate depth <= 3; erase (issue 21):
-one read, a transaction of three round trips, one lineage query (depth 5).
+one read, a transaction of three round trips, one lineage query (depth 5); each MCP
+resource and the context prompt (issue 22): one round trip.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from metacortex.config import Settings
 from metacortex.domain.records import BranchState, Memory
 from metacortex.errors import NotFound
 from metacortex.providers.offline_merge import SentenceUnionMerger
-from metacortex.server import create_app
+from metacortex.server import context_prompt, create_app, resources
 from metacortex.server.profiles import load_profiles
 from metacortex.service import Access, MemoryService
 from metacortex.storage.base import MemoryFilter, Neighbours
@@ -177,6 +178,28 @@ def test_fetch_and_list_are_one_round_trip_each(
     assert (fetched.depth, fetched.kinds) == (1, {"BatchGetDocuments": 1})
     assert (listed.depth, listed.kinds) == (1, {"RunQuery": 1})
     assert listed.documents == 11  # a page of 10 and one more to know whether more follow
+
+
+def test_each_resource_and_the_context_prompt_is_one_round_trip(
+    counted: tuple[MemoryService, RpcRecorder],
+) -> None:
+    """memory://topics, memory://recent, memory://{id} and the context prompt (issue 22)."""
+    service, recorder = counted
+    admin = load_profiles(Settings(_env_file=None)).admin  # type: ignore[call-arg]
+    some_id = service.list_memories(ADMIN, limit=1)["items"][0]["id"]
+
+    topics = _cost(recorder, lambda: resources.read(service, admin, "memory://topics"))
+    recent = _cost(recorder, lambda: resources.read(service, admin, "memory://recent"))
+    one = _cost(recorder, lambda: resources.read(service, admin, f"memory://{some_id}"))
+    prompt = _cost(recorder, lambda: context_prompt.render(service, admin, {"topic": "ops-1"}))
+
+    # topics: one projection of two fields over the collection (every record once)
+    assert (topics.depth, topics.kinds, topics.documents) == (1, {"RunQuery": 1}, 60)
+    # recent: a page of 20 and one more to know whether more follow
+    assert (recent.depth, recent.kinds, recent.documents) == (1, {"RunQuery": 1}, 21)
+    assert (one.depth, one.kinds, one.documents) == (1, {"BatchGetDocuments": 1}, 1)
+    # the prompt reads at most 51 records of its topic (here all 20 of them)
+    assert (prompt.depth, prompt.kinds, prompt.documents) == (1, {"RunQuery": 1}, 20)
 
 
 def test_neighbour_reads_stop_at_records_the_search_already_holds(

@@ -224,3 +224,15 @@ class Settings(BaseSettings):
     @property
     def admin_token_path(self) -> Path:
         return self.metacortex_data_dir / "admin-token"
+
+
+class ApplicationDirs(BaseSettings):
+    """Where other applications keep their configuration: their own variables, read only
+    by ``metacortex init`` to find the file it writes (``appconfig/targets.py``)."""
+
+    model_config = SettingsConfigDict(extra="ignore", frozen=True)
+
+    home: Path = Field(default_factory=Path.home)
+    appdata: Path | None = None  # Windows: %APPDATA% (Claude Desktop, VS Code)
+    codex_home: Path | None = None  # Codex: $CODEX_HOME, else ~/.codex
+    xdg_config_home: Path | None = None  # Linux: $XDG_CONFIG_HOME, else ~/.config

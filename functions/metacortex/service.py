@@ -1,7 +1,7 @@
 """``MemoryService``: the memory use cases behind one facade.
 
 Each use case lives in a module of its own under ``metacortex.usecases`` (save,
-search, reading, lifecycle, consolidation, erase); this class builds them over one
+search, reading, overview, lifecycle, consolidation, erase); this class builds them over one
 store and one set of models and exposes their methods, so the server, the
 console, the CLI, operations and benches call ``service.save(...)``,
 ``service.search(...)`` and so on. Every rule of the spec's §1–2 lives in those
@@ -17,6 +17,7 @@ from metacortex.usecases.consolidation import Consolidation
 from metacortex.usecases.erase import Erasure
 from metacortex.usecases.lifecycle import Lifecycle
 from metacortex.usecases.options import ServiceOptions
+from metacortex.usecases.overview import Overview
 from metacortex.usecases.reading import Reading
 from metacortex.usecases.save import Saving
 from metacortex.usecases.search import Searching
@@ -49,6 +50,10 @@ class MemoryService:
         self.memory = reading.memory
         self.list_memories = reading.list_memories
         self.page = reading.page
+
+        overview = Overview(store)
+        self.topics = overview.topics
+        self.recent = overview.recent
 
         lifecycle = Lifecycle(store, saving)
         self.deprecate = lifecycle.deprecate

@@ -95,11 +95,16 @@ def test_tools_json_prints_the_exact_surface_of_a_profile(
         "fetch_context",
     ]
     assert all("inputSchema" in t and "outputSchema" in t for t in printed["tools"])
+    assert [r["uri"] for r in printed["resources"]] == ["memory://topics", "memory://recent"]
+    assert [t["uriTemplate"] for t in printed["resourceTemplates"]] == ["memory://{id}"]
+    assert [p["name"] for p in printed["prompts"]] == ["context"]
     assert main(["tools"]) == 0
     human = capsys.readouterr().out
     assert "search_context  [read-only]" in human
     assert "deprecate_context  [writes, idempotent]" in human
     assert "prompt correct_memory(" in human
+    assert "prompt context(topic?, max_chars?)" in human
+    assert "resource memory://{id}" in human
     assert main(["tools", "--profile", "nobody"]) == 2
     assert "known profiles: default, reader, web" in capsys.readouterr().err
 

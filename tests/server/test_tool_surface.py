@@ -63,5 +63,15 @@ async def test_the_wire_serves_exactly_the_snapshotted_surface(
             prompt.model_dump(mode="json", by_alias=True, exclude_none=True)
             for prompt in (await client.list_prompts()).prompts
         ]
+        resources = [
+            resource.model_dump(mode="json", by_alias=True, exclude_none=True)
+            for resource in (await client.list_resources()).resources
+        ]
+        templates = [
+            template.model_dump(mode="json", by_alias=True, exclude_none=True)
+            for template in (await client.list_resource_templates()).resource_templates
+        ]
     assert tools == frozen["tools"]
     assert prompts == frozen["prompts"]
+    assert resources == frozen["resources"]
+    assert templates == frozen["resourceTemplates"]

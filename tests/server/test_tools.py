@@ -67,12 +67,12 @@ async def test_each_profile_lists_only_its_tools_and_the_prompt_where_usable(
         "deprecate_context",
         "consolidate_context",
     ]
-    assert prompts == ["correct_memory"]
+    assert prompts == ["correct_memory", "context"]
     async with harness.connect("/clients/web/mcp", WEB_TOKEN, mode) as web:
         names = [tool.name for tool in (await web.list_tools()).tools]
         prompts = [prompt.name for prompt in (await web.list_prompts()).prompts]
     assert names == ["save_context", "search_context", "fetch_context"]
-    assert prompts == []  # correct_memory needs deprecate_context
+    assert prompts == ["context"]  # correct_memory needs deprecate_context
 
 
 async def test_every_tool_has_an_output_schema_and_honest_hints(harness: Harness) -> None:

@@ -22,6 +22,8 @@ from metacortex.errors import ConfigurationError, MetaCortexError
 
 _COMMAND_MODULES: Final = (
     "metacortex.cli.serve",
+    "metacortex.cli.stdio",
+    "metacortex.cli.init",
     "metacortex.cli.surface",
     "metacortex.cli.clients",
     "metacortex.cli.data",

@@ -1,8 +1,9 @@
 """``metacortex tools``: the exact model-facing surface of a profile, without a server.
 
-It prints what ``tools/list`` and ``prompts/list`` return on that profile's
-endpoint (names, descriptions, input and output schemas, annotations), from the
-same definitions the server uses, after validating the profile configuration.
+It prints what ``tools/list``, ``resources/list``, ``resources/templates/list``
+and ``prompts/list`` return on that profile's endpoint (names, descriptions,
+input and output schemas, annotations), from the same definitions the server
+uses, after validating the profile configuration.
 """
 
 from __future__ import annotations
@@ -17,15 +18,16 @@ from metacortex.config import Settings
 from metacortex.errors import ConfigurationError
 from metacortex.server.profiles import ADMIN_PROFILE_ID, Profile, Profiles, load_profiles
 from metacortex.server.prompts import prompts_for
+from metacortex.server.resources import resources_for, templates_for
 from metacortex.server.tools import tool_definitions
 
 
 def add_parser(commands: Any) -> None:
     parser: argparse.ArgumentParser = commands.add_parser(
         "tools",
-        help="show the tools and prompts a profile's endpoint offers",
+        help="show the tools, resources and prompts a profile's endpoint offers",
         description="Show exactly what a model sees on a profile's endpoint: tool names, "
-        "descriptions, input/output schemas and annotations, and prompts.",
+        "descriptions, input/output schemas and annotations, resources and prompts.",
     )
     parser.add_argument(
         "--profile",
@@ -38,13 +40,22 @@ def add_parser(commands: Any) -> None:
 
 
 def surface(profile: Profile) -> dict[str, Any]:
-    """The profile's tools/list and prompts/list results, in wire (camelCase) form."""
+    """The profile's tools/list, resources/list, resources/templates/list and
+    prompts/list results, in wire (camelCase) form."""
     return {
         "profile": profile.id,
         "endpoint": f"POST {profile.path}",
         "tools": [
             tool.model_dump(mode="json", by_alias=True, exclude_none=True)
             for tool in tool_definitions(profile)
+        ],
+        "resources": [
+            resource.model_dump(mode="json", by_alias=True, exclude_none=True)
+            for resource in resources_for(profile)
+        ],
+        "resourceTemplates": [
+            template.model_dump(mode="json", by_alias=True, exclude_none=True)
+            for template in templates_for(profile)
         ],
         "prompts": [
             prompt.model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -101,6 +112,10 @@ def _human(data: dict[str, Any]) -> str:
             lines.append(f"    {name}: {kind}{marker}")
         returns = ", ".join(tool["outputSchema"].get("properties", {}))
         lines += [f"  returns: {{{returns}}}", ""]
+    for resource in data["resources"]:
+        lines += [f"resource {resource['uri']}", f"  {resource['description']}", ""]
+    for template in data["resourceTemplates"]:
+        lines += [f"resource {template['uriTemplate']}", f"  {template['description']}", ""]
     for prompt in data["prompts"]:
         arguments = ", ".join(
             argument["name"] + ("" if argument.get("required") else "?")

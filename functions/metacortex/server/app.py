@@ -9,14 +9,10 @@ service the app built itself, closes its store.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import timedelta
 
-import anyio
-import anyio.to_thread
 from mcp.server.streamable_http_manager import (
     StreamableHTTPASGIApp,
     StreamableHTTPSessionManager,
@@ -29,19 +25,19 @@ from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
 from metacortex.clients.directory import ClientDirectory
-from metacortex.composition import build_service, check_configuration
+from metacortex.composition import check_configuration
 from metacortex.config import Settings
 from metacortex.errors import MetaCortexError
 from metacortex.server.domain_errors import domain_error
-from metacortex.server.events import EventRecorder
 from metacortex.server.guard import RequestGuard
+from metacortex.server.lifecycle import running
 from metacortex.server.logs import log
 from metacortex.server.mcp_server import build_mcp_server
 from metacortex.server.profiles import load_profiles
-from metacortex.server.rejections import RejectionBudget
 from metacortex.server.routes import starlette_paths
 from metacortex.server.runtime import Runtime
 from metacortex.service import MemoryService
+from metacortex.storage.base import MemoryStore
 
 
 async def _healthz(request: Request) -> JSONResponse:
@@ -84,53 +80,20 @@ def create_app(
         max_request_body_size=settings.metacortex_max_body_bytes,
     )
 
-    async def bring_up(recorder: EventRecorder) -> None:
-        if runtime.service is None:
-            runtime.service = await anyio.to_thread.run_sync(build_service, settings)
-        recorder.start(runtime.service.store)
-        await anyio.to_thread.run_sync(runtime.clients.attach, runtime.service.store)
+    def start_oauth(store: MemoryStore) -> None:
         if authorization is not None:
-            runtime.oauth = authorization.start(runtime.service.store)
-
-    async def bring_up_in_background(recorder: EventRecorder, started: anyio.Event) -> None:
-        try:
-            await bring_up(recorder)
-        except Exception as error:  # noqa: BLE001 - logged once, answered 503 (guard)
-            runtime.failure = f"{type(error).__name__}: {error}"
-            log(logging.ERROR, f"MetaCortex could not start: {runtime.failure}")
-        finally:
-            started.set()
+            runtime.oauth = authorization.start(store)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        owned = runtime.service is None
-        recorder = EventRecorder(
-            retention=timedelta(days=settings.metacortex_event_retention_days),
-            retrieval_logging=settings.retrieval_event_logging_enabled,
-            rejection_budget=RejectionBudget(settings.metacortex_rejection_events_per_minute),
-        )
-        runtime.events = recorder  # queues until started with the store
-        started = anyio.Event()
-        runtime.started = started
-        building: asyncio.Task[None] | None = None
-        if background_start:
-            building = asyncio.create_task(bring_up_in_background(recorder, started))
-        else:
-            try:
-                await bring_up(recorder)
-            finally:
-                started.set()
         try:
-            async with manager.run():
+            async with (
+                running(runtime, background=background_start, on_start=start_oauth),
+                manager.run(),
+            ):
                 yield
         finally:
-            if building is not None:
-                await building  # a build in its worker thread cannot be cut short
             runtime.oauth = None
-            await anyio.to_thread.run_sync(recorder.close)
-            if owned and runtime.service is not None:
-                runtime.service.store.close()
-                runtime.service = None
 
     authorization = None
     if settings.metacortex_oauth:

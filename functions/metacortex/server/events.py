@@ -101,11 +101,39 @@ class EventRecorder:
         error: Mapping[str, str] | None = None,
         protocol_version: str | None = None,
     ) -> None:
+        self.mcp_request(
+            event_type="tool_call",
+            client_id=client_id,
+            name=tool_name,
+            status=status,
+            latency_ms=latency_ms,
+            request_summary=request_summary,
+            response_summary=response_summary,
+            error=error,
+            protocol_version=protocol_version,
+        )
+
+    def mcp_request(
+        self,
+        *,
+        event_type: str,
+        client_id: str,
+        name: str,
+        status: str,
+        latency_ms: float,
+        request_summary: Mapping[str, Any],
+        response_summary: Mapping[str, Any] | None = None,
+        error: Mapping[str, str] | None = None,
+        protocol_version: str | None = None,
+    ) -> None:
+        """One MCP request: a tool call (``tool_call``), a resource read
+        (``resource_read``) or a prompt get (``prompt_get``); ``tool_name`` holds the
+        tool, resource or prompt name."""
         self._memory_event(
             {
                 "client_id": client_id,
-                "event_type": "tool_call",
-                "tool_name": tool_name,
+                "event_type": event_type,
+                "tool_name": name,
                 "status": status,
                 "latency_ms": round(latency_ms, 3),
                 "request": dict(request_summary),

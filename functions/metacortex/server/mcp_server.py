@@ -1,13 +1,16 @@
-"""The low-level MCP server: per-profile tools and prompts, wired to the runtime.
+"""The low-level MCP server: per-profile tools, resources and prompts, wired to the runtime.
 
 The low-level ``Server`` (not ``MCPServer``) is used because what a caller sees
-depends on the endpoint it called: handlers read the profile the HTTP guard
-put on the request and answer ``tools/list`` and ``prompts/list`` for that
-profile only.
+depends on who calls: every handler asks ``profile_of`` for the caller's
+profile and answers ``tools/list``, ``resources/list`` and ``prompts/list`` for
+that profile only. Over HTTP that is the profile the guard put on the request
+(``request_profile``); over stdio, the one profile the process serves
+(``server/stdio.py``). Both transports run this same server.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 import mcp_types as types
@@ -15,8 +18,9 @@ from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 
 from metacortex import __version__
-from metacortex.server import prompts, tools
+from metacortex.server import prompts, resources, tools
 from metacortex.server.guard import request_profile
+from metacortex.server.profiles import Profile
 from metacortex.server.runtime import Runtime
 
 INSTRUCTIONS: Final = (
@@ -30,32 +34,58 @@ INSTRUCTIONS: Final = (
 )
 
 
-def build_mcp_server(runtime: Runtime) -> Server[Any]:
+# The caller's profile for one request.
+ProfileOf = Callable[[ServerRequestContext[Any]], Awaitable[Profile]]
+
+
+async def profile_of_request(ctx: ServerRequestContext[Any]) -> Profile:
+    """Over HTTP: the profile the guard authenticated for this request."""
+    return request_profile(ctx.request)
+
+
+def build_mcp_server(runtime: Runtime, profile_of: ProfileOf = profile_of_request) -> Server[Any]:
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=tools.tool_definitions(request_profile(ctx.request)))
+        return types.ListToolsResult(tools=tools.tool_definitions(await profile_of(ctx)))
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         return await tools.call_tool(
-            runtime,
-            request_profile(ctx.request),
-            params.name,
-            params.arguments,
-            ctx.protocol_version,
+            runtime, await profile_of(ctx), params.name, params.arguments, ctx.protocol_version
+        )
+
+    async def list_resources(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=resources.resources_for(await profile_of(ctx)))
+
+    async def list_resource_templates(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(
+            resource_templates=resources.templates_for(await profile_of(ctx))
+        )
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        return await resources.read_resource(
+            runtime, await profile_of(ctx), params.uri, ctx.protocol_version
         )
 
     async def list_prompts(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
-        return types.ListPromptsResult(prompts=prompts.prompts_for(request_profile(ctx.request)))
+        return types.ListPromptsResult(prompts=prompts.prompts_for(await profile_of(ctx)))
 
     async def get_prompt(
         ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
-        return prompts.render(request_profile(ctx.request), params.name, params.arguments)
+        return await prompts.get_prompt(
+            runtime, await profile_of(ctx), params.name, params.arguments, ctx.protocol_version
+        )
 
     return Server(
         "metacortex",
@@ -68,6 +98,9 @@ def build_mcp_server(runtime: Runtime) -> Server[Any]:
         get_tool_input_schema=tools.input_schema_of,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_resource_templates,
+        on_read_resource=read_resource,
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
     )

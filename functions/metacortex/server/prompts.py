@@ -1,24 +1,34 @@
-"""The ``correct_memory`` prompt: a ready-made instruction to replace a wrong memory.
+"""The prompts: ``correct_memory`` (here) and ``context`` (``server/context_prompt.py``).
 
-It produces one user message telling the model to save the corrected memory,
-deprecate the wrong one as ``corrected`` (superseded by the new id), and report
-both ids. It is offered only where both tools it relies on are available.
+``correct_memory`` is a ready-made instruction to replace a wrong memory: one
+user message telling the model to save the corrected memory, deprecate the
+wrong one as ``corrected`` (superseded by the new id), and report both ids. It
+is offered only where both tools it relies on are available.
+
 Bad arguments are JSON-RPC ``invalid params`` errors: prompts have no
-``isError`` result.
+``isError`` result. Every get becomes one ``memory_events`` record
+(``event_type: "prompt_get"``).
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import time
 from collections.abc import Mapping
+from functools import partial
 from typing import Any, Final
 
+import anyio.to_thread
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from metacortex.domain import limits
-from metacortex.errors import InvalidArgument
+from metacortex.errors import InvalidArgument, MetaCortexError, Unavailable
+from metacortex.server import context_prompt
 from metacortex.server.profiles import Profile
+from metacortex.server.recording import record_request
+from metacortex.server.runtime import Runtime
 
 PROMPT_NAME: Final = "correct_memory"
 _NEEDS: Final = frozenset({"save_context", "deprecate_context"})
@@ -57,23 +67,83 @@ PROMPT: Final = types.Prompt(
 
 
 def prompts_for(profile: Profile) -> list[types.Prompt]:
-    return [PROMPT.model_copy(deep=True)] if profile.allowed_tools >= _NEEDS else []
+    """What ``prompts/list`` shows this profile."""
+    offered = [PROMPT] if profile.allowed_tools >= _NEEDS else []
+    offered += [context_prompt.PROMPT] if context_prompt.offered(profile) else []
+    return [prompt.model_copy(deep=True) for prompt in offered]
 
 
-def render(
-    profile: Profile, name: str, arguments: Mapping[str, str] | None
+async def get_prompt(
+    runtime: Runtime,
+    profile: Profile,
+    name: str,
+    arguments: Mapping[str, str] | None,
+    protocol_version: str | None = None,
 ) -> types.GetPromptResult:
-    if name != PROMPT_NAME or not profile.allowed_tools >= _NEEDS:
-        raise MCPError(types.INVALID_PARAMS, f"unknown prompt {name[:64]!r}")
+    """``prompts/get``: the prompt, or a JSON-RPC error; recorded."""
+    started = time.perf_counter()
+    offered = [prompt.name for prompt in prompts_for(profile)]
+    if name not in offered:
+        message = f"unknown prompt {name[:64]!r}; this endpoint offers: " + (
+            ", ".join(offered) or "no prompts"
+        )
+        _record(
+            runtime, profile, "unknown", {}, started, protocol_version, InvalidArgument(message)
+        )
+        raise MCPError(types.INVALID_PARAMS, message)
     args = dict(arguments or {})
+    summary: dict[str, Any] = {}
     try:
-        save_arguments = _save_arguments(args)
-        wrong_id = limits.check_id(args.get("incorrect_memory_id", ""), "incorrect_memory_id")
-    except InvalidArgument as error:
-        raise MCPError(types.INVALID_PARAMS, error.message) from None
+        if name == PROMPT_NAME:
+            result = render(args)
+        else:
+            service = await runtime.ready_service()
+            result, summary = await anyio.to_thread.run_sync(
+                partial(context_prompt.render, service, profile, args)
+            )
+    except MetaCortexError as failure:
+        _record(runtime, profile, name, args, started, protocol_version, failure)
+        code = types.INTERNAL_ERROR if failure.retryable else types.INVALID_PARAMS
+        raise MCPError(code, failure.message) from None
+    except Exception:
+        logging.getLogger("metacortex.server").exception("prompt %s failed unexpectedly", name)
+        unexpected = Unavailable("the memory service failed unexpectedly; try again later")
+        _record(runtime, profile, name, args, started, protocol_version, unexpected)
+        raise MCPError(types.INTERNAL_ERROR, unexpected.message) from None
+    _record(runtime, profile, name, args, started, protocol_version, None, summary)
+    return result
+
+
+def _record(
+    runtime: Runtime,
+    profile: Profile,
+    name: str,
+    args: Mapping[str, Any],
+    started: float,
+    protocol_version: str | None,
+    failure: MetaCortexError | None,
+    summary: Mapping[str, Any] | None = None,
+) -> None:
+    record_request(
+        runtime,
+        profile,
+        "prompt_get",
+        name,
+        args,
+        started,
+        protocol_version,
+        response=summary if failure is None else None,
+        error=failure.to_payload()["error"] if failure is not None else None,
+    )
+
+
+def render(args: Mapping[str, str]) -> types.GetPromptResult:
+    """The ``correct_memory`` prompt; InvalidArgument for bad arguments."""
+    save_arguments = _save_arguments(args)
+    wrong_id = limits.check_id(args.get("incorrect_memory_id", ""), "incorrect_memory_id")
     unknown = sorted(set(args) - {argument.name for argument in PROMPT.arguments or ()})
     if unknown:
-        raise MCPError(types.INVALID_PARAMS, f"unknown argument {unknown[0][:64]!r}")
+        raise InvalidArgument(f"unknown argument {unknown[0][:64]!r}")
     text = (
         f"The memory {wrong_id} is wrong. Correct it with the memory tools:\n"
         "1. Call save_context with exactly these arguments:\n"

@@ -32,10 +32,10 @@ from pydantic import BaseModel, ValidationError
 from metacortex.domain import limits
 from metacortex.errors import Forbidden, InvalidArgument, MetaCortexError, Unavailable
 from metacortex.server import chatgpt_tools, schemas
-from metacortex.server.logs import log
 from metacortex.server.profiles import OWNER_TOOL_NAMES, TOOL_NAMES, Profile
+from metacortex.server.recording import record_request
 from metacortex.server.runtime import Runtime
-from metacortex.server.summaries import summarize_arguments, summarize_result
+from metacortex.server.summaries import summarize_result
 from metacortex.service import Access, MemoryService
 
 ToolRunner = Callable[[MemoryService, Access, dict[str, Any]], dict[str, Any]]
@@ -380,31 +380,20 @@ def _record(
     error: dict[str, str] | None = None,
 ) -> None:
     """One structured log line and one memory_events record per call (plus retrieval events)."""
-    latency_ms = (time.perf_counter() - started) * 1000
-    tool_name = name[:_MAX_LOGGED_NAME]
-    status = "ok" if error is None else "error"
-    log(
-        logging.INFO if error is None or error["code"] != "unavailable" else logging.ERROR,
-        f"tool {tool_name} {status}",
-        client_id=profile.id,
-        tool_name=tool_name,
-        status=status,
-        error_code=error["code"] if error is not None else None,
-        latency_ms=round(latency_ms, 3),
+    record_request(
+        runtime,
+        profile,
+        "tool_call",
+        name[:_MAX_LOGGED_NAME],
+        arguments,
+        started,
+        protocol_version,
+        response=summarize_result(name, payload) if payload is not None else None,
+        error=error,
     )
     events = runtime.events
     if events is None:
         return
-    events.tool_call(
-        client_id=profile.id,
-        tool_name=tool_name,
-        status=status,
-        latency_ms=latency_ms,
-        request_summary=summarize_arguments(arguments),
-        response_summary=summarize_result(name, payload) if payload is not None else None,
-        error=error,
-        protocol_version=protocol_version,
-    )
     if payload is None:
         return
     if name == "search_context":

@@ -1,0 +1,1 @@
+"""Writing MetaCortex into other applications' MCP configuration (``metacortex init``)."""

@@ -1,0 +1,75 @@
+"""``metacortex stdio``: MCP over stdin/stdout, for an agent that starts the server itself.
+
+Claude Desktop, Claude Code, Codex, Cursor and VS Code can run a local server as
+a child process (``metacortex init`` writes that entry). It serves the admin
+profile, or a client profile with ``--client ID``, on the embedded store of the
+data directory, safely beside a running ``metacortex serve`` on the same one.
+Everything but the protocol goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from metacortex.composition import check_configuration
+from metacortex.config import Settings
+from metacortex.errors import ConfigurationError
+from metacortex.server.logs import configure_logging
+from metacortex.server.profiles import ADMIN_PROFILE_ID, Profile, load_profiles
+from metacortex.server.stdio import serve_stdio
+
+
+def add_parser(commands: Any) -> None:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        "stdio",
+        help="serve MCP over stdin/stdout (for a local agent that starts it)",
+        description="Serve MCP over stdin and stdout: the same tools, resources and prompts "
+        "as `serve`, on the same store, as the admin or as a client profile. For an "
+        "application that starts its MCP servers itself (`metacortex init` writes its "
+        "configuration). Logs go to stderr; it ends when stdin closes.",
+    )
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        help="where the store lives (default METACORTEX_DATA_DIR or ~/.local/share/metacortex)",
+    )
+    parser.add_argument(
+        "--client",
+        metavar="ID",
+        help="act as this client profile (its tools and readable states) instead of the admin",
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    overrides: dict[str, Any] = {}
+    if args.data_dir is not None:
+        overrides["metacortex_data_dir"] = args.data_dir.expanduser()
+    settings = Settings(**overrides)
+    configure_logging(settings.metacortex_log_level, settings.metacortex_log_format)
+    logging.captureWarnings(True)  # warnings become log lines on stderr, never stdout
+    check_configuration(settings)
+    profile = choose_profile(settings, args.client)
+    anyio.run(serve_stdio, settings, profile)
+    return 0
+
+
+def choose_profile(settings: Settings, client_id: str | None) -> Profile:
+    """The admin profile, or the client profile ``client_id`` (ConfigurationError naming
+    the known ones when there is none)."""
+    profiles = load_profiles(settings)
+    if client_id is None or client_id == ADMIN_PROFILE_ID:
+        return profiles.admin
+    profile = profiles.get(client_id)
+    if profile is None:
+        known = ", ".join(sorted(profiles.clients)) or "none"
+        raise ConfigurationError(
+            f"no client profile {client_id!r} (known: {known}); leave --client out to act "
+            "as the admin"
+        )
+    return profile

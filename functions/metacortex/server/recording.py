@@ -1,0 +1,57 @@
+"""One log line and one ``memory_events`` record per MCP request that reaches a handler:
+a tool call (``tool_call``), a resource read (``resource_read``) or a prompt get
+(``prompt_get``), over HTTP and stdio alike. What the request carried is summarized
+(``server/summaries.py``): never a memory body, a query or a credential."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from metacortex.server.logs import log
+from metacortex.server.profiles import Profile
+from metacortex.server.runtime import Runtime
+from metacortex.server.summaries import summarize_arguments
+
+_LABELS = {"tool_call": "tool", "resource_read": "resource read", "prompt_get": "prompt"}
+
+
+def record_request(
+    runtime: Runtime,
+    profile: Profile,
+    event_type: str,
+    name: str,
+    arguments: Mapping[str, Any],
+    started: float,
+    protocol_version: str | None,
+    *,
+    response: Mapping[str, Any] | None = None,
+    error: Mapping[str, str] | None = None,
+) -> None:
+    """Log and record one request (``name``: the tool, resource or prompt, already bounded)."""
+    latency_ms = (time.perf_counter() - started) * 1000
+    status = "ok" if error is None else "error"
+    failed_badly = error is not None and error["code"] == "unavailable"
+    log(
+        logging.ERROR if failed_badly else logging.INFO,
+        f"{_LABELS.get(event_type, event_type)} {name} {status}",
+        client_id=profile.id,
+        tool_name=name,
+        status=status,
+        error_code=error["code"] if error is not None else None,
+        latency_ms=round(latency_ms, 3),
+    )
+    if runtime.events is not None:
+        runtime.events.mcp_request(
+            event_type=event_type,
+            client_id=profile.id,
+            name=name,
+            status=status,
+            latency_ms=latency_ms,
+            request_summary=summarize_arguments(arguments),
+            response_summary=response,
+            error=error,
+            protocol_version=protocol_version,
+        )

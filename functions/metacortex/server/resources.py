@@ -1,0 +1,249 @@
+"""MCP resources: ``memory://topics``, ``memory://recent`` and the template ``memory://{id}``.
+
+What an agent (or the person driving it) can attach at the start of a session
+without calling a tool. Each follows the caller's profile exactly as the tools do:
+
+- a profile with a read tool (``search_context``, ``fetch_context`` or
+  ``list_context``) gets ``memory://topics``: every topic with its count per
+  state, counting and naming only the states the profile may read;
+- and, when it may read ``active`` memories, ``memory://recent``: the newest
+  active memories, with their content only where ``fetch_context`` is allowed
+  (otherwise the summary ``list_context`` shows);
+- ``memory://{id}`` is ``fetch_context`` as a resource: offered only where that
+  tool is, with its visibility rules and errors (an erased memory says so).
+
+A resource the profile is not offered is an unknown resource. Errors are JSON-RPC
+errors, as resources have no ``isError`` result: a memory that is not found (or
+not visible) and a malformed URI are ``-32602`` (invalid params) with
+``data.uri``, as the SDK's own ``MCPServer`` answers an unknown resource; a store
+failure is ``-32603``. Every read becomes one ``memory_events`` record
+(``event_type: "resource_read"``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, Final, NoReturn
+
+import anyio.to_thread
+import mcp_types as types
+from mcp.shared.exceptions import MCPError
+
+from metacortex.domain.records import BranchState
+from metacortex.domain.text import summarize
+from metacortex.errors import InvalidArgument, MetaCortexError, Unavailable
+from metacortex.server.profiles import Profile
+from metacortex.server.recording import record_request
+from metacortex.server.runtime import Runtime
+from metacortex.service import MemoryService
+
+SCHEME: Final = "memory://"
+TOPICS_URI: Final = "memory://topics"
+RECENT_URI: Final = "memory://recent"
+MEMORY_TEMPLATE: Final = "memory://{id}"
+RECENT_COUNT: Final = 20
+JSON_TYPE: Final = "application/json"
+READ_TOOLS: Final = frozenset({"search_context", "fetch_context", "list_context"})
+BODY_TOOL: Final = "fetch_context"
+_MAX_LOGGED_URI: Final = 128
+
+TOPICS: Final = types.Resource(
+    uri=TOPICS_URI,
+    name="topics",
+    title="Memory topics",
+    description=(
+        "Every topic in the memory with how many memories it holds in each lifecycle state "
+        "this endpoint may read. Use a topic as filter_topic in search_context or list_context."
+    ),
+    mime_type=JSON_TYPE,
+)
+RECENT: Final = types.Resource(
+    uri=RECENT_URI,
+    name="recent",
+    title="Recent memories",
+    description=(
+        f"The {RECENT_COUNT} most recently saved active memories, newest first: what to know "
+        "at the start of a session. Each has its content where this endpoint offers "
+        "fetch_context, else a summary."
+    ),
+    mime_type=JSON_TYPE,
+)
+MEMORY: Final = types.ResourceTemplate(
+    uri_template=MEMORY_TEMPLATE,
+    name="memory",
+    title="One memory",
+    description=(
+        "One memory in full (content and metadata) by its id, as fetch_context returns it, "
+        "e.g. memory://01hq3v6kz8m2x4c7d9f0g1h2j3. Ids come from search_context, "
+        "list_context and memory://recent."
+    ),
+    mime_type=JSON_TYPE,
+)
+
+
+def reads(profile: Profile) -> bool:
+    """Whether the profile may read memories at all (one of the read tools)."""
+    return bool(profile.allowed_tools & READ_TOOLS)
+
+
+def reads_bodies(profile: Profile) -> bool:
+    """Whether the profile may see a memory's content (``fetch_context``)."""
+    return BODY_TOOL in profile.allowed_tools
+
+
+def reads_recent(profile: Profile) -> bool:
+    """Whether the profile may read the newest active memories."""
+    return reads(profile) and BranchState.ACTIVE in profile.readable_states
+
+
+def resources_for(profile: Profile) -> list[types.Resource]:
+    """What ``resources/list`` shows this profile."""
+    offered = [TOPICS] if reads(profile) else []
+    offered += [RECENT] if reads_recent(profile) else []
+    return [resource.model_copy(deep=True) for resource in offered]
+
+
+def templates_for(profile: Profile) -> list[types.ResourceTemplate]:
+    """What ``resources/templates/list`` shows this profile."""
+    return [MEMORY.model_copy(deep=True)] if reads_bodies(profile) else []
+
+
+class UnknownResource(Exception):
+    """A URI this server has no resource for, or one the profile is not offered."""
+
+
+@dataclass(frozen=True, slots=True)
+class Read:
+    kind: str  # the resource's name: topics, recent, memory
+    payload: dict[str, Any]
+    summary: dict[str, Any]  # ids and counts for the event, never a body
+
+
+def read(service: MemoryService, profile: Profile, uri: str) -> Read:
+    """The resource at ``uri`` as ``profile`` may see it (synchronous: store reads).
+
+    UnknownResource for a URI the profile is not offered; domain errors as the
+    matching tool raises them."""
+    if uri == TOPICS_URI and reads(profile):
+        return _topics(service, profile)
+    if uri == RECENT_URI and reads_recent(profile):
+        return _recent(service, profile)
+    if uri.startswith(SCHEME) and uri not in (TOPICS_URI, RECENT_URI) and reads_bodies(profile):
+        memory_id = uri[len(SCHEME) :]
+        if not memory_id:
+            raise InvalidArgument("a memory URI is memory://<id>; the id is missing")
+        payload = service.fetch(profile.access, id=memory_id)
+        item = payload["item"]
+        summary = {"id": item["id"], "branch_state": item["metadata"]["branch_state"]}
+        return Read("memory", item, summary)
+    raise UnknownResource(uri)
+
+
+def _topics(service: MemoryService, profile: Profile) -> Read:
+    topics = service.topics(profile.access)
+    payload = {
+        "topics": [
+            {
+                "topic": entry.topic,
+                "counts": {state.value: count for state, count in entry.counts.items()},
+                "total": entry.total,
+            }
+            for entry in topics
+        ],
+        "readable_states": sorted(state.value for state in profile.readable_states),
+    }
+    return Read("topics", payload, {"topic_count": len(topics)})
+
+
+def _recent(service: MemoryService, profile: Profile) -> Read:
+    recent = service.recent(profile.access, limit=RECENT_COUNT)
+    bodies = reads_bodies(profile)
+    items = [
+        memory.to_item()
+        if bodies
+        else {"id": memory.id, "summary": summarize(memory.content), "metadata": memory.metadata()}
+        for memory in recent.memories
+    ]
+    payload = {"items": items, "state": BranchState.ACTIVE.value, "more": recent.more}
+    return Read("recent", payload, {"item_count": len(items), "has_more": recent.more})
+
+
+async def read_resource(
+    runtime: Runtime, profile: Profile, uri: str, protocol_version: str | None = None
+) -> types.ReadResourceResult:
+    """``resources/read``: the JSON of the resource, or a JSON-RPC error; recorded."""
+    started = time.perf_counter()
+    try:
+        service = await runtime.ready_service()
+        found = await anyio.to_thread.run_sync(partial(read, service, profile, uri))
+    except UnknownResource:
+        offered = [r.uri for r in resources_for(profile)]
+        offered += [t.uri_template for t in templates_for(profile)]
+        message = f"unknown resource {uri[:_MAX_LOGGED_URI]!r}; this endpoint offers: " + (
+            ", ".join(offered) or "no resources"
+        )
+        error = {"code": "invalid_argument", "message": message}
+        record_request(
+            runtime,
+            profile,
+            "resource_read",
+            "unknown",
+            {"uri": uri},
+            started,
+            protocol_version,
+            error=error,
+        )
+        raise MCPError(types.INVALID_PARAMS, message, {"uri": uri}) from None
+    except MetaCortexError as failure:
+        _fail(runtime, profile, uri, failure, started, protocol_version)
+    except Exception:
+        logging.getLogger("metacortex.server").exception("reading a resource failed unexpectedly")
+        unexpected = Unavailable("the memory service failed unexpectedly; try again later")
+        _fail(runtime, profile, uri, unexpected, started, protocol_version)
+    record_request(
+        runtime,
+        profile,
+        "resource_read",
+        found.kind,
+        {"uri": uri},
+        started,
+        protocol_version,
+        response=found.summary,
+    )
+    if found.kind == "memory" and runtime.events is not None:
+        runtime.events.fetch(client_id=profile.id, fetched_ids=[found.payload["id"]])
+    text = json.dumps(found.payload, ensure_ascii=False, separators=(",", ":"))
+    return types.ReadResourceResult(
+        contents=[types.TextResourceContents(uri=uri, mime_type=JSON_TYPE, text=text)]
+    )
+
+
+def _fail(
+    runtime: Runtime,
+    profile: Profile,
+    uri: str,
+    failure: MetaCortexError,
+    started: float,
+    protocol_version: str | None,
+) -> NoReturn:
+    error = failure.to_payload()["error"]
+    record_request(
+        runtime,
+        profile,
+        "resource_read",
+        _kind(uri),
+        {"uri": uri},
+        started,
+        protocol_version,
+        error=error,
+    )
+    code = types.INTERNAL_ERROR if failure.retryable else types.INVALID_PARAMS
+    raise MCPError(code, failure.message, {"uri": uri, "code": failure.code}) from None
+
+
+def _kind(uri: str) -> str:
+    return {TOPICS_URI: "topics", RECENT_URI: "recent"}.get(uri, "memory")

@@ -1,0 +1,64 @@
+"""MCP over stdin and stdout: the server a local agent starts as a child process.
+
+The very low-level server the HTTP app runs (``build_mcp_server``: the same
+tools, resources, prompts, events and store), on the official SDK's stdio
+transport, serving one profile: the admin's, or a client profile. There is no
+token: whoever can start the process can read the data directory anyway.
+
+Only protocol goes to stdout. The SDK's transport points file descriptor 1 at
+stderr while it runs (whatever prints, a library or a native extension,
+lands in the log instead of on the wire); the service is built inside it,
+and logs are JSON lines on stderr.
+
+Beside a running ``metacortex serve`` on the same data directory it is one
+more SQLite connection: writes serialize on SQLite's lock (WAL, busy timeout),
+and each search first reads the store's change counter, so both processes see
+each other's records and erasures (``storage/sqlite_vectors.py``).
+
+The session ends when the client closes stdin, or on SIGTERM / SIGINT (the MCP
+stdio shutdown sequence); queued events are written and the store is closed
+either way.
+"""
+
+from __future__ import annotations
+
+import signal
+from typing import Any
+
+import anyio
+from anyio import CancelScope
+from mcp.server.context import ServerRequestContext
+from mcp.server.stdio import stdio_server
+
+from metacortex.clients.directory import ClientDirectory
+from metacortex.config import Settings
+from metacortex.server.lifecycle import running
+from metacortex.server.mcp_server import build_mcp_server
+from metacortex.server.profiles import Profile, load_profiles
+from metacortex.server.runtime import Runtime
+
+
+async def serve_stdio(settings: Settings, profile: Profile) -> None:
+    """Serve ``profile`` over this process's stdin and stdout until the client leaves."""
+    runtime = Runtime(settings=settings, clients=ClientDirectory(load_profiles(settings), settings))
+
+    async def profile_of(ctx: ServerRequestContext[Any]) -> Profile:
+        return profile
+
+    server = build_mcp_server(runtime, profile_of)
+    # The transport first: fd 1 points at stderr from here on, while the model loads too.
+    async with (
+        stdio_server() as (read_stream, write_stream),
+        running(runtime),
+        anyio.create_task_group() as tasks,
+    ):
+        tasks.start_soon(_stop_on_signal, tasks.cancel_scope)
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+        tasks.cancel_scope.cancel()
+
+
+async def _stop_on_signal(scope: CancelScope) -> None:
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for _ in signals:
+            scope.cancel()
+            return

@@ -14,7 +14,8 @@ average is printed before and after: these cores are shared, so compare
 configurations in the same run (``--repeat`` interleaves them).
 
 Configurations (the model, pooling and normalization never change):
-- ``product``: ``MiniLMEmbedder.embed_documents`` as shipped;
+- ``product``: ``MiniLMEmbedder.embed_documents`` as shipped (``b32-char`` is what
+  it was before issue 23: batches of 32 sorted by character length);
 - ``bN-none`` / ``bN-char`` / ``bN-tok``: batches of N, in arrival order, sorted by
   character length, or sorted by token length (tokenized once, padded per batch);
 - ``...-t1`` / ``-t2``: intra_op_num_threads; ``-seq`` / ``-par``: execution mode;
@@ -44,8 +45,10 @@ from bench.locomo import DATASET, turns_of
 from metacortex.providers.local import MAX_TOKENS, MiniLMEmbedder, installed_model_files
 
 
-def corpus(count: int, dataset: Path = DATASET, seed: int = 23) -> list[str]:
-    """LoCoMo turns, plus one long text (consecutive turns joined) per three turns."""
+def corpus(
+    count: int, dataset: Path = DATASET, seed: int = 23, long_share: float = 0.25
+) -> list[str]:
+    """LoCoMo turns, plus long texts (consecutive turns joined): ``long_share`` of all."""
     turns: list[str] = []
     for path in sorted(dataset.glob("*.json")):
         turns.extend(t.content for t in turns_of(json.loads(path.read_text(encoding="utf-8"))))
@@ -53,7 +56,7 @@ def corpus(count: int, dataset: Path = DATASET, seed: int = 23) -> list[str]:
         raise SystemExit(f"no LoCoMo files in {dataset}; pass --dataset")
     rng = random.Random(seed)
     long: list[str] = []
-    for _ in range(len(turns) // 3):
+    for _ in range(round(len(turns) * long_share / (1 - long_share))):
         start = rng.randrange(len(turns) - 12)
         long.append(" ".join(turns[start : start + rng.randint(3, 12)]))
     texts = turns + long
@@ -110,14 +113,15 @@ def _forward(sess: Any, rows: Sequence[list[int]]) -> np.ndarray:
     for i, row in enumerate(rows):
         ids[i, : len(row)] = row
         mask[i, : len(row)] = 1
-    hidden = sess.run(
+    hidden: np.ndarray = sess.run(
         ["last_hidden_state"],
         {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
     )[0]
     weights = mask[:, :, None].astype(np.float32)
     pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
     norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-    return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+    unit: np.ndarray = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+    return unit
 
 
 def runner(config: Config) -> tuple[Callable[[list[str]], tuple[np.ndarray, int]], Any]:
@@ -171,6 +175,7 @@ def configurations() -> list[Config]:
         for order in ("none", "char", "tok"):
             configs.append(Config(f"b{batch}-{order}", batch=batch, order=order))
     configs += [
+        Config("b32-tok-t1", batch=32, threads=1),
         Config("b64-tok-t1", batch=64, threads=1),
         Config("b128-tok-t1", batch=128, threads=1),
         Config("b64-tok-par", batch=64, mode="par"),
@@ -190,16 +195,18 @@ def main() -> int:
     parser.add_argument("--only", help="comma-separated configuration names")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--dataset", type=Path, default=DATASET)
+    parser.add_argument("--long", type=float, default=0.25, help="share of long texts (0: turns)")
     args = parser.parse_args()
-    texts = corpus(args.texts, args.dataset)
+    texts = corpus(args.texts, args.dataset, long_share=args.long)
     tok = tokenizer()
     tokens = sum(len(e.ids) for e in tok.encode_batch(texts))
     configs = configurations()
     if args.only:
         wanted = args.only.split(",")
-        configs = [c for c in configs if c.name in wanted or c.name == "product"]
+        configs = [c for c in configs if c.name in wanted or c.name in ("product", "b32-char")]
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(f"{len(texts)} texts, {tokens} tokens (mean {tokens / len(texts):.1f}); {os.cpu_count()} cores")
+    mean = tokens / len(texts)
+    print(f"{len(texts)} texts, {tokens} tokens (mean {mean:.1f}); {os.cpu_count()} cores")
     reference: np.ndarray | None = None
     runners: dict[str, Callable[[list[str]], tuple[np.ndarray, int]]] = {}
     for config in configs:

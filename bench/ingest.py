@@ -40,7 +40,6 @@ from metacortex.providers.local import MiniLMEmbedder
 from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.service import Access, MemoryService
 from metacortex.storage.base import EmbeddingIdentity
-
 from metacortex.storage.sqlite import SQLiteStore
 from tests.fakes import HashingEmbedder
 
@@ -151,10 +150,8 @@ def main() -> int:
             service.save(admin, content=f"single save {i}: a fresh note about {i * 7}", topic="s")
             times.append(time.perf_counter() - started)
         if times:
-            print(
-                f"save      {len(times):>6} single saves  p50 {statistics.median(times) * 1e3:.1f} ms"
-                f"  mean {statistics.fmean(times) * 1e3:.1f} ms"
-            )
+            p50, mean = statistics.median(times) * 1e3, statistics.fmean(times) * 1e3
+            print(f"save      {len(times):>6} single saves  p50 {p50:.1f} ms  mean {mean:.1f} ms")
         store.close()
         target.unlink()
         print(f"load average after:  {load()}")

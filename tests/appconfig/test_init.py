@@ -277,12 +277,3 @@ def test_the_codex_entry_is_valid_toml_with_the_stdio_command(
     server = tomllib.loads(config.read_text())["mcp_servers"]["metacortex"]
     assert server["args"] == ["stdio", "--data-dir", str(place / "data"), "--client", "reader"]
     assert Path(server["command"]).is_absolute()
-
-
-def test_a_remote_url_is_refused_until_stored_client_profiles_exist(
-    place: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, out = init(capsys, "codex", place / "c.toml", "--url", "https://m.example.com/mcp")
-    assert code == 2
-    assert "metacortex client add" in out
-    assert not (place / "c.toml").exists()

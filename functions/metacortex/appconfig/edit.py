@@ -92,6 +92,30 @@ def plan_entry(
     return Plan(path, before, after, previous)
 
 
+def read_entry(path: Path, format: Format, container: tuple[str, ...], name: str) -> Any:
+    """The entry under ``container.name`` in the file now, or None (no file, no entry);
+    Malformed, as ``plan_entry`` would, for a file its format does not allow."""
+    text = _read(path) or ""
+    where = str(path)
+    if format == "toml":
+        try:
+            node: Any = tomlkit.parse(text).unwrap()
+        except TOMLKitError as error:
+            raise Malformed(f"{where} is not valid TOML ({error})") from None
+        for depth, key in enumerate(container):
+            node = node.get(key) if isinstance(node, dict) else None
+            if node is None:
+                return None
+            if not isinstance(node, dict):
+                raise Malformed(f"{where}: {'.'.join(container[: depth + 1])} is not a table")
+        return node.get(name)
+    data = jsonfile.load(text, comments=format == "jsonc", where=where) if text.strip() else {}
+    problem = jsonfile.container_problem(data, container, where)
+    if problem is not None:
+        raise Malformed(problem)
+    return jsonfile.get_member(data, (*container, name))
+
+
 def write(plan: Plan) -> Path | None:
     """Apply the plan; the backup's path, or None when there was no file before."""
     real = plan.path.resolve()

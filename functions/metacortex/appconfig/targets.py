@@ -15,7 +15,9 @@ into the file:
   ``type: "stdio"``, ``command``, ``args``; remote: ``type: "http"``, ``url``,
   ``headers``, where ``${VAR}`` is expanded from the environment (its section
   "Environment variable expansion in .mcp.json": in ``command``, ``args``, ``env``,
-  ``url`` and ``headers``). Strict JSON.
+  ``url`` and ``headers``; some versions were reported sending a header
+  unexpanded, anthropics/claude-code#51581: ``metacortex client add`` prints the
+  ``claude mcp add --header`` form, expanded by the shell). Strict JSON.
 - Codex: ``$CODEX_HOME/config.toml`` (default ``~/.codex/config.toml``; a trusted
   project's ``.codex/config.toml``), ``[mcp_servers.<name>]`` with ``command`` and
   ``args``; remote: ``url`` and ``bearer_token_env_var`` (the variable's name; Codex

@@ -25,6 +25,7 @@ from metacortex.clients.lookup import profiles_with_stored
 from metacortex.config import Settings
 from metacortex.server.profiles import token_digest
 from metacortex.storage.sqlite import SQLiteStore
+from tests.firestore_support import PROJECT, FirestoreStoreFactory, firestore_settings
 
 GOLDEN: Final = Path(__file__).parent / "golden"
 ENV_PREFIXES: Final = ("MCP_", "METACORTEX_", "GEMINI_", "SEARCH_", "DEFAULT_FILTER", "RETRIEVAL_")
@@ -317,3 +318,33 @@ def test_a_public_server_gets_its_https_endpoint_and_a_note_on_the_store(
     assert "unencrypted" not in out
     _, plain = init(capsys, "codex", place / "d.toml", url="http://memory.example.com")
     assert "http:// to another machine sends the token unencrypted" in plain
+
+
+@pytest.mark.firestore
+def test_with_firestore_configured_the_client_is_kept_there(
+    place: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    firestore_store_factory: FirestoreStoreFactory,
+) -> None:
+    """The store the settings point at is the one a deployed server reads: Firestore."""
+    monkeypatch.setenv("METACORTEX_STORE", "firestore")
+    monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", PROJECT)
+    config = place / "c.toml"
+
+    code, out = init(capsys, "codex", config, "--yes", url="https://memory.example.com")
+
+    assert code == 0, out
+    assert f"Created client 'codex' in Firestore (project {PROJECT}" in out
+    assert "must serve that store" not in out  # a note for a SQLite store only
+    token = EXPORT.findall(out)[0][1]
+    store = firestore_store_factory()
+    client = ClientManager(store, firestore_settings()).get("codex")
+    assert client.source == "store"
+    stored = profiles_with_stored(firestore_settings()).get("codex")
+    assert stored is not None
+    assert stored.token_sha256 == token_digest(token)
+    assert not (place / "data").exists()
+    again, out = init(capsys, "codex", config, "--yes", url="https://memory.example.com/mcp")
+    assert again == 0
+    assert "already configured" in out

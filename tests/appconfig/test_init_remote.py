@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 import tomllib
 from pathlib import Path
 from typing import Final
@@ -25,6 +26,7 @@ from metacortex.clients.lookup import profiles_with_stored
 from metacortex.config import Settings
 from metacortex.server.profiles import token_digest
 from metacortex.storage.sqlite import SQLiteStore
+from tests.filesystems import can_mount, tmpfs
 from tests.firestore_support import PROJECT, FirestoreStoreFactory, firestore_settings
 
 GOLDEN: Final = Path(__file__).parent / "golden"
@@ -261,6 +263,26 @@ def test_a_malformed_file_is_refused_untouched_and_no_client_is_created(
     assert config.stat().st_mtime_ns == modified
     # No .bak, no temporary file, and no data directory: no client was made.
     assert sorted(path.name for path in place.iterdir()) == [name]
+
+
+def test_a_client_created_for_a_file_that_cannot_be_written_is_removed_again(
+    place: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The file lives on a read-only file system (a real read-only tmpfs): the client made
+    for it is removed, and the refusal names the file."""
+    if not can_mount():
+        pytest.skip("READ-ONLY FILE SYSTEM NOT AVAILABLE: mounting a tmpfs needs root")
+    try:
+        with tmpfs(place / "readonly", read_only=True) as directory:
+            code, out = init(capsys, "codex", directory / "config.toml", "--yes")
+            assert list(directory.iterdir()) == []
+    except subprocess.CalledProcessError as error:
+        pytest.skip(f"READ-ONLY FILE SYSTEM NOT AVAILABLE: {error.stderr!r}")
+
+    assert code == 2
+    assert "config.toml could not be written (Read-only file system)" in out
+    assert EXPORT.search(out) is None
+    assert stored_clients(place) == []
 
 
 def test_claude_desktop_is_refused_for_a_remote_server(

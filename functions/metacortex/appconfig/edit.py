@@ -29,7 +29,7 @@ from tomlkit.exceptions import TOMLKitError
 from metacortex.appconfig import jsonfile
 from metacortex.appconfig.errors import Malformed
 from metacortex.appconfig.targets import Format
-from metacortex.errors import Conflict
+from metacortex.errors import Conflict, FailedPrecondition
 
 NEW_FILE_MODE: Final = 0o600
 
@@ -117,10 +117,20 @@ def read_entry(path: Path, format: Format, container: tuple[str, ...], name: str
 
 
 def write(plan: Plan) -> Path | None:
-    """Apply the plan; the backup's path, or None when there was no file before."""
+    """Apply the plan; the backup's path, or None when there was no file before.
+    FailedPrecondition when the file system refuses (the file is then as it was)."""
     real = plan.path.resolve()
     if _read(real) != plan.before:
         raise Conflict(f"{plan.path} changed while this ran; run the command again")
+    try:
+        return _replace(plan, real)
+    except OSError as error:
+        raise FailedPrecondition(
+            f"{plan.path} could not be written ({error.strerror or error}); it is as it was"
+        ) from None
+
+
+def _replace(plan: Plan, real: Path) -> Path | None:
     real.parent.mkdir(parents=True, exist_ok=True)
     backup: Path | None = None
     if plan.before is not None:

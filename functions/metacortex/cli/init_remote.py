@@ -52,7 +52,8 @@ class Choice:
 
 
 def run_remote(args: argparse.Namespace, settings: Settings, target: Target, path: Path) -> int:
-    if target.remote_entry is None:
+    make_entry = target.remote_entry
+    if make_entry is None:
         raise FailedPrecondition(
             f"{target.app} adds remote MCP servers as connectors in its own settings "
             "(Settings → Connectors → Add custom connector; it signs in with OAuth, so the "
@@ -67,8 +68,7 @@ def run_remote(args: argparse.Namespace, settings: Settings, target: Target, pat
         choice = _choose(args.client, server, target, existing, clients)
         variable = token_variable_for(choice.client_id)
         url = server.endpoint(choice.client_id)
-        assert target.remote_entry is not None
-        entry = target.remote_entry(url, variable)
+        entry = make_entry(url, variable)
         plan = plan_entry(path, target.format, target.container, args.name, entry)
         print(f"{target.app}: {path} (format: {target.source})")
         if not server.local and server.base.startswith("http://"):

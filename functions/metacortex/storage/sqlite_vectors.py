@@ -128,31 +128,38 @@ class VectorMirror:
 
     def _upsert(self, rows: VectorRows) -> None:
         self._index_seqs(int(rows.seqs.max()))
-        # A seq may come twice in one batch only if written twice; the last one wins.
-        seqs, last = np.unique(rows.seqs[::-1], return_index=True)
-        take = len(rows) - 1 - last
+        take: npt.NDArray[np.int64] | slice
+        if len(rows) == 1 or bool(np.all(rows.seqs[1:] > rows.seqs[:-1])):
+            seqs, take = rows.seqs, slice(None)  # each seq once (a table scan)
+        else:
+            # A seq may come twice in one batch only if written twice; the last one wins.
+            seqs, last = np.unique(rows.seqs[::-1], return_index=True)
+            take = len(rows) - 1 - last
         positions = self._position_of[seqs]
         fresh = positions == NONE
         count = int(fresh.sum())
+        target: npt.NDArray[np.int64] | slice = positions
         if count:
             self._reserve(self._size + count)
+            if count == seqs.shape[0] and isinstance(take, slice):
+                target = slice(self._size, self._size + count)  # appended in order: no copy
             positions[fresh] = np.arange(self._size, self._size + count)
             self._position_of[seqs[fresh]] = positions[fresh]
             self._size += count
-        topic_ids = np.fromiter(
-            (self._topics.setdefault(rows.topics[i], len(self._topics)) for i in take),
+        topics = rows.topics if isinstance(take, slice) else [rows.topics[i] for i in take]
+        self.topic_ids[target] = np.fromiter(
+            (self._topics.setdefault(topic, len(self._topics)) for topic in topics),
             dtype=np.int32,
-            count=take.shape[0],
+            count=len(topics),
         )
-        self.matrix[positions] = rows.embeddings[take]
-        self.seqs[positions] = seqs
-        self.topic_ids[positions] = topic_ids
-        self.states[positions] = rows.states[take]
-        self.origins[positions] = rows.origins[take]
-        self.created[positions] = rows.created[take]
-        self.valid_from[positions] = rows.valid_from[take]
-        self.valid_until[positions] = rows.valid_until[take]
-        self.corrected[positions] = rows.corrected[take]
+        self.matrix[target] = rows.embeddings[take]
+        self.seqs[target] = seqs
+        self.states[target] = rows.states[take]
+        self.origins[target] = rows.origins[take]
+        self.created[target] = rows.created[take]
+        self.valid_from[target] = rows.valid_from[take]
+        self.valid_until[target] = rows.valid_until[take]
+        self.corrected[target] = rows.corrected[take]
 
     def _remove(self, seq: int) -> None:
         """Move the last row into the erased row's place and zero the vacated row."""

@@ -3,6 +3,7 @@
     .venv/bin/python bench/scale.py                          # 10,000 / 30,000 / 100,000
     .venv/bin/python bench/scale.py --sizes 10000,30000 --reuse
     .venv/bin/python bench/scale.py --reuse --json out.json  # corpora built once, kept
+    .venv/bin/python bench/scale.py --reuse --model-memories 10000  # the rest hashed
 
 For each size a corpus is built, then measured:
 
@@ -14,13 +15,20 @@ For each size a corpus is built, then measured:
   the rest is restored.
 - restore: the corpus is written as a portable backup and restored with
   ``metacortex restore`` (the normal restore path: re-embeds every memory with the
-  local model); the rate is memories restored per second of that command.
+  local model); the rate is memories restored per second of that command. With
+  ``--model-memories N`` only the first N go through restore and the rest are
+  written through the store's transaction with hashed bag-of-words vectors (same
+  dimension, same write path, the same cost to search): on a busy shared machine
+  the model embeds at tens per second and 100,000 would take hours.
 - start to first answer: ``metacortex serve`` is started on the corpus's data
   directory (a subprocess, loopback HTTP, admin token); the time from the spawn to
   the first successful ``search_context`` answer over MCP (official SDK client).
 - search: LoCoMo questions through ``search_context`` (default limit), one at a
   time, ``--searches`` restricted to a random topic and as many over all topics,
   after ``--warmup`` unmeasured searches; p50 / p95 of each.
+- server CPU per search: the server process's user + system time (/proc/<pid>/stat,
+  all threads) across each search, averaged: on shared cores the wall-clock
+  latencies above move with the other work, this much less.
 - RSS: the server's VmRSS (/proc/<pid>/status) after the warm-up and measured
   searches (at least 100).
 
@@ -307,6 +315,8 @@ class Measured:
     topic_p95_ms: float
     all_p50_ms: float
     all_p95_ms: float
+    topic_cpu_ms: float  # server CPU per search (mean): less sensitive to shared cores
+    all_cpu_ms: float
     restore_per_s: float
     restored: int
     filled: int
@@ -317,9 +327,25 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))] * 1000
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (all its threads)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class ServerRun:
+    first_answer: float
+    rss_mb: float
+    in_topic: list[float]
+    everywhere: list[float]
+    in_topic_cpu: float  # server CPU seconds over the in-topic searches
+    everywhere_cpu: float
+
+
 async def measure_server(
     data_dir: Path, queries: list[str], searches: int, warmup: int
-) -> tuple[float, float, list[float], list[float]]:
+) -> ServerRun:
     token = secrets.token_urlsafe(32)
     started = time.perf_counter()
     server = WatchedProcess(
@@ -337,32 +363,38 @@ async def measure_server(
             first_answer = time.perf_counter() - started
             for _ in range(warmup):
                 await search(client, rng.choice(queries), topic_name(rng.randrange(TOPICS)))
-            in_topic: list[float] = []
-            everywhere: list[float] = []
+            run = ServerRun(first_answer, 0.0, [], [], 0.0, 0.0)
             for _ in range(searches):  # interleaved, so both see the same machine
-                in_topic.append(
+                before = cpu_seconds(server.pid)
+                run.in_topic.append(
                     await search(client, rng.choice(queries), topic_name(rng.randrange(TOPICS)))
                 )
-                everywhere.append(await search(client, rng.choice(queries), None))
-        rss = vm_rss_mb(server.pid)
+                between = cpu_seconds(server.pid)
+                run.everywhere.append(await search(client, rng.choice(queries), None))
+                run.in_topic_cpu += between - before
+                run.everywhere_cpu += cpu_seconds(server.pid) - between
+        run.rss_mb = vm_rss_mb(server.pid)
     finally:
         server.stop()
-    return first_answer, rss, in_topic, everywhere
+    return run
 
 
 def run_size(args: argparse.Namespace, size: int, queries: list[str]) -> Measured:
     load = os.getloadavg()[0]
     print(f"--- {size:,} memories; load average {os.getloadavg()}", flush=True)
     built = build(args.work_dir, size, args.dataset, args.reuse, args.model_memories)
-    first, rss, in_topic, everywhere = asyncio.run(
+    run = asyncio.run(
         measure_server(args.work_dir / str(size) / "data", queries, args.searches, args.warmup)
     )
+    in_topic, everywhere = run.in_topic, run.everywhere
     print(f"    load average after {os.getloadavg()}", flush=True)
     return Measured(
         size=size,
         load_average=load,
-        start_to_first_answer_s=first,
-        rss_mb=rss,
+        start_to_first_answer_s=run.first_answer,
+        rss_mb=run.rss_mb,
+        topic_cpu_ms=run.in_topic_cpu / len(in_topic) * 1000,
+        all_cpu_ms=run.everywhere_cpu / len(everywhere) * 1000,
         topic_p50_ms=statistics.median(in_topic) * 1000,
         topic_p95_ms=percentile(in_topic, 0.95),
         all_p50_ms=statistics.median(everywhere) * 1000,
@@ -376,14 +408,16 @@ def run_size(args: argparse.Namespace, size: int, queries: list[str]) -> Measure
 def print_table(rows: list[Measured]) -> None:
     print(
         "| corpus | start to first answer | RSS | search in a topic p50 / p95 "
-        "| search, all topics p50 / p95 | restore | load avg |"
+        "| search, all topics p50 / p95 | server CPU per search, topic / all | restore "
+        "| load avg |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for row in rows:
         print(
             f"| {row.size:,} | {row.start_to_first_answer_s:.2f} s | {row.rss_mb:.0f} MB "
             f"| {row.topic_p50_ms:.0f} / {row.topic_p95_ms:.0f} ms "
             f"| {row.all_p50_ms:.0f} / {row.all_p95_ms:.0f} ms "
+            f"| {row.topic_cpu_ms:.0f} / {row.all_cpu_ms:.0f} ms "
             f"| {row.restore_per_s:.0f} /s ({row.restored:,} restored, {row.filled:,} filled) "
             f"| {row.load_average:.2f} |"
         )

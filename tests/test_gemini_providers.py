@@ -608,9 +608,9 @@ def test_reembed_and_restore_of_a_store_succeed_on_each_route(
     restore_requests = len(fake.requests) - reembed_requests
 
     assert (summary.count, restored.restored) == (150, 150)
-    # Vertex: one text per request. Gemini API: reembed's chunks of 64 (64, 64, 22),
-    # each one batch; restore's chunks likewise within the 100-text limit.
-    assert reembed_requests == restore_requests == (150 if route == "vertex" else 3)
+    # Vertex: one text per request. Gemini API: reembed and restore hand the embedder
+    # all 150 at once (chunks of up to 512), sent as batches of at most 100 (100, 50).
+    assert reembed_requests == restore_requests == (150 if route == "vertex" else 2)
     assert all(len(fake.body(r).get("requests") or [1]) <= 100 for r in fake.requests)
     reopened = MemoryService(source.store, gemini, merger=SentenceUnionMerger())
     hits = reopened.search(Access.admin(), query="fact number 17 about the garden")["matches"]

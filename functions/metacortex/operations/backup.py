@@ -15,8 +15,9 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any, Final, TextIO
+from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from metacortex.domain.record_rules import supersession_loops
 from metacortex.domain.records import Memory
@@ -32,6 +33,9 @@ from metacortex.providers.base import Embedder
 from metacortex.storage import sqlite_files
 from metacortex.storage.base import MemoryStore, StoreTransaction
 
+if TYPE_CHECKING:
+    from metacortex.storage.base import Vector
+
 FORMAT: Final = "metacortex-portable"
 FORMAT_VERSION: Final = 1
 ARCHIVE: Final = "memories.ndjson"
@@ -40,7 +44,10 @@ MANIFEST: Final = "manifest.json"
 # no format name; its records file is always memories.ndjson beside it.
 ORIGINAL_FORMAT: Final = "the TypeScript MetaCortex's portable archive"
 ORIGINAL_ARCHIVE: Final = "memories.ndjson"
-_BATCH: Final = 64
+_BATCH: Final = 64  # memories per write transaction
+# Memories per call to the embedder: the local model sorts a call's texts by token
+# length, so a larger call pads less (docs/benchmarks.md "Bulk ingest").
+EMBED_CHUNK: Final = 512
 _MAX_MANIFEST_BYTES: Final = 1024 * 1024
 
 
@@ -236,6 +243,16 @@ def _accepted(
     return [memory for _, memory in memories.values()], refused
 
 
+def _put_absent(memories: list[Memory], vectors: list[Vector], txn: StoreTransaction) -> int:
+    """Write the memories whose ids are still absent; how many were written."""
+    written = 0
+    for memory, vector in zip(memories, vectors, strict=True):
+        if txn.get(memory.id) is None:
+            txn.put(memory, vector)
+            written += 1
+    return written
+
+
 def restore_portable(store: MemoryStore, embedder: Embedder, directory: Path) -> RestoreSummary:
     """Restore every acceptable memory of the archive, re-embedded; ids already present are
     skipped, records the tools would refuse are refused and named."""
@@ -247,24 +264,22 @@ def restore_portable(store: MemoryStore, embedder: Embedder, directory: Path) ->
     memories, refused = _accepted(store, lines, reader)
     restored = skipped = 0
     with progress("restore", len(memories)) as bar:
-        for start in range(0, len(memories), _BATCH):
-            batch = memories[start : start + _BATCH]
-            fresh = [m for m in batch if store.get(m.id) is None]
+        for start in range(0, len(memories), EMBED_CHUNK):
+            chunk = memories[start : start + EMBED_CHUNK]
+            present = store.get_many([m.id for m in chunk])
+            fresh = [m for m, stored in zip(chunk, present, strict=True) if stored is None]
+            # One call for the whole chunk: the model sorts it by length, so its batches
+            # pad little; the writes stay in transactions of _BATCH.
             vectors = embedder.embed_documents([m.retrieval_text for m in fresh]) if fresh else []
-
-            def write(
-                txn: StoreTransaction, fresh: list[Memory] = fresh, vectors: Any = vectors
-            ) -> int:
-                written = 0
-                for memory, vector in zip(fresh, vectors, strict=True):
-                    if txn.get(memory.id) is None:
-                        txn.put(memory, vector)
-                        written += 1
-                return written
-
-            written = store.transaction(write) if fresh else 0
-            restored += written
-            skipped += len(batch) - written
-            bar.advance(len(batch))
+            for first in range(0, len(fresh), _BATCH):
+                written = store.transaction(
+                    partial(
+                        _put_absent, fresh[first : first + _BATCH], vectors[first : first + _BATCH]
+                    )
+                )
+                restored += written
+                skipped += min(_BATCH, len(fresh) - first) - written
+            skipped += len(chunk) - len(fresh)
+            bar.advance(len(chunk))
     source = ORIGINAL_FORMAT if is_original_manifest(manifest) else FORMAT
     return RestoreSummary(restored, skipped, tuple(refused), source)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
+import numpy.typing as npt
 
 from metacortex.errors import ConfigurationError
 from metacortex.storage.base import EmbeddingIdentity
@@ -33,6 +34,9 @@ if TYPE_CHECKING:
 MODEL_NAME: Final = "all-MiniLM-L6-v2-int8"
 DIMENSION: Final = 384
 MAX_TOKENS: Final = 256
+# Texts per model run. Larger batches were slower here, not faster, even sorted by
+# token length (bench/embed.py; docs/benchmarks.md "Bulk ingest"), and their attention
+# buffers grow with texts x width^2.
 BATCH_SIZE: Final = 32
 MODEL_SHA256: Final = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 TOKENIZER_SHA256: Final = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
@@ -97,7 +101,7 @@ class MiniLMEmbedder:
         )
         tokenizer = Tokenizer.from_file(str(files.tokenizer))
         tokenizer.enable_truncation(max_length=MAX_TOKENS)
-        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 - a token name
+        tokenizer.no_padding()  # tokenizer.json pads to 128; _forward pads each batch itself
         self._tokenizer = tokenizer
         # Tokenizer objects are not documented as thread-safe; encoding is cheap.
         self._tokenizer_lock = threading.Lock()
@@ -112,34 +116,45 @@ class MiniLMEmbedder:
     def identity(self) -> EmbeddingIdentity:
         return self._identity
 
-    def _run(self, texts: Sequence[str]) -> list[Vector]:
+    def _token_ids(self, texts: Sequence[str]) -> list[list[int]]:
         with self._tokenizer_lock:
             encodings = self._tokenizer.encode_batch([text or " " for text in texts])
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-        hidden = self._session.run(
+        return [encoding.ids for encoding in encodings]
+
+    def _forward(self, rows: Sequence[list[int]]) -> npt.NDArray[np.float32]:
+        """Unit vectors of token-id rows, padded to the longest row of this batch."""
+        width = max(len(row) for row in rows)
+        ids = np.zeros((len(rows), width), dtype=np.int64)
+        mask = np.zeros((len(rows), width), dtype=np.int64)
+        for index, row in enumerate(rows):
+            ids[index, : len(row)] = row
+            mask[index, : len(row)] = 1
+        hidden: npt.NDArray[np.float32] = self._session.run(
             ["last_hidden_state"],
             {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
         )[0]
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        unit = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
-        return list(unit)
+        unit: npt.NDArray[np.float32] = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        return unit
 
     def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
-        # Batch texts of similar length together: padding to the longest in a batch
-        # is wasted work.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        vectors: list[Vector | None] = [None] * len(texts)
+        """Tokenized once, then run in batches of texts of similar token length (padding to
+        the longest of a batch is wasted work); returned in the order given."""
+        if not texts:
+            return []
+        rows = self._token_ids(texts)
+        order = sorted(range(len(rows)), key=lambda i: len(rows[i]))
+        vectors = np.empty((len(rows), DIMENSION), dtype=np.float32)
         for start in range(0, len(order), BATCH_SIZE):
             chunk = order[start : start + BATCH_SIZE]
-            for index, vector in zip(chunk, self._run([texts[i] for i in chunk]), strict=True):
-                vectors[index] = vector
-        return [v for v in vectors if v is not None]
+            vectors[chunk] = self._forward([rows[i] for i in chunk])
+        return list(vectors)
 
     def embed_query(self, text: str) -> Vector:
-        return self._run([text])[0]
+        vector: Vector = self._forward(self._token_ids([text]))[0]
+        return vector
 
 
 @lru_cache(maxsize=1)

@@ -1,24 +1,34 @@
 """The entries ``metacortex init`` writes, read by their real counterparts: Codex's own
-CLI (npm ``@openai/codex``, the connector matrix's pinned install) lists the server it
-wrote into ``config.toml``, and the command of a written entry, started by the MCP
-SDK's stdio client as an application would, serves MetaCortex."""
+CLI (npm ``@openai/codex``, the connector matrix's pinned install) lists the servers it
+wrote into ``config.toml`` (stdio and remote), the command of a written entry, started
+by the MCP SDK's stdio client as an application would, serves MetaCortex, and a remote
+entry, with the token of its printed export line, reaches a running ``metacortex
+serve`` through the SDK's streamable-HTTP client."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
+import sys
+import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
+import httpx2
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 
 from metacortex.cli.main import main
 from tests.connectors.npm_tools import install
+from tests.processes import WatchedProcess
 
 pytestmark = pytest.mark.slow
 ENV_PREFIXES: Final = ("MCP_", "METACORTEX_", "GEMINI_", "SEARCH_", "DEFAULT_FILTER", "RETRIEVAL_")
+EXPORT: Final = re.compile(r"^  export (?P<variable>[A-Z0-9_]+)='(?P<token>[^']+)'$", re.M)
 
 
 @pytest.fixture
@@ -85,3 +95,89 @@ async def test_the_written_command_starts_a_working_server(
 
     assert "save_context" in tools
     assert (place / "data" / "metacortex.sqlite3").exists()
+
+
+# ------------------------------------------------------------------ remote entries
+@pytest.fixture
+def served(place: Path) -> Iterator[tuple[Path, str]]:
+    """A real ``metacortex serve`` on ``data`` (clients re-read on every request, so one
+    created meanwhile is accepted at once): the data directory and the server's base URL."""
+    pytest.importorskip(
+        "metacortex.providers.local", reason="LOCAL EMBEDDER NOT AVAILABLE: serve cannot start"
+    )
+    data_dir = place / "data"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(ENV_PREFIXES)}
+    env["METACORTEX_CLIENT_REFRESH_SECONDS"] = "0"
+    command = [sys.executable, "-m", "metacortex.cli.main", "serve", "--port=0"]
+    process = WatchedProcess(
+        [*command, f"--data-dir={data_dir}"], "is ready at ", env=env, cwd=place
+    )
+    process.wait_ready(180, "metacortex serve")
+    try:
+        line = next(line for line in process.log if "is ready at " in line)
+        yield data_dir, line.split("is ready at ", 1)[1].split()[0]
+    finally:
+        process.stop()
+
+
+@pytest.mark.anyio
+async def test_the_remote_entry_init_wrote_reaches_the_running_server(
+    place: Path, served: tuple[Path, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    data_dir, base = served
+    config = place / "config.toml"
+    argv = ["init", "--target", "codex", "--url", base, "--config", str(config)]
+    assert main([*argv, "--data-dir", str(data_dir), "--yes"]) == 0
+    printed = capsys.readouterr().out
+    entry = tomllib.loads(config.read_text())["mcp_servers"]["metacortex"]
+    exported = EXPORT.search(printed)
+    assert exported is not None, printed
+    assert exported["variable"] == entry["bearer_token_env_var"]
+    assert entry["url"] == f"{base}/clients/codex/mcp"
+
+    # As Codex does with bearer_token_env_var: Authorization: Bearer <the variable's value>.
+    headers = {"authorization": f"Bearer {exported['token']}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=60) as http,
+        Client(streamable_http_client(entry["url"], http_client=http)) as client,
+    ):
+        saved = await client.call_tool(
+            "save_context", {"content": "The remote entry works: Codex saves here."}
+        )
+        found = await client.call_tool("search_context", {"query": "does the remote entry work"})
+
+    assert not saved.is_error, saved.content
+    assert not found.is_error, found.content
+    assert saved.structured_content is not None
+    assert found.structured_content is not None
+    memory_id = saved.structured_content["item"]["id"]
+    assert found.structured_content["matches"][0]["id"] == memory_id
+
+
+def test_codex_lists_the_remote_server_init_wrote(
+    place: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tools = install()
+    if isinstance(tools, str):
+        pytest.skip(f"CODEX CLI NOT AVAILABLE: {tools}")
+    home = place / "codex-home"
+    home.mkdir()
+    argv = ["init", "--target", "codex", "--config", str(home / "config.toml")]
+    code = main([*argv, "--url", "https://memory.example.com", "--data-dir", "data", "--yes"])
+    assert code == 0, capsys.readouterr()
+    environment = {"CODEX_HOME": str(home), "HOME": str(home), "PATH": "/usr/bin:/bin"}
+
+    done = subprocess.run(  # noqa: S603 (the pinned Codex binary, fixed arguments)
+        [str(tools.codex), "mcp", "get", "metacortex", "--json"],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert done.returncode == 0, done.stderr[-1500:]
+    transport = json.loads(done.stdout)["transport"]
+    assert transport["type"] == "streamable_http"
+    assert transport["url"] == "https://memory.example.com/clients/codex/mcp"
+    assert transport["bearer_token_env_var"] == "METACORTEX_TOKEN_CODEX"

@@ -189,6 +189,23 @@ def test_a_malformed_file_is_refused_and_left_untouched(
     assert sorted(path.name for path in place.iterdir()) == [name]  # no .bak, no temp file
 
 
+def test_a_client_kept_in_the_store_is_found_too(
+    place: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--client`` names a client created with ``metacortex client add`` (kept in the
+    data directory's store), not only one of MCP_CLIENT_PROFILES_JSON."""
+    assert main(["client", "add", "laptop", "--data-dir", "data"]) == 0
+    capsys.readouterr()
+    config = place / "mcp.json"
+
+    code, out = init(capsys, "cursor", config, "--client", "laptop", "--yes")
+
+    assert code == 0, out
+    assert "client profile 'laptop'" in out
+    entry = json.loads(config.read_text())["mcpServers"]["metacortex"]
+    assert entry["args"] == ["stdio", "--data-dir", str(place / "data"), "--client", "laptop"]
+
+
 def test_an_unknown_client_profile_is_refused_before_anything_is_written(
     place: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -260,12 +277,3 @@ def test_the_codex_entry_is_valid_toml_with_the_stdio_command(
     server = tomllib.loads(config.read_text())["mcp_servers"]["metacortex"]
     assert server["args"] == ["stdio", "--data-dir", str(place / "data"), "--client", "reader"]
     assert Path(server["command"]).is_absolute()
-
-
-def test_a_remote_url_is_refused_until_stored_client_profiles_exist(
-    place: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, out = init(capsys, "codex", place / "c.toml", "--url", "https://m.example.com/mcp")
-    assert code == 2
-    assert "metacortex client add" in out
-    assert not (place / "c.toml").exists()

@@ -20,8 +20,11 @@ import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from metacortex.cli.main import main
+from metacortex.clients import ClientManager
+from metacortex.config import Settings
 from metacortex.server.events import MEMORY_EVENTS
 from metacortex.storage.sqlite import SQLiteStore
 from tests.processes import WatchedProcess
@@ -149,6 +152,52 @@ def test_an_unknown_client_is_refused_before_anything_starts(
     assert captured.out == ""
     assert "no client profile 'nobody' (known: reader)" in captured.err
     assert not (tmp_path / "data").exists()
+
+
+def owner(data_dir: Path) -> tuple[ClientManager, SQLiteStore]:
+    """The owner's API on the data directory's store, in this test process."""
+    store = SQLiteStore(data_dir / "metacortex.sqlite3")
+    settings = Settings(_env_file=None, metacortex_data_dir=data_dir)  # type: ignore[call-arg]
+    return ClientManager(store, settings), store
+
+
+async def test_a_stored_client_serves_and_is_refused_once_paused_or_removed(
+    tmp_path: Path,
+) -> None:
+    """``--client`` finds a client kept in the store (not only the environment's), and a
+    client the owner pauses or removes while the session runs is refused from its next
+    request on, with an MCP error saying so; resuming lets it in again."""
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    clients, store = owner(data_dir)
+    try:
+        clients.create("laptop", tools=["search_context"])
+        server = stdio(data_dir, "--client", "laptop", METACORTEX_CLIENT_REFRESH_SECONDS="0")
+        async with Client(server, mode="legacy") as laptop:
+            tools = [tool.name for tool in (await laptop.list_tools()).tools]
+            first = ok(await laptop.call_tool("search_context", {"query": "anything"}))
+
+            clients.pause("laptop")
+            with pytest.raises(MCPError) as paused:
+                await laptop.call_tool("search_context", {"query": "anything"})
+            with pytest.raises(MCPError):
+                await laptop.list_tools()
+
+            clients.resume("laptop")
+            resumed = ok(await laptop.call_tool("search_context", {"query": "anything"}))
+
+            clients.remove("laptop")
+            with pytest.raises(MCPError) as removed:
+                await laptop.call_tool("search_context", {"query": "anything"})
+    finally:
+        store.close()
+
+    assert tools == ["search_context"]
+    assert first["matches"] == resumed["matches"] == []
+    assert "client 'laptop' is paused by the server's owner" in paused.value.message
+    assert paused.value.data == {"code": "client_paused", "client_id": "laptop"}
+    assert "client 'laptop' was removed by the server's owner" in removed.value.message
+    assert removed.value.data == {"code": "client_removed", "client_id": "laptop"}
 
 
 # -------------------------------------------------------------------- raw pipes

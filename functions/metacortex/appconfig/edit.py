@@ -29,7 +29,7 @@ from tomlkit.exceptions import TOMLKitError
 from metacortex.appconfig import jsonfile
 from metacortex.appconfig.errors import Malformed
 from metacortex.appconfig.targets import Format
-from metacortex.errors import Conflict
+from metacortex.errors import Conflict, FailedPrecondition
 
 NEW_FILE_MODE: Final = 0o600
 
@@ -92,11 +92,45 @@ def plan_entry(
     return Plan(path, before, after, previous)
 
 
+def read_entry(path: Path, format: Format, container: tuple[str, ...], name: str) -> Any:
+    """The entry under ``container.name`` in the file now, or None (no file, no entry);
+    Malformed, as ``plan_entry`` would, for a file its format does not allow."""
+    text = _read(path) or ""
+    where = str(path)
+    if format == "toml":
+        try:
+            node: Any = tomlkit.parse(text).unwrap()
+        except TOMLKitError as error:
+            raise Malformed(f"{where} is not valid TOML ({error})") from None
+        for depth, key in enumerate(container):
+            node = node.get(key) if isinstance(node, dict) else None
+            if node is None:
+                return None
+            if not isinstance(node, dict):
+                raise Malformed(f"{where}: {'.'.join(container[: depth + 1])} is not a table")
+        return node.get(name)
+    data = jsonfile.load(text, comments=format == "jsonc", where=where) if text.strip() else {}
+    problem = jsonfile.container_problem(data, container, where)
+    if problem is not None:
+        raise Malformed(problem)
+    return jsonfile.get_member(data, (*container, name))
+
+
 def write(plan: Plan) -> Path | None:
-    """Apply the plan; the backup's path, or None when there was no file before."""
+    """Apply the plan; the backup's path, or None when there was no file before.
+    FailedPrecondition when the file system refuses (the file is then as it was)."""
     real = plan.path.resolve()
     if _read(real) != plan.before:
         raise Conflict(f"{plan.path} changed while this ran; run the command again")
+    try:
+        return _replace(plan, real)
+    except OSError as error:
+        raise FailedPrecondition(
+            f"{plan.path} could not be written ({error.strerror or error}); it is as it was"
+        ) from None
+
+
+def _replace(plan: Plan, real: Path) -> Path | None:
     real.parent.mkdir(parents=True, exist_ok=True)
     backup: Path | None = None
     if plan.before is not None:

@@ -1,26 +1,44 @@
 """The applications ``metacortex init`` configures: where each keeps its MCP servers, in
 which format, and what a MetaCortex entry looks like there.
 
-Each format as its vendor documents it (checked 2026-12; the ``source`` of each target):
+Each format as its vendor documents it (checked 2026-12; the ``source`` of each target).
+A local server is a stdio entry (``metacortex stdio``); a remote one (``--url``) an
+HTTP entry whose bearer token is read from an environment variable, never written
+into the file:
 
 - Claude Desktop: ``claude_desktop_config.json`` (macOS ``~/Library/Application
   Support/Claude/``, Windows ``%APPDATA%\\Claude\\``; Linux builds use
   ``~/.config/Claude/``), ``mcpServers`` of ``command``/``args``. Strict JSON. Local
-  (stdio) servers only: remote servers are added as connectors in its settings.
+  (stdio) servers only: remote servers are added as connectors in its settings
+  (Settings → Connectors, OAuth only; https://support.claude.com/en/articles/11175166).
 - Claude Code: project ``.mcp.json`` or user ``~/.claude.json``, ``mcpServers`` with
-  ``type: "stdio"``, ``command``, ``args``. Strict JSON.
+  ``type: "stdio"``, ``command``, ``args``; remote: ``type: "http"``, ``url``,
+  ``headers``, where ``${VAR}`` is expanded from the environment (its section
+  "Environment variable expansion in .mcp.json": in ``command``, ``args``, ``env``,
+  ``url`` and ``headers``; some versions were reported sending a header
+  unexpanded, anthropics/claude-code#51581: ``metacortex client add`` prints the
+  ``claude mcp add --header`` form, expanded by the shell). Strict JSON.
 - Codex: ``$CODEX_HOME/config.toml`` (default ``~/.codex/config.toml``; a trusted
   project's ``.codex/config.toml``), ``[mcp_servers.<name>]`` with ``command`` and
-  ``args``. TOML, edited with tomlkit so comments and layout stay.
+  ``args``; remote: ``url`` and ``bearer_token_env_var`` (the variable's name; Codex
+  sends ``Authorization: Bearer <its value>``). TOML, edited with tomlkit so
+  comments and layout stay.
 - Cursor: ``~/.cursor/mcp.json`` (or a project's ``.cursor/mcp.json``), ``mcpServers``
-  of ``command``/``args``. Strict JSON.
+  of ``command``/``args``; remote: ``url`` and ``headers``, where ``${env:NAME}`` is
+  read from the environment (its "Config interpolation"). Strict JSON.
 - VS Code: a workspace's ``.vscode/mcp.json`` or the user profile's ``mcp.json``
   (Linux ``~/.config/Code/User/``, macOS ``~/Library/Application Support/Code/User/``,
   Windows ``%APPDATA%\\Code\\User\\``), ``servers`` with ``type: "stdio"``,
-  ``command``, ``args``. JSON with comments (VS Code's settings format): comments and
-  trailing commas are allowed and kept.
+  ``command``, ``args``; remote: ``type: "http"``, ``url``, ``headers``. The server
+  configuration takes VS Code's predefined variables, among them ``${env:NAME}``
+  (https://code.visualstudio.com/docs/reference/variables-reference); its other
+  way, an ``inputs`` ``promptString`` kept in its secret storage, is what
+  ``metacortex client add`` prints. JSON with comments (VS Code's settings format):
+  comments and trailing commas are allowed and kept.
 - Windsurf: ``~/.codeium/windsurf/mcp_config.json``, ``mcpServers`` of
-  ``command``/``args``. Strict JSON.
+  ``command``/``args``; remote: ``serverUrl`` and ``headers``; its "Config
+  interpolation" reads ``${env:NAME}`` in ``command``, ``args``, ``env``,
+  ``serverUrl``, ``url`` and ``headers``. Strict JSON.
 """
 
 from __future__ import annotations
@@ -49,6 +67,9 @@ class Target:
     default_scope: Scope
     stdio_entry: Callable[[str, Sequence[str]], dict[str, Any]]  # (command, args) -> entry
     after: str  # what to do once written
+    # (url, token variable) -> an HTTP entry; None: no remote servers in this file.
+    remote_entry: Callable[[str, str], dict[str, Any]] | None = None
+    url_key: str = "url"  # where a remote entry keeps its URL
 
     def path(self, scope: Scope, dirs: ApplicationDirs, cwd: Path) -> Path:
         return self.scopes[scope](dirs, cwd)
@@ -90,6 +111,30 @@ def _typed_stdio(command: str, args: Sequence[str]) -> dict[str, Any]:
     return {"type": "stdio", "command": command, "args": list(args)}
 
 
+def _bearer(reference: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {reference}"}
+
+
+def _claude_code_http(url: str, variable: str) -> dict[str, Any]:
+    return {"type": "http", "url": url, "headers": _bearer(f"${{{variable}}}")}
+
+
+def _codex_http(url: str, variable: str) -> dict[str, Any]:
+    return {"url": url, "bearer_token_env_var": variable}
+
+
+def _cursor_http(url: str, variable: str) -> dict[str, Any]:
+    return {"url": url, "headers": _bearer(f"${{env:{variable}}}")}
+
+
+def _vscode_http(url: str, variable: str) -> dict[str, Any]:
+    return {"type": "http", "url": url, "headers": _bearer(f"${{env:{variable}}}")}
+
+
+def _windsurf_http(url: str, variable: str) -> dict[str, Any]:
+    return {"serverUrl": url, "headers": _bearer(f"${{env:{variable}}}")}
+
+
 TARGETS: Final[Mapping[str, Target]] = {
     target.key: target
     for target in (
@@ -117,6 +162,7 @@ TARGETS: Final[Mapping[str, Target]] = {
             default_scope="project",
             stdio_entry=_typed_stdio,
             after="Start Claude Code in this directory and approve the server (/mcp lists it).",
+            remote_entry=_claude_code_http,
         ),
         Target(
             key="codex",
@@ -131,6 +177,7 @@ TARGETS: Final[Mapping[str, Target]] = {
             default_scope="user",
             stdio_entry=_command,
             after="Start Codex again; /mcp lists the server.",
+            remote_entry=_codex_http,
         ),
         Target(
             key="cursor",
@@ -145,6 +192,7 @@ TARGETS: Final[Mapping[str, Target]] = {
             default_scope="user",
             stdio_entry=_command,
             after="Cursor picks it up in Settings → MCP (reload the window if it does not).",
+            remote_entry=_cursor_http,
         ),
         Target(
             key="vscode",
@@ -159,6 +207,7 @@ TARGETS: Final[Mapping[str, Target]] = {
             default_scope="project",
             stdio_entry=_typed_stdio,
             after="VS Code shows a Start action above the server in mcp.json.",
+            remote_entry=_vscode_http,
         ),
         Target(
             key="windsurf",
@@ -172,6 +221,8 @@ TARGETS: Final[Mapping[str, Target]] = {
             default_scope="user",
             stdio_entry=_command,
             after="Refresh the MCP servers in Windsurf's Cascade panel.",
+            remote_entry=_windsurf_http,
+            url_key="serverUrl",
         ),
     )
 }

@@ -135,7 +135,7 @@ def store_name(settings: Settings) -> str:
     return f"Firestore (project {project}, database {settings.firestore_database})"
 
 
-def _recorded(
+def recorded(
     settings: Settings,
     store: MemoryStore,
     action: str,
@@ -185,7 +185,7 @@ def base_url(settings: Settings, given: str | None) -> str:
 def run_add(args: argparse.Namespace) -> int:
     def add(settings: Settings, store: MemoryStore) -> int:
         manager = ClientManager(store, settings)
-        created = _recorded(
+        created = recorded(
             settings,
             store,
             "client_create",
@@ -292,7 +292,7 @@ def run_change(args: argparse.Namespace) -> int:
             "resume": lambda: manager.resume(args.id),
             "remove": lambda: manager.remove(args.id),
         }[args.action]
-        _recorded(settings, store, f"client_{args.action}", args.id, action)
+        recorded(settings, store, f"client_{args.action}", args.id, action)
         done = {"pause": "paused", "resume": "resumed", "remove": "removed"}[args.action]
         print(
             f"client {args.id!r} {done} in {store_name(settings)}; every server on this store "

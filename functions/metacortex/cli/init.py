@@ -5,7 +5,9 @@ writes the file atomically and keeps the previous one as ``<file>.bak``. A file 
 application's format does not allow is refused and left as it is; re-running
 replaces the entry in place, never adds a second one. The entry starts
 ``metacortex stdio`` on this data directory, as the admin or, with ``--client ID``,
-as that client profile. Formats and their sources: ``appconfig/targets.py``.
+as that client profile (environment-defined or kept in the store). With ``--url``
+it is an HTTP entry for a remote server instead (``cli/init_remote.py``). Formats
+and their sources: ``appconfig/targets.py``.
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ from typing import Any, Final
 
 from metacortex.appconfig.edit import plan_entry, write
 from metacortex.appconfig.targets import TARGETS, Scope, Target
+from metacortex.cli.init_remote import run_remote
 from metacortex.cli.stdio import choose_profile
 from metacortex.config import ApplicationDirs, Settings
-from metacortex.errors import FailedPrecondition, InvalidArgument
+from metacortex.errors import InvalidArgument
 from metacortex.server.profiles import CLIENT_ID_PATTERN
 
 DEFAULT_NAME: Final = "metacortex"
@@ -32,8 +35,14 @@ def add_parser(commands: Any) -> None:
         help="write MetaCortex into an application's MCP configuration",
         description="Add MetaCortex to the MCP configuration of "
         + ", ".join(target.app for target in TARGETS.values())
-        + ": an entry that starts `metacortex stdio` on this data directory. Shows the "
-        "change unless --yes is given; with --yes writes it atomically and keeps a .bak.",
+        + ". Local (default): an entry that starts `metacortex stdio` on this data directory, "
+        "as the admin or --client ID. Remote (--url URL of a running `metacortex serve` or "
+        "cloud deployment): an HTTP entry for the endpoint /clients/<id>/mcp of a client "
+        "created for that application in the configured store (or --client ID, an existing "
+        "one); its token is printed once as an `export` line and the entry reads it from "
+        "that environment variable (Claude Desktop takes remote servers only as connectors "
+        "in its settings). Shows the change unless --yes is given; with --yes writes it "
+        "atomically and keeps a .bak. Re-running changes nothing that is already there.",
     )
     parser.add_argument("--target", required=True, choices=sorted(TARGETS), help="the application")
     parser.add_argument(
@@ -46,14 +55,24 @@ def add_parser(commands: Any) -> None:
     parser.add_argument(
         "--name", default=DEFAULT_NAME, help="the server's name there (default %(default)s)"
     )
-    parser.add_argument("--client", metavar="ID", help="act as this client profile, not the admin")
+    parser.add_argument(
+        "--client",
+        metavar="ID",
+        help="local: act as this client profile, not the admin; remote: connect as this "
+        "existing client instead of creating one (you need its token)",
+    )
     parser.add_argument(
         "--data-dir",
         type=Path,
-        help="the data directory the entry serves (default METACORTEX_DATA_DIR or "
-        "~/.local/share/metacortex)",
+        help="the data directory: the one a local entry serves, and the store a remote "
+        "entry's client is kept in unless Firestore is configured (default "
+        "METACORTEX_DATA_DIR or ~/.local/share/metacortex)",
     )
-    parser.add_argument("--url", help="a remote MetaCortex endpoint instead of a local one")
+    parser.add_argument(
+        "--url",
+        help="a MetaCortex server to connect to over HTTP (https://host, its /mcp or a "
+        "/clients/<id>/mcp endpoint; http:// for this machine) instead of a local stdio entry",
+    )
     parser.add_argument("--yes", action="store_true", help="write the change (default: show it)")
     parser.set_defaults(run=run)
 
@@ -70,11 +89,7 @@ def run(args: argparse.Namespace) -> int:
             "--name is 1-64 letters, digits, '-' or '_', starting with a letter or digit"
         )
     if args.url is not None:
-        raise FailedPrecondition(
-            "a remote server (--url) needs a client profile kept in the store for this "
-            "application, which this version cannot create yet; use `metacortex client add` "
-            "and paste the configuration it prints"
-        )
+        return run_remote(args, settings, target, path)
     profile = choose_profile(settings, args.client)
     command, leading = _executable()
     stdio_args = [*leading, "stdio", "--data-dir", str(settings.metacortex_data_dir)]

@@ -29,7 +29,7 @@ from metacortex.config import Settings
 from metacortex.errors import ConfigurationError
 from metacortex.server import create_app
 from metacortex.server.connections import install_accept_error_filter, uvicorn_config
-from metacortex.server.heap import freeze_startup_heap
+from metacortex.server.heap import freeze_startup_heap, release_freed_memory
 from metacortex.server.logs import configure_logging
 from metacortex.server.profiles import load_profiles
 from metacortex.service import Access, MemoryService
@@ -101,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
             _warm_up(service)
             app = create_app(settings, service)
             freeze_startup_heap()
+            release_freed_memory()
             listener.listen(2048)
             port = listener.getsockname()[1]
             print(

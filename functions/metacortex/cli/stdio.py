@@ -16,6 +16,7 @@ from typing import Any
 
 import anyio
 
+from metacortex.clients.lookup import profiles_with_stored
 from metacortex.composition import check_configuration
 from metacortex.config import Settings
 from metacortex.errors import ConfigurationError
@@ -60,16 +61,21 @@ def run(args: argparse.Namespace) -> int:
 
 
 def choose_profile(settings: Settings, client_id: str | None) -> Profile:
-    """The admin profile, or the client profile ``client_id`` (ConfigurationError naming
-    the known ones when there is none)."""
-    profiles = load_profiles(settings)
+    """The admin profile, or the client profile ``client_id``: defined in the environment
+    or kept in the store (ConfigurationError naming the known ones when there is none).
+    The store is read only for a client the environment does not define."""
+    environment = load_profiles(settings)
     if client_id is None or client_id == ADMIN_PROFILE_ID:
-        return profiles.admin
+        return environment.admin
+    profile = environment.get(client_id)
+    if profile is not None:
+        return profile
+    profiles = profiles_with_stored(settings, environment)
     profile = profiles.get(client_id)
     if profile is None:
         known = ", ".join(sorted(profiles.clients)) or "none"
         raise ConfigurationError(
-            f"no client profile {client_id!r} (known: {known}); leave --client out to act "
-            "as the admin"
+            f"no client profile {client_id!r} (known: {known}); create one with "
+            "`metacortex client add`, or leave --client out to act as the admin"
         )
     return profile

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Final
 
 from argon2 import PasswordHasher
@@ -14,8 +15,15 @@ KIND: Final = "owner"
 KEY: Final = "passphrase"
 MIN_CHARS: Final = 12
 _HASHER: Final = PasswordHasher()  # argon2id with the library's current defaults
-# Verified against when no passphrase is set, so a sign-in costs the same either way.
-_DUMMY_HASH: Final = _HASHER.hash("metacortex: no passphrase is set")
+
+
+@cache
+def _dummy_hash() -> str:
+    """Verified against when no passphrase is set, so a sign-in costs the same either way.
+
+    Made on first use, not at import: one argon2id hash (64 MiB, a third of a second on
+    a busy 2-core machine) was part of every `metacortex serve` start (issue 23)."""
+    return _HASHER.hash("metacortex: no passphrase is set")
 
 
 def passphrase_weakness(passphrase: str) -> str | None:
@@ -44,7 +52,7 @@ def verify_passphrase(store: MemoryStore, passphrase: str) -> bool:
     record = store.auth_get(KIND, KEY)
     stored = record.get("argon2") if record is not None else None
     try:
-        _HASHER.verify(stored if isinstance(stored, str) else _DUMMY_HASH, passphrase)
+        _HASHER.verify(stored if isinstance(stored, str) else _dummy_hash(), passphrase)
     except (VerificationError, InvalidHashError):
         return False
     return isinstance(stored, str)

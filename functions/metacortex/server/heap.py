@@ -8,14 +8,39 @@ console's clients and activity pages, which allocate many small objects, had a
 bimodal p95 because of it; docs/benchmarks.md). ``gc.freeze`` moves everything
 alive now into a permanent generation the collector ignores; objects created
 later are collected as usual.
+
+Start-up also leaves freed memory behind: loading the vector mirror, the model
+and the first queries allocate and free many small blocks, and glibc keeps the
+freed pages of its arenas mapped (tens of MB at 100,000 memories, issue 23).
+``malloc_trim`` hands them back to the system; elsewhere than glibc it is skipped.
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import gc
+import sys
 
 
 def freeze_startup_heap() -> None:
     """Collect once, then exclude every surviving object from future collections."""
     gc.collect()
     gc.freeze()
+
+
+def release_freed_memory() -> bool:
+    """Return the heap's free pages to the system (glibc ``malloc_trim``); False when
+    the C library has no such call (musl, macOS, Windows)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return False
+    trim = getattr(ctypes.CDLL(name), "malloc_trim", None)
+    if trim is None:
+        return False
+    trim.argtypes = [ctypes.c_size_t]
+    trim.restype = ctypes.c_int
+    trim(0)
+    return True

@@ -18,6 +18,11 @@ each other's records and erasures (``storage/sqlite_vectors.py``).
 The session ends when the client closes stdin, or on SIGTERM / SIGINT (the MCP
 stdio shutdown sequence); queued events are written and the store is closed
 either way.
+
+Serving a client profile, every request reads that profile as the store has it
+now (``current_profile``: ``ClientDirectory`` checks the store at most once per
+``METACORTEX_CLIENT_REFRESH_SECONDS``): a client the owner pauses or removes
+while the session runs is refused from its next request on, as over HTTP.
 """
 
 from __future__ import annotations
@@ -26,9 +31,11 @@ import signal
 from typing import Any
 
 import anyio
+import mcp_types as types
 from anyio import CancelScope
 from mcp.server.context import ServerRequestContext
 from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
 
 from metacortex.clients.directory import ClientDirectory
 from metacortex.config import Settings
@@ -43,7 +50,7 @@ async def serve_stdio(settings: Settings, profile: Profile) -> None:
     runtime = Runtime(settings=settings, clients=ClientDirectory(load_profiles(settings), settings))
 
     async def profile_of(ctx: ServerRequestContext[Any]) -> Profile:
-        return profile
+        return await current_profile(runtime.clients, profile)
 
     server = build_mcp_server(runtime, profile_of)
     # The transport first: fd 1 points at stderr from here on, while the model loads too.
@@ -55,6 +62,30 @@ async def serve_stdio(settings: Settings, profile: Profile) -> None:
         tasks.start_soon(_stop_on_signal, tasks.cancel_scope)
         await server.run(read_stream, write_stream, server.create_initialization_options())
         tasks.cancel_scope.cancel()
+
+
+async def current_profile(clients: ClientDirectory, profile: Profile) -> Profile:
+    """The served profile as it stands for a request arriving now: the admin's as it is;
+    a client's as the store has it (re-read within ``METACORTEX_CLIENT_REFRESH_SECONDS``),
+    refused with an MCP error once the owner paused or removed it."""
+    if profile.is_admin:
+        return profile
+    current = (await clients.current()).get(profile.id)
+    if current is None:
+        raise MCPError(
+            types.INVALID_REQUEST,
+            f"client {profile.id!r} was removed by the server's owner: this session is refused; "
+            "configure another client (`metacortex init --client ID`)",
+            {"code": "client_removed", "client_id": profile.id},
+        )
+    if current.paused:
+        raise MCPError(
+            types.INVALID_REQUEST,
+            f"client {profile.id!r} is paused by the server's owner; it is refused until the "
+            f"owner resumes it (`metacortex client resume {profile.id}`)",
+            {"code": "client_paused", "client_id": profile.id},
+        )
+    return current
 
 
 async def _stop_on_signal(scope: CancelScope) -> None:

@@ -53,8 +53,9 @@ from metacortex.storage.base import (
     PageKey,
     Scored,
 )
+from metacortex.storage.sqlite_mirror_rows import mirror_rows
 from metacortex.storage.sqlite_schema import migrate
-from metacortex.storage.sqlite_vectors import VectorMirror, VectorRow
+from metacortex.storage.sqlite_vectors import VectorMirror
 
 if TYPE_CHECKING:
     from metacortex.storage.base import Vector
@@ -65,6 +66,8 @@ logger = logging.getLogger(__name__)
 _BUSY_TIMEOUT_MS: Final = 10_000
 # Bound parameters per IN (...) list, well under SQLite's limit.
 _IN_CHUNK: Final = 500
+# Rows per chunk when the vector mirror reads the table (a few MB of vectors at a time).
+_MIRROR_CHUNK: Final = 4096
 _MEMORY_COLUMNS: Final = (
     "seq, id, content, retrieval_text, module_name, branch_state, modality, created_at,"
     " updated_at, valid_from, valid_until, superseded_by, supersession_reason, initiator,"
@@ -455,43 +458,39 @@ class SQLiteStore:
             return mirror
         with self._mirror_lock:
             since = mirror.change_seq
-            # One statement, so changed and erased rows come from one snapshot.
-            rows = conn.execute(
+            if since == 0 and mirror.size == 0:
+                # The first load: room for every row at once, not grown row by row.
+                mirror.reserve(int(conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0]))
+            # One statement, so changed and erased rows come from one snapshot; read in
+            # chunks of columns, never one Python object per row (100,000 rows at start).
+            cursor = conn.cursor()
+            cursor.row_factory = None
+            cursor.execute(
                 "SELECT seq, embedding, module_name, branch_state, origin, created_at,"
-                " valid_from, valid_until, supersession_reason, change_seq, 0 AS erased"
+                " valid_from, valid_until, supersession_reason, change_seq"
                 " FROM memories WHERE change_seq > ?"
                 " UNION ALL SELECT seq, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"
-                " change_seq, 1 FROM erased_memories WHERE change_seq > ?"
-                " ORDER BY change_seq",
+                " change_seq FROM erased_memories WHERE change_seq > ?",
                 (since, since),
-            ).fetchall()
-            if rows:
-                mirror.apply(
-                    [
-                        VectorRow(
-                            seq=row["seq"],
-                            embedding=np.frombuffer(row["embedding"], dtype=np.float32),
-                            topic=row["module_name"],
-                            state=BranchState(row["branch_state"]),
-                            origin=Origin(row["origin"]) if row["origin"] else None,
-                            created_at_ms=row["created_at"],
-                            valid_from_ms=row["valid_from"],
-                            valid_until_ms=row["valid_until"],
-                            corrected=row["supersession_reason"]
-                            == SupersessionReason.CORRECTED.value,
-                        )
-                        for row in rows
-                        if not row["erased"]
-                    ],
-                    [int(row["seq"]) for row in rows if row["erased"]],
-                    max(int(rows[-1]["change_seq"]), current),
-                )
+            )
+            dimension = mirror.matrix.shape[1]
+            newest = since
+            while chunk := cursor.fetchmany(_MIRROR_CHUNK):
+                newest = max(newest, *(int(row[9]) for row in chunk))
+                kept = [row for row in chunk if row[1] is not None]
+                erased = [int(row[0]) for row in chunk if row[1] is None]
+                # The mirror's change_seq moves only once every chunk is in.
+                mirror.apply(mirror_rows(kept, dimension), erased, since)
+            mirror.apply(mirror_rows([], dimension), [], newest)
         return mirror
 
     def vector_search(self, vector: Vector, where: MemoryFilter, limit: int) -> list[Scored]:
         hits = self._synced_mirror().search(vector, where, limit)
+        return self._scored(hits, where)
+
+    def _scored(self, hits: list[tuple[int, float]], where: MemoryFilter) -> list[Scored]:
         memories = self._by_seq([seq for seq, _ in hits])
-        # A record changed between the mirror read and this fetch may no longer match.
+        # A record changed between the first read and this fetch may no longer match.
         return [
             Scored(memories[seq], score)
             for seq, score in hits
@@ -503,15 +502,18 @@ class SQLiteStore:
         if not query:
             return []
         clause, params = _where_sql(where)
+        # Rank on the filter columns alone (the covering index memories_filter, see
+        # sqlite_schema migration 5): every match is looked up, and the table's rows
+        # (content, vector) are large. Only the best ``limit`` are then read in full.
         rows = self._conn().execute(
-            f"SELECT {_M_COLUMNS},"
-            " -bm25(memory_terms) AS score"
-            " FROM memory_terms JOIN memories m ON m.seq = memory_terms.rowid"
+            "SELECT m.seq, -bm25(memory_terms) AS score"
+            " FROM memory_terms JOIN memories m INDEXED BY memories_filter"
+            " ON m.seq = memory_terms.rowid"
             f" WHERE memory_terms MATCH ? AND {clause}"
             " ORDER BY bm25(memory_terms), m.seq LIMIT ?",
             [query, *params, limit],
         )
-        return [Scored(_row_to_memory(row), float(row["score"])) for row in rows]
+        return self._scored([(int(row[0]), float(row[1])) for row in rows], where)
 
     def get_many(self, memory_ids: Sequence[str]) -> list[Memory | None]:
         return [self.get(memory_id) for memory_id in memory_ids]

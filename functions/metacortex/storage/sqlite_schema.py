@@ -110,6 +110,19 @@ MIGRATIONS: Final[tuple[tuple[int, str], ...]] = (
             WHERE superseded_by IS NOT NULL;
         """,
     ),
+    (
+        5,
+        """
+        -- Keyword search (SQLiteStore.lexical_search) looks up every FTS match's filter
+        -- columns; from the table that reads a large row (content, vector) per match
+        -- (tens of milliseconds at 100,000 memories, issue 23). This index holds only
+        -- the columns of storage.sqlite._where_sql, so the lookups stay in it.
+        CREATE INDEX memories_filter ON memories (
+            seq, branch_state, module_name, origin, created_at, valid_from, valid_until,
+            supersession_reason
+        );
+        """,
+    ),
 )
 
 LATEST_VERSION: Final = MIGRATIONS[-1][0]

@@ -6,6 +6,12 @@ that many records match. It catches up with writes from any connection or
 process through the ``change_seq`` counter every write bumps: changed rows are
 upserted, erased ones (``erased_memories``, same counter) removed, their
 vectors overwritten with zeros.
+
+Sized for 100,000 memories and more (issue 23, docs/benchmarks.md "Scale"):
+rows arrive as columns (``VectorRows``), never one Python object per row; the
+arrays grow by a quarter, not by doubling; a search that keeps most rows scores
+the whole contiguous matrix in one product and masks the scores, instead of
+copying the matching rows first (150 MB at 100,000 rows).
 """
 
 from __future__ import annotations
@@ -23,31 +29,39 @@ from metacortex.storage.base import MemoryFilter
 if TYPE_CHECKING:
     from metacortex.storage.base import Vector
 
-_NONE: Final = -1
-_NO_LOWER: Final = np.iinfo(np.int64).min
-_NO_UPPER: Final = np.iinfo(np.int64).max
-_STATE_CODES: Final = {state: code for code, state in enumerate(BranchState)}
-_ORIGIN_CODES: Final = {origin: code for code, origin in enumerate(Origin)}
+NONE: Final = -1
+NO_LOWER: Final = np.iinfo(np.int64).min
+NO_UPPER: Final = np.iinfo(np.int64).max
+STATE_CODES: Final = {state: code for code, state in enumerate(BranchState)}
+ORIGIN_CODES: Final = {origin: code for code, origin in enumerate(Origin)}
+# Below this share of matching rows, the matching rows are gathered and scored;
+# above it, scoring every row in one product is cheaper than the copy.
+_GATHER_BELOW: Final = 0.25
+_MIN_CAPACITY: Final = 1024
 
 
 @dataclass(frozen=True, slots=True)
-class VectorRow:
-    seq: int
-    embedding: Vector
-    topic: str
-    state: BranchState
-    origin: Origin | None
-    created_at_ms: int
-    valid_from_ms: int | None
-    valid_until_ms: int | None
-    corrected: bool
+class VectorRows:
+    """Rows to upsert, as columns (one entry per row, in the same order)."""
+
+    seqs: npt.NDArray[np.int64]
+    embeddings: npt.NDArray[np.float32]  # (rows, dimension)
+    topics: list[str]
+    states: npt.NDArray[np.int8]  # STATE_CODES
+    origins: npt.NDArray[np.int8]  # ORIGIN_CODES or NONE
+    created: npt.NDArray[np.int64]
+    valid_from: npt.NDArray[np.int64]  # NO_LOWER when open
+    valid_until: npt.NDArray[np.int64]  # NO_UPPER when open
+    corrected: npt.NDArray[np.bool_]
+
+    def __len__(self) -> int:
+        return int(self.seqs.shape[0])
 
 
 class VectorMirror:
     def __init__(self, dimension: int) -> None:
         self._lock = threading.Lock()
         self._size = 0
-        self._positions: dict[int, int] = {}
         self._topics: dict[str, int] = {}
         self.change_seq = 0
         self.matrix = np.zeros((0, dimension), dtype=np.float32)
@@ -59,9 +73,23 @@ class VectorMirror:
         self.valid_from = np.zeros(0, dtype=np.int64)
         self.valid_until = np.zeros(0, dtype=np.int64)
         self.corrected = np.zeros(0, dtype=np.bool_)
+        # Row position of each seq (NONE when absent), indexed by seq.
+        self._position_of = np.zeros(0, dtype=np.int64)
 
-    def _grow(self) -> None:
-        capacity = max(1024, 2 * self.seqs.shape[0])
+    @property
+    def size(self) -> int:
+        return self._size
+
+    def reserve(self, rows: int) -> None:
+        """Make room for ``rows`` rows in all (one allocation when loading a whole store)."""
+        with self._lock:
+            self._reserve(rows)
+
+    def _reserve(self, rows: int) -> None:
+        capacity = self.seqs.shape[0]
+        if rows <= capacity:
+            return
+        capacity = max(rows, _MIN_CAPACITY, capacity + capacity // 4)
         self.matrix = _grown(self.matrix, capacity)
         self.seqs = _grown(self.seqs, capacity)
         self.topic_ids = _grown(self.topic_ids, capacity)
@@ -72,46 +100,78 @@ class VectorMirror:
         self.valid_until = _grown(self.valid_until, capacity)
         self.corrected = _grown(self.corrected, capacity)
 
-    def apply(self, rows: list[VectorRow], erased: list[int], change_seq: int) -> None:
+    def _index_seqs(self, highest: int) -> None:
+        length = self._position_of.shape[0]
+        if highest < length:
+            return
+        grown = np.full(max(highest + 1, length + length // 4, _MIN_CAPACITY), NONE, np.int64)
+        grown[:length] = self._position_of
+        self._position_of = grown
+
+    def positions(self, seqs: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """Row positions of ``seqs`` (NONE for seqs the mirror does not hold)."""
+        inside = (seqs >= 0) & (seqs < self._position_of.shape[0])
+        found = np.full(seqs.shape[0], NONE, np.int64)
+        found[inside] = self._position_of[seqs[inside]]
+        return found
+
+    def apply(self, rows: VectorRows, erased: list[int], change_seq: int) -> None:
         """Upsert ``rows``, remove the rows of the ``erased`` seqs, and note that the
         mirror is current up to ``change_seq``. Seqs are never reused (``sqlite_schema``),
         so an erased seq is never among the rows."""
         with self._lock:
-            for row in rows:
-                position = self._positions.get(row.seq)
-                if position is None:
-                    if self._size == self.seqs.shape[0]:
-                        self._grow()
-                    position = self._size
-                    self._size += 1
-                    self._positions[row.seq] = position
-                self.matrix[position] = row.embedding
-                self.seqs[position] = row.seq
-                self.topic_ids[position] = self._topics.setdefault(row.topic, len(self._topics))
-                self.states[position] = _STATE_CODES[row.state]
-                self.origins[position] = _ORIGIN_CODES[row.origin] if row.origin else _NONE
-                self.created[position] = row.created_at_ms
-                self.valid_from[position] = (
-                    _NO_LOWER if row.valid_from_ms is None else row.valid_from_ms
-                )
-                self.valid_until[position] = (
-                    _NO_UPPER if row.valid_until_ms is None else row.valid_until_ms
-                )
-                self.corrected[position] = row.corrected
+            if len(rows):
+                self._upsert(rows)
             for seq in erased:
                 self._remove(seq)
             self.change_seq = max(self.change_seq, change_seq)
 
+    def _upsert(self, rows: VectorRows) -> None:
+        self._index_seqs(int(rows.seqs.max()))
+        take: npt.NDArray[np.int64] | slice
+        if len(rows) == 1 or bool(np.all(rows.seqs[1:] > rows.seqs[:-1])):
+            seqs, take = rows.seqs, slice(None)  # each seq once (a table scan)
+        else:
+            # A seq may come twice in one batch only if written twice; the last one wins.
+            seqs, last = np.unique(rows.seqs[::-1], return_index=True)
+            take = len(rows) - 1 - last
+        positions = self._position_of[seqs]
+        fresh = positions == NONE
+        count = int(fresh.sum())
+        target: npt.NDArray[np.int64] | slice = positions
+        if count:
+            self._reserve(self._size + count)
+            if count == seqs.shape[0] and isinstance(take, slice):
+                target = slice(self._size, self._size + count)  # appended in order: no copy
+            positions[fresh] = np.arange(self._size, self._size + count)
+            self._position_of[seqs[fresh]] = positions[fresh]
+            self._size += count
+        topics = rows.topics if isinstance(take, slice) else [rows.topics[i] for i in take]
+        self.topic_ids[target] = np.fromiter(
+            (self._topics.setdefault(topic, len(self._topics)) for topic in topics),
+            dtype=np.int32,
+            count=len(topics),
+        )
+        self.matrix[target] = rows.embeddings[take]
+        self.seqs[target] = seqs
+        self.states[target] = rows.states[take]
+        self.origins[target] = rows.origins[take]
+        self.created[target] = rows.created[take]
+        self.valid_from[target] = rows.valid_from[take]
+        self.valid_until[target] = rows.valid_until[take]
+        self.corrected[target] = rows.corrected[take]
+
     def _remove(self, seq: int) -> None:
         """Move the last row into the erased row's place and zero the vacated row."""
-        position = self._positions.pop(seq, None)
-        if position is None:
+        if seq >= self._position_of.shape[0] or self._position_of[seq] == NONE:
             return  # erased before this mirror ever loaded it
+        position = int(self._position_of[seq])
+        self._position_of[seq] = NONE
         last = self._size - 1
         if position != last:
             for column in self._columns():
                 column[position] = column[last]
-            self._positions[int(self.seqs[position])] = position
+            self._position_of[int(self.seqs[position])] = position
         for column in self._columns():
             column[last] = 0
         self._size = last
@@ -129,39 +189,73 @@ class VectorMirror:
             self.corrected,
         )
 
+    def _mask(self, where: MemoryFilter) -> npt.NDArray[np.bool_] | None:
+        """Which of the first ``size`` rows pass ``where``; None when none can."""
+        size = self._size
+        mask = np.isin(self.states[:size], [STATE_CODES[s] for s in where.states])
+        if where.topic is not None:
+            topic_id = self._topics.get(where.topic)
+            if topic_id is None:
+                return None
+            mask &= self.topic_ids[:size] == topic_id
+        if where.origin is not None:
+            mask &= self.origins[:size] == ORIGIN_CODES[where.origin]
+        if where.valid_at is not None:
+            instant = _ms(where.valid_at.timestamp())
+            mask &= (self.valid_from[:size] <= instant) & (self.valid_until[:size] > instant)
+            mask &= ~self.corrected[:size]
+        if where.created_after is not None:
+            mask &= self.created[:size] >= _ms(where.created_after.timestamp())
+        if where.created_before is not None:
+            mask &= self.created[:size] < _ms(where.created_before.timestamp())
+        return mask
+
     def search(self, vector: Vector, where: MemoryFilter, limit: int) -> list[tuple[int, float]]:
         """(seq, cosine similarity) of the best ``limit`` matching rows, best first."""
+        query = vector.astype(np.float32, copy=False)
         with self._lock:
             size = self._size
             if size == 0:
                 return []
-            mask = np.isin(self.states[:size], [_STATE_CODES[s] for s in where.states])
-            if where.topic is not None:
-                topic_id = self._topics.get(where.topic)
-                if topic_id is None:
-                    return []
-                mask &= self.topic_ids[:size] == topic_id
-            if where.origin is not None:
-                mask &= self.origins[:size] == _ORIGIN_CODES[where.origin]
-            if where.valid_at is not None:
-                instant = _ms(where.valid_at.timestamp())
-                mask &= (self.valid_from[:size] <= instant) & (self.valid_until[:size] > instant)
-                mask &= ~self.corrected[:size]
-            if where.created_after is not None:
-                mask &= self.created[:size] >= _ms(where.created_after.timestamp())
-            if where.created_before is not None:
-                mask &= self.created[:size] < _ms(where.created_before.timestamp())
+            mask = self._mask(where)
+            if mask is None:
+                return []
             positions = np.flatnonzero(mask)
             if positions.size == 0:
                 return []
-            scores = self.matrix[positions] @ vector.astype(np.float32, copy=False)
+            if positions.size < _GATHER_BELOW * size:
+                scores = self.matrix[positions] @ query
+            else:
+                scores = (self.matrix[:size] @ query)[positions]
             seqs = self.seqs[positions]
-        if scores.size > limit:
-            top = np.argpartition(-scores, limit - 1)[:limit]
-        else:
-            top = np.arange(scores.size)
-        order = top[np.lexsort((seqs[top], -scores[top]))]
-        return [(int(seqs[i]), float(scores[i])) for i in order]
+        return _best(seqs, scores, limit)
+
+    def matching(self, seqs: npt.NDArray[np.int64], where: MemoryFilter) -> npt.NDArray[np.bool_]:
+        """Which of ``seqs`` the mirror holds and ``where`` lets through."""
+        with self._lock:
+            positions = self.positions(seqs)
+            held = positions != NONE
+            mask = self._mask(where)
+            if mask is None:
+                return np.zeros(seqs.shape[0], dtype=np.bool_)
+            passed = np.zeros(seqs.shape[0], dtype=np.bool_)
+            passed[held] = mask[positions[held]]
+            return passed
+
+
+def _best(
+    seqs: npt.NDArray[np.int64], scores: npt.NDArray[np.float32], limit: int
+) -> list[tuple[int, float]]:
+    """The best ``limit`` by score, ties by seq."""
+    if scores.size > limit:
+        top = np.argpartition(-scores, limit - 1)[:limit]
+        # Rows tied with the last one kept may have been cut arbitrarily: take them all.
+        floor = scores[top].min()
+        top = np.flatnonzero(scores >= floor)
+    else:
+        top = np.arange(scores.size)
+    order = top[np.lexsort((seqs[top], -scores[top]))][:limit]
+    return [(int(seqs[i]), float(scores[i])) for i in order]
 
 
 def _ms(seconds: float) -> int:

@@ -1,0 +1,478 @@
+"""Search, start-up and memory as the corpus grows (issue 23), through the real server.
+
+    .venv/bin/python bench/scale.py                          # 10,000 / 30,000 / 100,000
+    .venv/bin/python bench/scale.py --sizes 10000,30000 --reuse
+    .venv/bin/python bench/scale.py --reuse --json out.json  # corpora built once, kept
+    .venv/bin/python bench/scale.py --reuse --model-memories 10000  # the rest hashed
+
+For each size a corpus is built, then measured:
+
+- corpus: every turn of the LoCoMo development split (../shared/datasets/locomo/dev,
+  speaker, session date and text, as ``bench/locomo.py`` saves them), then generated
+  turns up to the size (the first half of one turn, the second half of another, a
+  fixed seed), spread over 50 topics. Record ``i`` is the same at every size, so a
+  larger corpus starts as a copy of the largest smaller one already built and only
+  the rest is restored.
+- restore: the corpus is written as a portable backup and restored with
+  ``metacortex restore`` (the normal restore path: re-embeds every memory with the
+  local model); the rate is memories restored per second of that command. With
+  ``--model-memories N`` only the first N go through restore and the rest are
+  written through the store's transaction with hashed bag-of-words vectors (same
+  dimension, same write path, the same cost to search): on a busy shared machine
+  the model embeds at tens per second and 100,000 would take hours.
+- start to first answer: ``metacortex serve`` is started on the corpus's data
+  directory (a subprocess, loopback HTTP, admin token); the time from the spawn to
+  the first successful ``search_context`` answer over MCP (official SDK client).
+- search: LoCoMo questions through ``search_context`` (default limit), one at a
+  time, ``--searches`` restricted to a random topic and as many over all topics,
+  after ``--warmup`` unmeasured searches; p50 / p95 of each.
+- server CPU per search: the server process's user + system time (/proc/<pid>/stat,
+  all threads) across each search, averaged: on shared cores the wall-clock
+  latencies above move with the other work, this much less.
+- RSS: the server's VmRSS (/proc/<pid>/status) after the warm-up and measured
+  searches (at least 100).
+
+With ``--reuse`` the corpora are kept under ``--work-dir`` (default
+~/.cache/metacortex-bench/scale/<size>/) and reused when complete. The cores are
+shared: the load average is printed before each size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import os
+import random
+import re
+import secrets
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, Final
+
+import httpx2
+import numpy as np
+import numpy.typing as npt
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from metacortex.domain.records import BranchState, Memory, Modality
+from metacortex.providers.local import DIMENSION, MODEL_NAME
+from metacortex.storage.base import EmbeddingIdentity, StoreTransaction
+from metacortex.storage.sqlite import SQLiteStore
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.locomo import DATASET, questions_of, turns_of
+from tests.processes import WatchedProcess
+
+METACORTEX: Final = Path(sys.executable).parent / "metacortex"
+STATELESS: Final = "2026-07-28"
+TOPICS: Final = 50
+SEED: Final = 23
+DEFAULT_SIZES: Final = (10_000, 30_000, 100_000)
+DEFAULT_WORK_DIR: Final = Path.home() / ".cache" / "metacortex-bench" / "scale"
+DATABASE: Final = "metacortex.sqlite3"
+COMPLETE: Final = "complete.json"
+_START: Final = datetime(2023, 1, 1, tzinfo=UTC)
+_OWN_PREFIXES: Final = ("MCP_", "METACORTEX_", "GEMINI_", "GOOGLE_", "FIRESTORE_")
+_READY: Final = re.compile(r"is ready at (http://\S+)")
+
+
+def topic_name(index: int) -> str:
+    return f"scale-topic-{index % TOPICS:02d}"
+
+
+def corpus_texts(dataset: Path, size: int) -> list[str]:
+    """The first ``size`` memory texts: LoCoMo turns, then generated ones."""
+    turns = [
+        turn.content
+        for path in sorted(dataset.glob("*.json"))
+        for turn in turns_of(json.loads(path.read_text(encoding="utf-8")))
+    ]
+    texts = turns[:size]
+    rng = random.Random(SEED)
+    while len(texts) < size:
+        first, second = rng.choice(turns), rng.choice(turns)
+        head = first.split(" ")
+        tail = second.split(": ", 1)[-1].split(" ")
+        texts.append(" ".join(head[: max(3, len(head) // 2)] + tail[len(tail) // 2 :]))
+    return texts
+
+
+def corpus_memory(index: int, text: str) -> Memory:
+    at = _START + timedelta(minutes=7 * index)
+    return Memory(
+        id=f"scale-{index:07d}",
+        content=text,
+        retrieval_text=text,
+        topic=topic_name(index),
+        branch_state=BranchState.ACTIVE,
+        modality=Modality.TEXT,
+        created_at=at,
+        updated_at=at,
+    )
+
+
+def write_backup(folder: Path, texts: list[str]) -> None:
+    """A ``metacortex-portable`` v1 folder, as ``metacortex backup`` writes it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for index, text in enumerate(texts):
+        memory = corpus_memory(index, text)
+        record = {
+            "id": memory.id,
+            "content": memory.content,
+            "retrieval_text": memory.retrieval_text,
+            "metadata": memory.metadata(),
+        }
+        lines.append(json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
+    data = ("\n".join(lines) + "\n").encode("utf-8")
+    (folder / "memories.ndjson").write_bytes(data)
+    manifest = {
+        "format": "metacortex-portable",
+        "format_version": 1,
+        "archive": "memories.ndjson",
+        "count": len(texts),
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "source_embedding": "bench",
+        "vectors": False,
+    }
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+
+
+def server_environment(data_dir: Path, token: str = "") -> dict[str, str]:
+    keep = {k: v for k, v in os.environ.items() if not k.startswith(_OWN_PREFIXES)}
+    return keep | {
+        "MCP_ADMIN_TOKEN": token or secrets.token_urlsafe(32),
+        "METACORTEX_DATA_DIR": str(data_dir),
+        "METACORTEX_STORE": "sqlite",
+        "METACORTEX_EMBEDDINGS": "local",
+        "METACORTEX_RATE_LIMIT_PER_MINUTE": "10000000",
+        "METACORTEX_ADMIN_RATE_LIMIT_PER_MINUTE": "10000000",
+        "METACORTEX_LOG_LEVEL": "WARNING",
+    }
+
+
+def memory_count(data_dir: Path) -> int:
+    database = data_dir / DATABASE
+    if not database.exists():
+        return 0
+    with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as conn:
+        return int(conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
+
+
+@dataclass
+class Built:
+    restored: int  # through `metacortex restore` (the local model) in this build
+    seconds: float
+    filled: int  # written with hashed vectors (``--model-memories``)
+    reused: bool
+
+    @property
+    def rate(self) -> float:
+        return self.restored / self.seconds if self.seconds else 0.0
+
+
+def hashed_vector(text: str) -> npt.NDArray[np.float32]:
+    """A unit vector from the text's words hashed into the model's dimensions: the same
+    shape and cost in search as the model's, for filling a corpus without the model."""
+    vector = np.zeros(DIMENSION, dtype=np.float32)
+    for word in text.lower().split():
+        digest = hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest()
+        value = int.from_bytes(digest, "little")
+        vector[value % DIMENSION] += 1.0 if value >> 63 else -1.0
+    norm = float(np.linalg.norm(vector))
+    return vector / norm if norm else vector
+
+
+def fill(data_dir: Path, texts: list[str]) -> int:
+    """Write the corpus's records missing from the store with hashed vectors, through
+    the store's own transaction (what restore calls, minus the model)."""
+    store = SQLiteStore(data_dir / DATABASE)
+    try:
+        store.bind_embedding(EmbeddingIdentity(MODEL_NAME, DIMENSION))
+        present = memory_count(data_dir)
+        written = 0
+        for start in range(present, len(texts), 1000):
+            batch = [
+                corpus_memory(i, texts[i]) for i in range(start, min(start + 1000, len(texts)))
+            ]
+
+            def write(txn: StoreTransaction, batch: list[Memory] = batch) -> int:
+                for memory in batch:
+                    txn.put(memory, hashed_vector(memory.retrieval_text))
+                return len(batch)
+
+            written += store.transaction(write)
+        return written
+    finally:
+        store.close()
+
+
+def build(work_dir: Path, size: int, dataset: Path, reuse: bool, model_memories: int) -> Built:
+    """The corpus of ``size`` memories in ``work_dir/<size>/data``: the first
+    ``model_memories`` restored with ``metacortex restore``, the rest filled with hashed
+    vectors. With ``reuse`` a complete corpus is kept and an incomplete one resumed."""
+    folder = work_dir / str(size)
+    data_dir = folder / "data"
+    marker = folder / COMPLETE
+    if reuse and marker.exists() and memory_count(data_dir) == size:
+        noted = json.loads(marker.read_text())
+        return Built(noted["restored"], noted["seconds"], noted["filled"], reused=True)
+    if not reuse:
+        shutil.rmtree(folder, ignore_errors=True)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    if memory_count(data_dir) == 0:
+        # Start from the largest complete smaller corpus: its records are this one's first.
+        smaller = sorted(
+            (int(p.name) for p in work_dir.iterdir() if p.name.isdigit() and int(p.name) < size),
+            reverse=True,
+        )
+        for other in smaller:
+            source = work_dir / str(other)
+            if (source / COMPLETE).exists():
+                with (
+                    sqlite3.connect(source / "data" / DATABASE) as src,
+                    sqlite3.connect(data_dir / DATABASE) as dst,
+                ):
+                    src.backup(dst)
+                break
+    texts = corpus_texts(dataset, size)
+    by_model = min(size, model_memories)
+    before = memory_count(data_dir)
+    restored, seconds = 0, 0.0
+    if before < by_model:
+        write_backup(folder / "backup", texts[:by_model])
+        print(f"restoring {by_model - before} memories into {data_dir}", flush=True)
+        started = time.perf_counter()
+        subprocess.run(  # noqa: S603 - our own command
+            [str(METACORTEX), "restore", str(folder / "backup"), "--data-dir", str(data_dir)],
+            env=server_environment(data_dir),
+            check=True,
+            cwd=folder,
+        )
+        seconds = time.perf_counter() - started
+        restored = memory_count(data_dir) - before
+        shutil.rmtree(folder / "backup")
+    filled = fill(data_dir, texts) if size > by_model else 0
+    marker.write_text(json.dumps({"restored": restored, "seconds": seconds, "filled": filled}))
+    return Built(restored, seconds, filled, reused=False)
+
+
+def vm_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmRSS for process {pid}")
+
+
+def questions(dataset: Path) -> list[str]:
+    return [
+        question
+        for path in sorted(dataset.glob("*.json"))
+        for question, _ in questions_of(json.loads(path.read_text(encoding="utf-8")))
+    ]
+
+
+@asynccontextmanager
+async def connect(url: str, token: str) -> AsyncIterator[Client]:
+    async with (
+        httpx2.AsyncClient(headers={"authorization": f"Bearer {token}"}, timeout=60) as http,
+        Client(streamable_http_client(url, http_client=http), mode=STATELESS) as client,
+    ):
+        yield client
+
+
+async def search(client: Client, query: str, topic: str | None) -> float:
+    arguments: dict[str, Any] = {"query": query}
+    if topic is not None:
+        arguments["filter_topic"] = topic
+    started = time.perf_counter()
+    result = await client.call_tool("search_context", arguments)
+    elapsed = time.perf_counter() - started
+    if result.is_error or result.structured_content is None:
+        raise RuntimeError(f"search_context failed: {result.content}")
+    return elapsed
+
+
+@dataclass
+class Measured:
+    size: int
+    load_average: float
+    start_to_first_answer_s: float
+    rss_mb: float
+    topic_p50_ms: float
+    topic_p95_ms: float
+    all_p50_ms: float
+    all_p95_ms: float
+    topic_cpu_ms: float  # server CPU per search (mean): less sensitive to shared cores
+    all_cpu_ms: float
+    restore_per_s: float
+    restored: int
+    filled: int
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))] * 1000
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (all its threads)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class ServerRun:
+    first_answer: float
+    rss_mb: float
+    in_topic: list[float]
+    everywhere: list[float]
+    in_topic_cpu: float  # server CPU seconds over the in-topic searches
+    everywhere_cpu: float
+
+
+async def measure_server(
+    data_dir: Path, queries: list[str], searches: int, warmup: int
+) -> ServerRun:
+    token = secrets.token_urlsafe(32)
+    started = time.perf_counter()
+    server = WatchedProcess(
+        [str(METACORTEX), "serve", "--port", "0"],
+        "is ready at http://",
+        env=server_environment(data_dir, token),
+        cwd=data_dir.parent,
+    )
+    try:
+        server.wait_ready(180, "metacortex serve")
+        url = next(m[1] for line in server.log if (m := _READY.search(line))) + "/mcp"
+        rng = random.Random(SEED)
+        async with connect(url, token) as client:
+            await search(client, rng.choice(queries), None)
+            first_answer = time.perf_counter() - started
+            for _ in range(warmup):
+                await search(client, rng.choice(queries), topic_name(rng.randrange(TOPICS)))
+            run = ServerRun(first_answer, 0.0, [], [], 0.0, 0.0)
+            for _ in range(searches):  # interleaved, so both see the same machine
+                before = cpu_seconds(server.pid)
+                run.in_topic.append(
+                    await search(client, rng.choice(queries), topic_name(rng.randrange(TOPICS)))
+                )
+                between = cpu_seconds(server.pid)
+                run.everywhere.append(await search(client, rng.choice(queries), None))
+                run.in_topic_cpu += between - before
+                run.everywhere_cpu += cpu_seconds(server.pid) - between
+        run.rss_mb = vm_rss_mb(server.pid)
+    finally:
+        server.stop()
+    return run
+
+
+def run_size(args: argparse.Namespace, size: int, queries: list[str]) -> Measured:
+    load = os.getloadavg()[0]
+    print(f"--- {size:,} memories; load average {os.getloadavg()}", flush=True)
+    built = build(args.work_dir, size, args.dataset, args.reuse, args.model_memories)
+    run = asyncio.run(
+        measure_server(args.work_dir / str(size) / "data", queries, args.searches, args.warmup)
+    )
+    in_topic, everywhere = run.in_topic, run.everywhere
+    print(f"    load average after {os.getloadavg()}", flush=True)
+    return Measured(
+        size=size,
+        load_average=load,
+        start_to_first_answer_s=run.first_answer,
+        rss_mb=run.rss_mb,
+        topic_cpu_ms=run.in_topic_cpu / len(in_topic) * 1000,
+        all_cpu_ms=run.everywhere_cpu / len(everywhere) * 1000,
+        topic_p50_ms=statistics.median(in_topic) * 1000,
+        topic_p95_ms=percentile(in_topic, 0.95),
+        all_p50_ms=statistics.median(everywhere) * 1000,
+        all_p95_ms=percentile(everywhere, 0.95),
+        restore_per_s=built.rate,
+        restored=built.restored,
+        filled=built.filled,
+    )
+
+
+def print_table(rows: list[Measured]) -> None:
+    print(
+        "| corpus | start to first answer | RSS | search in a topic p50 / p95 "
+        "| search, all topics p50 / p95 | server CPU per search, topic / all | restore "
+        "| load avg |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for row in rows:
+        print(
+            f"| {row.size:,} | {row.start_to_first_answer_s:.2f} s | {row.rss_mb:.0f} MB "
+            f"| {row.topic_p50_ms:.0f} / {row.topic_p95_ms:.0f} ms "
+            f"| {row.all_p50_ms:.0f} / {row.all_p95_ms:.0f} ms "
+            f"| {row.topic_cpu_ms:.0f} / {row.all_cpu_ms:.0f} ms "
+            f"| {row.restore_per_s:.0f} /s ({row.restored:,} restored, {row.filled:,} filled) "
+            f"| {row.load_average:.2f} |"
+        )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument(
+        "--sizes",
+        default=",".join(str(s) for s in DEFAULT_SIZES),
+        help="comma list of corpus sizes (default 10000,30000,100000)",
+    )
+    parser.add_argument("--work-dir", type=Path, default=DEFAULT_WORK_DIR)
+    parser.add_argument(
+        "--reuse", action="store_true", help="reuse complete corpora kept in --work-dir"
+    )
+    parser.add_argument("--dataset", type=Path, default=DATASET)
+    parser.add_argument("--searches", type=int, default=100, help="measured searches of each kind")
+    parser.add_argument("--warmup", type=int, default=20, help="unmeasured searches first")
+    parser.add_argument(
+        "--model-memories",
+        type=int,
+        default=sys.maxsize,
+        help="restore only the first N memories through the model; fill the rest with "
+        "hashed vectors (search cost is the same; the model is slow on a busy machine)",
+    )
+    parser.add_argument(
+        "--build-only", action="store_true", help="build (or check) the corpora, measure nothing"
+    )
+    parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    args = parser.parse_args()
+    os.umask(0o077)  # the corpora are memories: private, as the server expects
+    sizes = sorted(int(s) for s in args.sizes.split(","))
+    args.work_dir.mkdir(parents=True, exist_ok=True)
+    queries = questions(args.dataset)
+    if not queries:
+        print(f"no LoCoMo files in {args.dataset}; pass --dataset", file=sys.stderr)
+        return 2
+    print(f"{os.cpu_count()} CPUs; load average {os.getloadavg()}")
+    if args.build_only:
+        for size in sizes:
+            built = build(args.work_dir, size, args.dataset, args.reuse, args.model_memories)
+            print(
+                f"{size:,}: {built.restored:,} restored at {built.rate:.0f}/s, "
+                f"{built.filled:,} filled"
+            )
+        return 0
+    rows = [run_size(args, size, queries) for size in sizes]
+    print_table(rows)
+    if args.json:
+        args.json.write_text(json.dumps([asdict(row) for row in rows], indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,187 @@
+"""The SQLite store's search paths built for large corpora (issue 23).
+
+The vector mirror loads a store in chunks of columns and scores either the
+matching rows or the whole matrix; keyword search ranks on a covering index
+added by schema migration 5. Each must give what a plain reading of the
+records gives.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from metacortex.domain.records import BranchState, Memory, Modality
+from metacortex.retrieval.text import terms
+from metacortex.storage.base import EmbeddingIdentity, MemoryFilter, StoreTransaction
+from metacortex.storage.sqlite import SQLiteStore
+from metacortex.storage.sqlite_schema import LATEST_VERSION
+
+DIMENSION = 16
+TOPICS = 5
+START = datetime(2025, 1, 1, tzinfo=UTC)
+WORDS = ("alpha", "beta", "gamma", "delta", "omega", "kappa", "sigma")
+
+
+def _memory(index: int, state: BranchState = BranchState.ACTIVE) -> Memory:
+    at = START + timedelta(minutes=index)
+    text = f"note {index} " + " ".join(WORDS[(index * k) % len(WORDS)] for k in (1, 3))
+    return Memory(
+        id=f"m-{index:05d}",
+        content=text,
+        retrieval_text=text,
+        topic=f"topic-{index % TOPICS}",
+        branch_state=state,
+        modality=Modality.TEXT,
+        created_at=at,
+        updated_at=at,
+    )
+
+
+def _vectors(count: int) -> npt.NDArray[np.float32]:
+    vectors = np.random.default_rng(23).standard_normal((count, DIMENSION)).astype(np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True).astype(np.float32)
+    return np.asarray(vectors / norms, dtype=np.float32)
+
+
+def _filled(path: Path, count: int) -> tuple[SQLiteStore, list[Memory], npt.NDArray[np.float32]]:
+    store = SQLiteStore(path)
+    store.bind_embedding(EmbeddingIdentity("test", DIMENSION))
+    memories = [
+        _memory(i, BranchState.WIP if i % 7 == 0 else BranchState.ACTIVE) for i in range(count)
+    ]
+    vectors = _vectors(count)
+
+    def write(txn: StoreTransaction) -> None:
+        for memory, vector in zip(memories, vectors, strict=True):
+            txn.put(memory, vector)
+
+    store.transaction(write)
+    return store, memories, vectors
+
+
+def _expected(
+    memories: list[Memory],
+    vectors: npt.NDArray[np.float32],
+    query: npt.NDArray[np.float32],
+    where: MemoryFilter,
+    limit: int,
+) -> list[str]:
+    scored = [
+        (-float(vector @ query), index, memory.id)
+        for index, (memory, vector) in enumerate(zip(memories, vectors, strict=True))
+        if where.matches(memory)
+    ]
+    return [memory_id for _, _, memory_id in sorted(scored)[:limit]]
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        MemoryFilter(states=(BranchState.ACTIVE,)),  # most rows: one product over all
+        MemoryFilter(states=(BranchState.ACTIVE, BranchState.WIP)),
+        MemoryFilter(states=(BranchState.ACTIVE,), topic="topic-3"),  # a fifth: gathered
+        MemoryFilter(states=(BranchState.WIP,)),
+        MemoryFilter(states=(BranchState.ACTIVE,), topic="no-such-topic"),
+    ],
+)
+def test_vector_search_ranks_the_matching_records_as_a_plain_cosine_ranking(
+    tmp_path: Path, where: MemoryFilter
+) -> None:
+    store, memories, vectors = _filled(tmp_path / "m.sqlite3", 300)
+    try:
+        for query in _vectors(4):
+            found = [hit.memory.id for hit in store.vector_search(query, where, 25)]
+            assert found == _expected(memories, vectors, query, where, 25)
+    finally:
+        store.close()
+
+
+def test_a_store_larger_than_one_load_chunk_is_mirrored_whole_by_a_new_process_view(
+    tmp_path: Path,
+) -> None:
+    """More rows than one chunk of the mirror's first load (4096)."""
+    path = tmp_path / "m.sqlite3"
+    writer, memories, vectors = _filled(path, 4500)
+    writer.close()
+    reader = SQLiteStore(path)
+    reader.bind_embedding(EmbeddingIdentity("test", DIMENSION))
+    try:
+        where = MemoryFilter(states=(BranchState.ACTIVE, BranchState.WIP))
+        query = _vectors(1)[0]
+        found = [hit.memory.id for hit in reader.vector_search(query, where, 4500)]
+        assert found == _expected(memories, vectors, query, where, 4500)
+        # An erase and a new record after the load are seen by the next search.
+        reader.erase([memories[0].id, memories[-1].id], "test", START)
+        late = _memory(9999)
+        reader.transaction(lambda txn: txn.put(late, query))
+        found = [hit.memory.id for hit in reader.vector_search(query, where, 4500)]
+        assert found[0] == late.id
+        assert memories[0].id not in found
+        assert memories[-1].id not in found
+        assert len(found) == 4499
+    finally:
+        reader.close()
+
+
+def test_keyword_search_gives_the_bm25_ranking_under_every_filter(tmp_path: Path) -> None:
+    path = tmp_path / "m.sqlite3"
+    store, _, _ = _filled(path, 200)
+    plain = sqlite3.connect(path)
+    try:
+        for where, sql, params in (
+            (MemoryFilter(states=(BranchState.ACTIVE,)), "m.branch_state = 'active'", []),
+            (
+                MemoryFilter(states=(BranchState.ACTIVE,), topic="topic-2"),
+                "m.branch_state = 'active' AND m.module_name = ?",
+                ["topic-2"],
+            ),
+        ):
+            hits = store.lexical_search(terms("gamma omega"), where, 30)
+            # The ranking straight from the table, without the covering index.
+            statement = " ".join(
+                (
+                    "SELECT m.id, -bm25(memory_terms) FROM memory_terms JOIN memories m",
+                    "ON m.seq = memory_terms.rowid WHERE memory_terms MATCH ? AND",
+                    sql,
+                    "ORDER BY bm25(memory_terms), m.seq LIMIT 30",
+                )
+            )
+            expected = plain.execute(statement, ['"gamma" OR "omega"', *params]).fetchall()
+            assert len(expected) > 5
+            assert [hit.memory.id for hit in hits] == [row[0] for row in expected]
+            assert [hit.score for hit in hits] == pytest.approx([row[1] for row in expected])
+    finally:
+        plain.close()
+        store.close()
+
+
+def test_a_version_4_file_is_migrated_and_its_keyword_search_uses_the_filter_index(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "m.sqlite3"
+    store, _, _ = _filled(path, 50)
+    store.close()
+    # Back to what MetaCortex with schema version 4 left: no filter index.
+    with sqlite3.connect(path) as conn:
+        conn.execute("DROP INDEX memories_filter")
+        conn.execute("DELETE FROM schema_migrations WHERE version > 4")
+    reopened = SQLiteStore(path)
+    try:
+        conn = sqlite3.connect(path)
+        version = conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0]
+        indexes = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+        conn.close()
+        assert version == LATEST_VERSION == 5
+        assert "memories_filter" in indexes
+        hits = reopened.lexical_search(
+            terms("beta"), MemoryFilter(states=(BranchState.ACTIVE,)), 10
+        )
+        assert hits
+    finally:
+        reopened.close()

@@ -11,7 +11,6 @@ token never travels in the URL written to a file).
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from dataclasses import dataclass
 from typing import Any, Final
@@ -19,6 +18,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from metacortex.clients.snippets import client_endpoint
 from metacortex.errors import InvalidArgument
+from metacortex.server.hosts import is_loopback_host
 
 _CLIENT_PATH: Final = re.compile(r"(?P<base>.*)/clients/(?P<id>[^/]+)/mcp")
 
@@ -65,16 +65,7 @@ def parse(url: str) -> Server:
     shown = f"[{host}]" if ":" in host else host
     netloc = shown if port is None else f"{shown}:{port}"
     base = urlunsplit((parts.scheme, netloc, path, "", ""))
-    return Server(base=base, client_id=client_id, local=_loopback(host))
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    return Server(base=base, client_id=client_id, local=is_loopback_host(host))
 
 
 def configured_client(entry: Any, url_key: str, server: Server) -> str | None:

@@ -19,9 +19,9 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from metacortex.cli.admin_token import stored_admin_token
-from metacortex.cli.serve import is_loopback
 from metacortex.config import Settings
 from metacortex.errors import ConfigurationError
+from metacortex.server.hosts import is_loopback_host
 
 
 def endpoint_token(settings: Settings, url: str) -> str:
@@ -41,4 +41,4 @@ def endpoint_token(settings: Settings, url: str) -> str:
 
 
 def is_local(url: str) -> bool:
-    return is_loopback(urlsplit(url).hostname or "")
+    return is_loopback_host(urlsplit(url).hostname or "")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import ipaddress
 import shlex
 import socket
 import sys
@@ -30,6 +29,7 @@ from metacortex.errors import ConfigurationError
 from metacortex.server import create_app
 from metacortex.server.connections import install_accept_error_filter, uvicorn_config
 from metacortex.server.heap import freeze_startup_heap, release_freed_memory
+from metacortex.server.hosts import is_loopback_host
 from metacortex.server.logs import configure_logging
 from metacortex.server.profiles import load_profiles
 from metacortex.service import Access, MemoryService
@@ -60,15 +60,6 @@ def add_parser(commands: Any) -> None:
     parser.set_defaults(run=run)
 
 
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def status(message: str) -> None:
     print(f"metacortex: {message}", file=sys.stderr, flush=True)
 
@@ -76,7 +67,7 @@ def status(message: str) -> None:
 def run(args: argparse.Namespace) -> int:
     settings = settings_for(args)
     host: str = args.host
-    if not is_loopback(host):
+    if not is_loopback_host(host):
         if settings.mcp_admin_token is None:
             raise ConfigurationError(
                 f"refusing to listen on {host or 'all interfaces'} without MCP_ADMIN_TOKEN: "
@@ -87,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
         if host not in _WILDCARDS:
             hosts = (*settings.metacortex_allowed_hosts, host)
             settings = settings.model_copy(update={"metacortex_allowed_hosts": hosts})
-    settings = settings.model_copy(update={"bind_is_loopback": is_loopback(host)})
+    settings = settings.model_copy(update={"bind_is_loopback": is_loopback_host(host)})
     configure_logging(settings.metacortex_log_level, settings.metacortex_log_format)
     admin = ensure_admin_token(settings)
     settings = admin.settings

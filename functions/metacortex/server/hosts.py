@@ -13,6 +13,7 @@ end, so there the check applies only once ``METACORTEX_ALLOWED_HOSTS`` is set.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Iterable
 from typing import Final
@@ -92,3 +93,13 @@ _LOOPBACK_ORIGIN = re.compile(r"http://(localhost|127\.0\.0\.1|\[::1\])(:[0-9]{1
 def is_loopback_origin(origin: str) -> bool:
     """``http://localhost[:port]``, ``http://127.0.0.1[:port]`` or ``http://[::1][:port]``."""
     return _LOOPBACK_ORIGIN.fullmatch(origin) is not None
+
+
+def is_loopback_host(host: str) -> bool:
+    """``localhost`` or a loopback address (``127.0.0.0/8``, ``::1``): this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

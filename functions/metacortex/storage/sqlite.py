@@ -52,6 +52,7 @@ from metacortex.storage.base import (
     Neighbours,
     PageKey,
     Scored,
+    TermStats,
 )
 from metacortex.storage.sqlite_mirror_rows import mirror_rows
 from metacortex.storage.sqlite_schema import migrate
@@ -150,6 +151,11 @@ def _where_sql(where: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
         clauses.append(f"{alias}.created_at < ?")
         params.append(_ms(where.created_before))
     return " AND ".join(clauses), params
+
+
+def _term_stats(stream: Sequence[str], wanted: Sequence[str]) -> TermStats:
+    counts = {term: count for term in wanted if (count := stream.count(term))}
+    return TermStats(length=len(stream), freqs=counts)
 
 
 def _fts_query(query_terms: Sequence[str]) -> str:
@@ -513,7 +519,28 @@ class SQLiteStore:
             " ORDER BY bm25(memory_terms), m.seq LIMIT ?",
             [query, *params, limit],
         )
-        return self._scored([(int(row[0]), float(row[1])) for row in rows], where)
+        hits = self._scored([(int(row[0]), float(row[1])) for row in rows], where)
+        # Fusion needs each candidate's term-stream length and query-term counts: read
+        # them from the stream as written to the index (the terms joined by spaces)
+        # rather than analyze (stem) every candidate's text again at search time.
+        streams = self._term_streams([hit.memory for hit in hits])
+        wanted = list(dict.fromkeys(terms))
+        return [
+            Scored(hit.memory, hit.score, _term_stats(streams[hit.memory.id], wanted))
+            if hit.memory.id in streams
+            else hit
+            for hit in hits
+        ]
+
+    def _term_streams(self, memories: Sequence[Memory]) -> dict[str, list[str]]:
+        if not memories:
+            return {}
+        rows = self._conn().execute(
+            "SELECT m.id, t.terms FROM memories m JOIN memory_terms t ON t.rowid = m.seq"
+            f" WHERE m.id IN ({','.join('?' * len(memories))})",
+            [memory.id for memory in memories],
+        )
+        return {str(row[0]): str(row[1]).split() for row in rows}
 
     def get_many(self, memory_ids: Sequence[str]) -> list[Memory | None]:
         return [self.get(memory_id) for memory_id in memory_ids]

@@ -580,9 +580,14 @@ class SQLiteStore:
         direction = "ASC" if oldest_first else "DESC"
         if after is not None:
             op = ">" if oldest_first else "<"
-            clause += f" AND (m.created_at {op} ? OR (m.created_at = ? AND m.id {op} ?))"
+            # The first bound is implied by the second; it lets the time index seek to
+            # the key instead of scanning the topic from its end (an OR is no range).
+            clause += (
+                f" AND m.created_at {op}= ?"
+                f" AND (m.created_at {op} ? OR (m.created_at = ? AND m.id {op} ?))"
+            )
             at = _ms(after.created_at)
-            params.extend([at, at, after.id])
+            params.extend([at, at, at, after.id])
         rows = self._conn().execute(
             f"SELECT {_M_COLUMNS} FROM memories m"
             f" WHERE {clause} ORDER BY m.created_at {direction}, m.id {direction} LIMIT ?",

@@ -134,15 +134,38 @@ def test_keyword_search_gives_the_bm25_ranking_under_every_filter(tmp_path: Path
     store, _, _ = _filled(path, 200)
     plain = sqlite3.connect(path)
     try:
-        for where, sql, params in (
-            (MemoryFilter(states=(BranchState.ACTIVE,)), "m.branch_state = 'active'", []),
+        # Without a topic or origin the store ranks the matches before filtering and
+        # falls back to ranking with the filter when too few of the best pass (WIP:
+        # one record in seven): both must give the same ranking.
+        gamma_omega = ("gamma", "omega")
+        for where, sql, params, words in (
+            (
+                MemoryFilter(states=(BranchState.ACTIVE,)),
+                "m.branch_state = 'active'",
+                [],
+                gamma_omega,
+            ),
+            # Every record holds "note", WIP ones no "gamma": few of the best 60 pass.
+            (
+                MemoryFilter(states=(BranchState.WIP,)),
+                "m.branch_state = 'wip'",
+                [],
+                ("gamma", "note"),
+            ),
+            (
+                MemoryFilter(states=(BranchState.ACTIVE, BranchState.WIP)),
+                "m.branch_state IN ('active', 'wip')",
+                [],
+                gamma_omega,
+            ),
             (
                 MemoryFilter(states=(BranchState.ACTIVE,), topic="topic-2"),
                 "m.branch_state = 'active' AND m.module_name = ?",
                 ["topic-2"],
+                gamma_omega,
             ),
         ):
-            hits = store.lexical_search(terms("gamma omega"), where, 30)
+            hits = store.lexical_search(terms(" ".join(words)), where, 30)
             # The ranking straight from the table, without the covering index.
             statement = " ".join(
                 (
@@ -152,7 +175,8 @@ def test_keyword_search_gives_the_bm25_ranking_under_every_filter(tmp_path: Path
                     "ORDER BY bm25(memory_terms), m.seq LIMIT 30",
                 )
             )
-            expected = plain.execute(statement, ['"gamma" OR "omega"', *params]).fetchall()
+            match = " OR ".join(f'"{word}"' for word in words)
+            expected = plain.execute(statement, [match, *params]).fetchall()
             assert len(expected) > 5
             assert [hit.memory.id for hit in hits] == [row[0] for row in expected]
             assert [hit.score for hit in hits] == pytest.approx([row[1] for row in expected])

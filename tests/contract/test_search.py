@@ -7,7 +7,10 @@ import pytest
 
 from metacortex.domain.records import BranchState
 from metacortex.errors import Forbidden, InvalidArgument
+from metacortex.retrieval.fusion import fuse, keyword_weights
+from metacortex.retrieval.text import query_terms, term_frequencies
 from metacortex.service import Access, MemoryService
+from metacortex.storage.base import MemoryFilter, MemoryStore, Scored
 from tests.fakes import HashingEmbedder
 
 
@@ -180,3 +183,32 @@ def test_each_match_reports_the_raw_cosine_similarity_beside_the_fused_score(
         document = np.asarray(vector, dtype=np.float64)
         expected = float(query @ document / (np.linalg.norm(query) * np.linalg.norm(document)))
         assert match["similarity"] == pytest.approx(expected, abs=1e-5)
+
+
+def test_keyword_hits_carry_the_indexed_term_stream_so_ranking_is_unchanged(
+    service: MemoryService, admin: Access, store: MemoryStore, embedder: HashingEmbedder
+) -> None:
+    # Ranking needs each keyword candidate's term-stream length and query-term counts.
+    # The store returns them from its index; they must equal analyzing the text, so the
+    # fused scores are the same as when fusion analyzed every candidate itself.
+    lengths = ["", " with a much longer tail about other things " * 3, " and the deploy again"]
+    for index in range(30):
+        service.save(
+            admin,
+            content=f"Deploys happen on Tuesday number {index}{lengths[index % 3]}",
+            topic="ops" if index % 2 else "home",
+        )
+    query = "When do the deploys happen on Tuesdays?"
+    terms = query_terms(query)
+    where = MemoryFilter(states=(BranchState.ACTIVE,))
+    dense, lexical = store.hybrid_search(embedder.embed_query(query), terms, where, 20)
+
+    assert len(lexical) == 20
+    for hit in lexical:
+        assert hit.terms is not None
+        analyzed = term_frequencies(hit.memory.retrieval_text)
+        assert hit.terms.length == sum(analyzed.values())
+        assert dict(hit.terms.freqs) == {t: analyzed[t] for t in terms if t in analyzed}
+    analyzed_by_fusion = [Scored(hit.memory, hit.score) for hit in lexical]
+    assert fuse(dense, lexical) == fuse(dense, analyzed_by_fusion)
+    assert keyword_weights(terms, lexical) == keyword_weights(terms, analyzed_by_fusion)

@@ -96,6 +96,10 @@ class MiniLMEmbedder:
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # Without this the intra-op threads busy-wait after every run for more work: about
+        # 5 ms of CPU per search query on 2 shared cores (docs/benchmarks.md "Scale",
+        # second pass); bulk embedding was not slower without it (bench/embed.py).
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session: Any = onnxruntime.InferenceSession(
             str(files.model), sess_options=options, providers=["CPUExecutionProvider"]
         )

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Final
 
 from metacortex.domain.records import Memory
-from metacortex.retrieval.text import term_count, term_frequencies
-from metacortex.storage.base import Scored
+from metacortex.retrieval.text import term_frequencies
+from metacortex.storage.base import Scored, TermStats
 
 DENSE_WEIGHT = 0.4
 
@@ -57,6 +57,16 @@ def _min_max(hits: Sequence[Scored]) -> dict[str, float]:
     return {hit.memory.id: (1.0 if span <= 0 else (hit.score - low) / span) for hit in hits}
 
 
+def term_stats(hit: Scored) -> TermStats:
+    """The record's term stream as the keyword index holds it, when the store returned it
+    (no analysis at search time); else analyzed from its text (the same stream: stores
+    index ``terms(retrieval_text)``)."""
+    if hit.terms is not None:
+        return hit.terms
+    freqs = term_frequencies(hit.memory.retrieval_text)
+    return TermStats(length=sum(freqs.values()), freqs=freqs)
+
+
 def rank_key(ranked: Ranked) -> tuple[float, float, str]:
     """Best score first; ties to the newer record, then by id (deterministic)."""
     return (-ranked.score, -ranked.memory.updated_at.timestamp(), ranked.memory.id)
@@ -78,14 +88,18 @@ def relax_length_normalization(
     """
     if not lexical or b == STORE_B:
         return list(lexical)
-    lengths = [term_count(hit.memory.retrieval_text) for hit in lexical]
+    lengths = [term_stats(hit).length for hit in lexical]
     average = sum(lengths) / len(lengths) or 1.0
 
     def denominator(length: int, param: float) -> float:
         return 1.0 + STORE_K1 * (1.0 - param + param * length / average)
 
     rescaled = [
-        Scored(hit.memory, hit.score * denominator(length, STORE_B) / denominator(length, b))
+        Scored(
+            hit.memory,
+            hit.score * denominator(length, STORE_B) / denominator(length, b),
+            hit.terms,
+        )
         for hit, length in zip(lexical, lengths, strict=True)
     ]
     rescaled.sort(key=lambda hit: -hit.score)
@@ -106,8 +120,9 @@ def keyword_weights(query_terms: Sequence[str], lexical: Sequence[Scored]) -> di
     wanted = list(dict.fromkeys(query_terms))
     if not wanted or not lexical:
         return {}
-    freqs = [term_frequencies(hit.memory.retrieval_text) for hit in lexical]
-    lengths = [sum(f.values()) for f in freqs]
+    stats = [term_stats(hit) for hit in lexical]
+    freqs = [s.freqs for s in stats]
+    lengths = [s.length for s in stats]
     average = sum(lengths) / len(lengths) or 1.0
     design = np.zeros((len(lexical), len(wanted)))
     for row, (counts, length) in enumerate(zip(freqs, lengths, strict=True)):

@@ -79,9 +79,23 @@ class PageKey:
 
 
 @dataclass(frozen=True, slots=True)
+class TermStats:
+    """A record's analyzed term stream as the keyword index holds it: its length (BM25's
+    document length) and how often each of the query's terms occurs in it (a query term
+    not listed occurs 0 times). Lets ranking use what the store already has instead of
+    analyzing (stemming) every candidate's text again."""
+
+    length: int
+    freqs: Mapping[str, int]
+
+
+@dataclass(frozen=True, slots=True)
 class Scored:
+    """``terms``: set by keyword search (``None``: ranking analyzes the text itself)."""
+
     memory: Memory
     score: float
+    terms: TermStats | None = None
 
 
 @dataclass(frozen=True, slots=True)

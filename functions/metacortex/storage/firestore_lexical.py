@@ -33,7 +33,7 @@ from google.cloud.firestore_v1.collection import CollectionReference
 from google.cloud.firestore_v1.field_path import FieldPath
 
 from metacortex.domain.records import Memory
-from metacortex.storage.base import MemoryFilter, Scored
+from metacortex.storage.base import MemoryFilter, Scored, TermStats
 from metacortex.storage.firestore_codec import (
     MEMORY_FIELDS,
     TERM_COUNT,
@@ -103,11 +103,12 @@ def _aggregate(query: Any) -> dict[str, Any]:
 class _Candidate:
     memory: Memory
     score: float
+    terms: TermStats
 
 
 def _ranked(found: Mapping[str, _Candidate], limit: int) -> list[Scored]:
     ranked = sorted(found.values(), key=lambda c: (-c.score, c.memory.created_at, c.memory.id))
-    return [Scored(c.memory, c.score) for c in ranked[:limit]]
+    return [Scored(c.memory, c.score, c.terms) for c in ranked[:limit]]
 
 
 class LexicalIndex:
@@ -317,5 +318,8 @@ class LexicalIndex:
         memory = decode_memory(doc_id, data)
         if where.matches(memory):
             freqs = data.get(TERM_FREQS) or {}
-            score = bm25(stats, wanted, freqs, int(data.get(TERM_COUNT) or 0))
-            found[doc_id] = _Candidate(memory, score)
+            length = int(data.get(TERM_COUNT) or 0)
+            score = bm25(stats, wanted, freqs, length)
+            # What fusion needs (the projected frequencies): no analysis at search time.
+            counts = {term: int(count) for term in wanted if (count := freqs.get(term))}
+            found[doc_id] = _Candidate(memory, score, TermStats(length=length, freqs=counts))

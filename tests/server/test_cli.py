@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import json
 import os
@@ -21,6 +22,8 @@ from metacortex.cli.main import _COMMANDS, main
 from metacortex.cli.surface import surface
 from metacortex.config import Settings
 from metacortex.server.profiles import load_profiles
+from metacortex.storage.base import EmbeddingIdentity
+from metacortex.storage.sqlite import SQLiteStore
 from tests.server.conftest import ADMIN_TOKEN, client_profiles
 
 ENV_PREFIXES = ("MCP_", "METACORTEX_", "GEMINI_", "SEARCH_", "DEFAULT_FILTER", "RETRIEVAL_")
@@ -214,3 +217,18 @@ def test_an_unknown_command_is_refused_with_every_command_listed(
     for names in _COMMANDS.values():
         for name in names:
             assert f"'{name}'" in error
+
+
+def test_a_start_that_fails_after_binding_leaves_the_collector_on(
+    clean_env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """serve pauses the garbage collector while it loads; a failed load turns it back on."""
+    data = clean_env / "data"
+    data.mkdir()
+    store = SQLiteStore(data / "metacortex.sqlite3")
+    store.bind_embedding(EmbeddingIdentity(model="another-model", dimension=384))
+    store.close()
+    code = main(["serve", "--port", "0", "--data-dir", str(data)])
+    assert code == 2
+    assert "holds vectors from another-model" in capsys.readouterr().err
+    assert gc.isenabled()

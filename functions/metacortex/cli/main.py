@@ -10,6 +10,7 @@ exit with status 2, without a traceback.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import sys
 from collections.abc import Callable, Sequence
@@ -71,7 +72,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Importing a command (the MCP SDK, pydantic schemas, numpy) creates hundreds of
     # thousands of objects that live for good and little garbage: the collector's
     # automatic passes over them are wasted start-up time (docs/benchmarks.md "Scale").
-    args = build_parser(arguments).parse_args(arguments)
+    gc.disable()
+    try:
+        args = build_parser(arguments).parse_args(arguments)
+    finally:
+        gc.enable()
     handler: Handler = args.run
     try:
         return handler(args)

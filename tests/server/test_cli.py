@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
+import gc
+import importlib
 import json
 import os
 import signal
@@ -15,10 +18,12 @@ import pytest
 from pydantic import SecretStr
 
 from metacortex.cli.admin_token import ensure_admin_token
-from metacortex.cli.main import main
+from metacortex.cli.main import _COMMANDS, main
 from metacortex.cli.surface import surface
 from metacortex.config import Settings
 from metacortex.server.profiles import load_profiles
+from metacortex.storage.base import EmbeddingIdentity
+from metacortex.storage.sqlite import SQLiteStore
 from tests.server.conftest import ADMIN_TOKEN, client_profiles
 
 ENV_PREFIXES = ("MCP_", "METACORTEX_", "GEMINI_", "SEARCH_", "DEFAULT_FILTER", "RETRIEVAL_")
@@ -178,3 +183,52 @@ def test_serve_shows_a_new_token_once_then_only_where_it_is(
     assert token not in second
     assert str(data_dir / "admin-token") in second
     assert "claude mcp add --transport http metacortex" in second
+
+
+def test_the_command_table_names_what_each_module_registers() -> None:
+    for module_name, names in _COMMANDS.items():
+        commands = argparse.ArgumentParser().add_subparsers()
+        importlib.import_module(module_name).add_parser(commands)
+        assert tuple(commands.choices) == names, module_name
+
+
+def test_serve_imports_no_other_command() -> None:
+    """Only the named command's module is imported (start-up time, issue 23)."""
+    others = [module for module in _COMMANDS if module != "metacortex.cli.serve"]
+    probe = (
+        "import sys\n"
+        "from metacortex.cli.main import build_parser\n"
+        "build_parser(['serve', '--port', '0'])\n"
+        f"print([m for m in {others!r} if m in sys.modules])\n"
+    )
+    loaded = subprocess.run(  # noqa: S603 (our own interpreter and script)
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    assert loaded.strip() == "[]"
+
+
+def test_an_unknown_command_is_refused_with_every_command_listed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["no-such-command"])
+    assert exit_info.value.code == 2
+    error = capsys.readouterr().err
+    for names in _COMMANDS.values():
+        for name in names:
+            assert f"'{name}'" in error
+
+
+def test_a_start_that_fails_after_binding_leaves_the_collector_on(
+    clean_env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """serve pauses the garbage collector while it loads; a failed load turns it back on."""
+    data = clean_env / "data"
+    data.mkdir()
+    store = SQLiteStore(data / "metacortex.sqlite3")
+    store.bind_embedding(EmbeddingIdentity(model="another-model", dimension=384))
+    store.close()
+    code = main(["serve", "--port", "0", "--data-dir", str(data)])
+    assert code == 2
+    assert "holds vectors from another-model" in capsys.readouterr().err
+    assert gc.isenabled()

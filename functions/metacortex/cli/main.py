@@ -10,6 +10,7 @@ exit with status 2, without a traceback.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import sys
 from collections.abc import Callable, Sequence
@@ -20,39 +21,62 @@ from pydantic import ValidationError
 from metacortex import __version__
 from metacortex.errors import ConfigurationError, MetaCortexError
 
-_COMMAND_MODULES: Final = (
-    "metacortex.cli.serve",
-    "metacortex.cli.stdio",
-    "metacortex.cli.init",
-    "metacortex.cli.surface",
-    "metacortex.cli.clients",
-    "metacortex.cli.data",
-    "metacortex.cli.erase",
-    "metacortex.cli.evaluate",
-    "metacortex.cli.smoke",
-    "metacortex.cli.owner",
-    "metacortex.cli.oauth",
-    "metacortex.cli.migrate",
-)
+# Each command module and the commands it registers. A command line that names one
+# imports only its module: the modules import their backends at the top, and
+# importing all of them costs ~0.2 s of ``metacortex serve``'s start (docs/benchmarks.md
+# "Scale", third pass). Help and unknown commands import them all.
+_COMMANDS: Final = {
+    "metacortex.cli.serve": ("serve",),
+    "metacortex.cli.stdio": ("stdio",),
+    "metacortex.cli.init": ("init",),
+    "metacortex.cli.surface": ("tools",),
+    "metacortex.cli.clients": ("client",),
+    "metacortex.cli.data": ("backup", "restore", "reembed"),
+    "metacortex.cli.erase": ("erase",),
+    "metacortex.cli.evaluate": ("eval",),
+    "metacortex.cli.smoke": ("smoke",),
+    "metacortex.cli.owner": ("owner",),
+    "metacortex.cli.oauth": ("oauth",),
+    "metacortex.cli.migrate": ("migrate",),
+}
+_COMMAND_MODULES: Final = tuple(_COMMANDS)
 EXIT_USAGE: Final = 2
 
 Handler = Callable[[argparse.Namespace], int]
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser for ``argv``: only the named command's module is imported when the
+    first argument is a command; all of them otherwise (or when ``argv`` is None)."""
     parser = argparse.ArgumentParser(
         prog="metacortex",
         description="Persistent memory for AI agents, spoken to over MCP.",
     )
     parser.add_argument("--version", action="version", version=f"metacortex {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module_name in _COMMAND_MODULES:
+    for module_name in _modules_for(argv):
         importlib.import_module(module_name).add_parser(commands)
     return parser
 
 
+def _modules_for(argv: Sequence[str] | None) -> tuple[str, ...]:
+    if argv:
+        named = [module for module, names in _COMMANDS.items() if argv[0] in names]
+        if named:
+            return tuple(named)
+    return _COMMAND_MODULES
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    # Importing a command (the MCP SDK, pydantic schemas, numpy) creates hundreds of
+    # thousands of objects that live for good and little garbage: the collector's
+    # automatic passes over them are wasted start-up time (docs/benchmarks.md "Scale").
+    gc.disable()
+    try:
+        args = build_parser(arguments).parse_args(arguments)
+    finally:
+        gc.enable()
     handler: Handler = args.run
     try:
         return handler(args)

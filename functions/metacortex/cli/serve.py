@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import shlex
 import socket
 import sys
@@ -84,6 +85,9 @@ def run(args: argparse.Namespace) -> int:
     settings = admin.settings
     profiles = load_profiles(settings)
     listener = _bind(host, args.port)
+    # No automatic collections while the store, model and app load: what they create
+    # lives for good; freeze_startup_heap collects once and the collector resumes after.
+    gc.disable()
     try:
         status(f"opening the {settings.store_kind} store in {settings.metacortex_data_dir} ...")
         status(f"loading the {settings.embeddings_kind} embedding model ...")
@@ -92,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
             _warm_up(service)
             app = create_app(settings, service)
             freeze_startup_heap()
+            gc.enable()
             release_freed_memory()
             listener.listen(2048)
             port = listener.getsockname()[1]
@@ -116,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
         finally:
             service.store.close()
     finally:
+        gc.enable()
         listener.close()
     status("stopped")
     return 0

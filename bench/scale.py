@@ -53,18 +53,14 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final
 
-import httpx2
 import numpy as np
 import numpy.typing as npt
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 
 from metacortex.domain.records import BranchState, Memory, Modality
 from metacortex.providers.local import DIMENSION, MODEL_NAME
@@ -72,11 +68,11 @@ from metacortex.storage.base import EmbeddingIdentity, StoreTransaction
 from metacortex.storage.sqlite import SQLiteStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.load import connect
 from bench.locomo import DATASET, questions_of, turns_of
 from tests.processes import WatchedProcess
 
 METACORTEX: Final = Path(sys.executable).parent / "metacortex"
-STATELESS: Final = "2026-07-28"
 TOPICS: Final = 50
 SEED: Final = 23
 DEFAULT_SIZES: Final = (10_000, 30_000, 100_000)
@@ -282,15 +278,6 @@ def questions(dataset: Path) -> list[str]:
         for path in sorted(dataset.glob("*.json"))
         for question, _ in questions_of(json.loads(path.read_text(encoding="utf-8")))
     ]
-
-
-@asynccontextmanager
-async def connect(url: str, token: str) -> AsyncIterator[Client]:
-    async with (
-        httpx2.AsyncClient(headers={"authorization": f"Bearer {token}"}, timeout=60) as http,
-        Client(streamable_http_client(url, http_client=http), mode=STATELESS) as client,
-    ):
-        yield client
 
 
 async def search(client: Client, query: str, topic: str | None) -> float:

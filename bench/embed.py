@@ -34,7 +34,7 @@ import os
 import random
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,7 +44,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.locomo import DATASET, turns_of
-from metacortex.providers.local import MAX_TOKENS, MiniLMEmbedder, installed_model_files
+from metacortex.providers.local import (
+    MAX_TOKENS,
+    MiniLMEmbedder,
+    installed_model_files,
+    unit_vectors,
+)
 
 
 def corpus(
@@ -111,24 +116,6 @@ def tokenizer() -> Any:
     return tok
 
 
-def _forward(sess: Any, rows: Sequence[list[int]]) -> np.ndarray:
-    width = max(len(r) for r in rows)
-    ids = np.zeros((len(rows), width), dtype=np.int64)
-    mask = np.zeros((len(rows), width), dtype=np.int64)
-    for i, row in enumerate(rows):
-        ids[i, : len(row)] = row
-        mask[i, : len(row)] = 1
-    hidden: np.ndarray = sess.run(
-        ["last_hidden_state"],
-        {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
-    )[0]
-    weights = mask[:, :, None].astype(np.float32)
-    pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
-    norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-    unit: np.ndarray = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
-    return unit
-
-
 def runner(config: Config) -> tuple[Callable[[list[str]], tuple[np.ndarray, int]], Any]:
     """A function embedding texts in this configuration: (vectors, padded token count)."""
     sessions = [session(config) for _ in range(config.sessions)]
@@ -153,7 +140,7 @@ def runner(config: Config) -> tuple[Callable[[list[str]], tuple[np.ndarray, int]
 
         def one(job: tuple[int, list[int]]) -> None:
             k, chunk = job
-            out[chunk] = _forward(sessions[k % len(sessions)], [rows[i] for i in chunk])
+            out[chunk] = unit_vectors(sessions[k % len(sessions)], [rows[i] for i in chunk])
 
         if pool is None:
             for job in enumerate(chunks):

@@ -105,7 +105,7 @@ class MiniLMEmbedder:
         )
         tokenizer = Tokenizer.from_file(str(files.tokenizer))
         tokenizer.enable_truncation(max_length=MAX_TOKENS)
-        tokenizer.no_padding()  # tokenizer.json pads to 128; _forward pads each batch itself
+        tokenizer.no_padding()  # tokenizer.json pads to 128; unit_vectors pads each batch itself
         self._tokenizer = tokenizer
         # Tokenizer objects are not documented as thread-safe; encoding is cheap.
         self._tokenizer_lock = threading.Lock()
@@ -125,24 +125,6 @@ class MiniLMEmbedder:
             encodings = self._tokenizer.encode_batch([text or " " for text in texts])
         return [encoding.ids for encoding in encodings]
 
-    def _forward(self, rows: Sequence[list[int]]) -> npt.NDArray[np.float32]:
-        """Unit vectors of token-id rows, padded to the longest row of this batch."""
-        width = max(len(row) for row in rows)
-        ids = np.zeros((len(rows), width), dtype=np.int64)
-        mask = np.zeros((len(rows), width), dtype=np.int64)
-        for index, row in enumerate(rows):
-            ids[index, : len(row)] = row
-            mask[index, : len(row)] = 1
-        hidden: npt.NDArray[np.float32] = self._session.run(
-            ["last_hidden_state"],
-            {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
-        )[0]
-        weights = mask[:, :, None].astype(np.float32)
-        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        unit: npt.NDArray[np.float32] = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
-        return unit
-
     def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
         """Tokenized once, then run in batches of texts of similar token length (padding to
         the longest of a batch is wasted work); returned in the order given."""
@@ -153,12 +135,32 @@ class MiniLMEmbedder:
         vectors = np.empty((len(rows), DIMENSION), dtype=np.float32)
         for start in range(0, len(order), BATCH_SIZE):
             chunk = order[start : start + BATCH_SIZE]
-            vectors[chunk] = self._forward([rows[i] for i in chunk])
+            vectors[chunk] = unit_vectors(self._session, [rows[i] for i in chunk])
         return list(vectors)
 
     def embed_query(self, text: str) -> Vector:
-        vector: Vector = self._forward(self._token_ids([text]))[0]
+        vector: Vector = unit_vectors(self._session, self._token_ids([text]))[0]
         return vector
+
+
+def unit_vectors(session: Any, rows: Sequence[list[int]]) -> npt.NDArray[np.float32]:
+    """MiniLM's unit vectors of token-id rows: padded to the longest row of this batch,
+    mask-weighted mean pooling over the last hidden state, L2-normalized."""
+    width = max(len(row) for row in rows)
+    ids = np.zeros((len(rows), width), dtype=np.int64)
+    mask = np.zeros((len(rows), width), dtype=np.int64)
+    for index, row in enumerate(rows):
+        ids[index, : len(row)] = row
+        mask[index, : len(row)] = 1
+    hidden: npt.NDArray[np.float32] = session.run(
+        ["last_hidden_state"],
+        {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
+    )[0]
+    weights = mask[:, :, None].astype(np.float32)
+    pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+    norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+    unit: npt.NDArray[np.float32] = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+    return unit
 
 
 @lru_cache(maxsize=1)

@@ -443,6 +443,21 @@ async def run_load(
     )
 
 
+def server_environment(data_dir: Path, token: str) -> dict[str, str]:
+    """This process's environment without MetaCortex's own settings, plus a server on the
+    embedded default in ``data_dir`` whose rate limits a benchmark never reaches."""
+    keep = {k: v for k, v in os.environ.items() if not k.startswith(_OWN_PREFIXES)}
+    return keep | {
+        "MCP_ADMIN_TOKEN": token,
+        "METACORTEX_DATA_DIR": str(data_dir),
+        "METACORTEX_STORE": "sqlite",
+        "METACORTEX_EMBEDDINGS": "local",
+        "METACORTEX_RATE_LIMIT_PER_MINUTE": "10000000",
+        "METACORTEX_ADMIN_RATE_LIMIT_PER_MINUTE": "10000000",
+        "METACORTEX_LOG_LEVEL": "WARNING",
+    }
+
+
 @dataclass
 class LocalServer:
     url: str
@@ -457,16 +472,7 @@ def local_server() -> Iterator[LocalServer]:
     token = secrets.token_urlsafe(32)
     with tempfile.TemporaryDirectory(prefix="metacortex-load-") as folder:
         data_dir = Path(folder) / "data"
-        keep = {k: v for k, v in os.environ.items() if not k.startswith(_OWN_PREFIXES)}
-        env = keep | {
-            "MCP_ADMIN_TOKEN": token,
-            "METACORTEX_DATA_DIR": str(data_dir),
-            "METACORTEX_STORE": "sqlite",
-            "METACORTEX_EMBEDDINGS": "local",
-            "METACORTEX_RATE_LIMIT_PER_MINUTE": "10000000",
-            "METACORTEX_ADMIN_RATE_LIMIT_PER_MINUTE": "10000000",
-            "METACORTEX_LOG_LEVEL": "WARNING",
-        }
+        env = server_environment(data_dir, token)
         server = WatchedProcess(
             [str(METACORTEX), "serve", "--port", "0"],
             "is ready at http://",

@@ -69,6 +69,7 @@ from metacortex.storage.sqlite import SQLiteStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.load import connect
+from bench.load import server_environment as load_environment
 from bench.locomo import DATASET, questions_of, turns_of
 from tests.processes import WatchedProcess
 
@@ -80,7 +81,6 @@ DEFAULT_WORK_DIR: Final = Path.home() / ".cache" / "metacortex-bench" / "scale"
 DATABASE: Final = "metacortex.sqlite3"
 COMPLETE: Final = "complete.json"
 _START: Final = datetime(2023, 1, 1, tzinfo=UTC)
-_OWN_PREFIXES: Final = ("MCP_", "METACORTEX_", "GEMINI_", "GOOGLE_", "FIRESTORE_")
 _READY: Final = re.compile(r"is ready at (http://\S+)")
 
 
@@ -147,16 +147,7 @@ def write_backup(folder: Path, texts: list[str]) -> None:
 
 
 def server_environment(data_dir: Path, token: str = "") -> dict[str, str]:
-    keep = {k: v for k, v in os.environ.items() if not k.startswith(_OWN_PREFIXES)}
-    return keep | {
-        "MCP_ADMIN_TOKEN": token or secrets.token_urlsafe(32),
-        "METACORTEX_DATA_DIR": str(data_dir),
-        "METACORTEX_STORE": "sqlite",
-        "METACORTEX_EMBEDDINGS": "local",
-        "METACORTEX_RATE_LIMIT_PER_MINUTE": "10000000",
-        "METACORTEX_ADMIN_RATE_LIMIT_PER_MINUTE": "10000000",
-        "METACORTEX_LOG_LEVEL": "WARNING",
-    }
+    return load_environment(data_dir, token or secrets.token_urlsafe(32))
 
 
 def memory_count(data_dir: Path) -> int:

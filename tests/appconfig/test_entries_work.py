@@ -40,6 +40,21 @@ def place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
+def codex_get(codex: Path, home: Path) -> subprocess.CompletedProcess[str]:
+    """``codex mcp get metacortex --json`` with ``home`` as Codex's home; it succeeded."""
+    environment = {"CODEX_HOME": str(home), "HOME": str(home), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(  # noqa: S603 (the pinned Codex binary, fixed arguments)
+        [str(codex), "mcp", "get", "metacortex", "--json"],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-1500:]
+    return done
+
+
 def test_codex_lists_the_stdio_server_init_wrote(
     place: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -52,18 +67,9 @@ def test_codex_lists_the_stdio_server_init_wrote(
     argv = ["init", "--target", "codex", "--config", str(home / "config.toml")]
     code = main([*argv, "--data-dir", "data", "--yes"])
     assert code == 0, capsys.readouterr()
-    environment = {"CODEX_HOME": str(home), "HOME": str(home), "PATH": "/usr/bin:/bin"}
 
-    done = subprocess.run(  # noqa: S603 (the pinned Codex binary, fixed arguments)
-        [str(tools.codex), "mcp", "get", "metacortex", "--json"],
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = codex_get(tools.codex, home)
 
-    assert done.returncode == 0, done.stderr[-1500:]
     server = json.loads(done.stdout)
     assert server["enabled"] is True
     assert server["transport"]["type"] == "stdio"
@@ -165,18 +171,9 @@ def test_codex_lists_the_remote_server_init_wrote(
     argv = ["init", "--target", "codex", "--config", str(home / "config.toml")]
     code = main([*argv, "--url", "https://memory.example.com", "--data-dir", "data", "--yes"])
     assert code == 0, capsys.readouterr()
-    environment = {"CODEX_HOME": str(home), "HOME": str(home), "PATH": "/usr/bin:/bin"}
 
-    done = subprocess.run(  # noqa: S603 (the pinned Codex binary, fixed arguments)
-        [str(tools.codex), "mcp", "get", "metacortex", "--json"],
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = codex_get(tools.codex, home)
 
-    assert done.returncode == 0, done.stderr[-1500:]
     transport = json.loads(done.stdout)["transport"]
     assert transport["type"] == "streamable_http"
     assert transport["url"] == "https://memory.example.com/clients/codex/mcp"

@@ -23,21 +23,12 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from metacortex.cli.main import main
+from tests.appconfig.conftest import ENV_PREFIXES
 from tests.connectors.npm_tools import install
 from tests.processes import WatchedProcess
 
 pytestmark = pytest.mark.slow
-ENV_PREFIXES: Final = ("MCP_", "METACORTEX_", "GEMINI_", "SEARCH_", "DEFAULT_FILTER", "RETRIEVAL_")
 EXPORT: Final = re.compile(r"^  export (?P<variable>[A-Z0-9_]+)='(?P<token>[^']+)'$", re.M)
-
-
-@pytest.fixture
-def place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in list(os.environ):
-        if name.startswith(ENV_PREFIXES):
-            monkeypatch.delenv(name)
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def codex_get(codex: Path, home: Path) -> subprocess.CompletedProcess[str]:

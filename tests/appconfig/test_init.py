@@ -10,7 +10,6 @@ golden stand for this interpreter's ``metacortex`` and the test's data directory
 from __future__ import annotations
 
 import json
-import os
 import stat
 import sys
 import tomllib
@@ -27,7 +26,6 @@ from metacortex.config import ApplicationDirs
 from metacortex.errors import Conflict
 
 GOLDEN: Final = Path(__file__).parent / "golden"
-ENV_PREFIXES: Final = ("MCP_", "METACORTEX_", "GEMINI_", "SEARCH_", "DEFAULT_FILTER", "RETRIEVAL_")
 READER: Final = {
     "id": "reader",
     "token": "reader-" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6",
@@ -36,14 +34,11 @@ READER: Final = {
 
 
 @pytest.fixture
-def place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A clean environment in an empty directory; the data directory is ``data`` there."""
-    for name in list(os.environ):
-        if name.startswith(ENV_PREFIXES):
-            monkeypatch.delenv(name)
-    monkeypatch.chdir(tmp_path)
+def place(place: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The clean directory (conftest) with one environment-defined client, ``reader``;
+    the data directory is ``data`` there."""
     monkeypatch.setenv("MCP_CLIENT_PROFILES_JSON", json.dumps([READER]))
-    return tmp_path
+    return place
 
 
 def golden(name: str, data_dir: Path) -> str:

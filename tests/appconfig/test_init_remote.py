@@ -11,7 +11,6 @@ connects with what is written.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import tomllib
@@ -30,7 +29,6 @@ from tests.filesystems import can_mount, tmpfs
 from tests.firestore_support import PROJECT, FirestoreStoreFactory, firestore_settings
 
 GOLDEN: Final = Path(__file__).parent / "golden"
-ENV_PREFIXES: Final = ("MCP_", "METACORTEX_", "GEMINI_", "SEARCH_", "DEFAULT_FILTER", "RETRIEVAL_")
 URL: Final = "http://127.0.0.1:8765"
 EXPORT: Final = re.compile(r"^  export (?P<variable>[A-Z0-9_]+)='(?P<token>[^']+)'$", re.M)
 READER: Final = {
@@ -41,14 +39,11 @@ READER: Final = {
 
 
 @pytest.fixture
-def place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A clean environment in an empty directory; the data directory is ``data`` there."""
-    for name in list(os.environ):
-        if name.startswith(ENV_PREFIXES):
-            monkeypatch.delenv(name)
-    monkeypatch.chdir(tmp_path)
+def place(place: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The clean directory (conftest) with one environment-defined client, ``reader``;
+    the data directory is ``data`` there."""
     monkeypatch.setenv("MCP_CLIENT_PROFILES_JSON", json.dumps([READER]))
-    return tmp_path
+    return place
 
 
 def init(

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from metacortex.domain.records import Memory
+from metacortex.retrieval import bm25
 from metacortex.retrieval.text import term_frequencies
 from metacortex.storage.base import Scored, TermStats
 
@@ -23,8 +24,8 @@ DENSE_WEIGHT = 0.4
 
 # BM25 as the stores compute it: SQLite FTS5's bm25(), whose k1 and b are fixed,
 # and the Firestore term index, which reproduces it.
-STORE_K1: Final = 1.2
-STORE_B: Final = 0.75
+STORE_K1: Final = bm25.K1
+STORE_B: Final = bm25.B
 # BM25's b used for ranking instead (0 = no length normalization). Memories are
 # short, single-subject records: a longer one is usually a more detailed
 # statement (a turn plus a photo caption), not a longer document that mentions

@@ -22,7 +22,6 @@ stores rank alike. See ``docs/firestore.md`` for costs and limits.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
@@ -33,6 +32,8 @@ from google.cloud.firestore_v1.collection import CollectionReference
 from google.cloud.firestore_v1.field_path import FieldPath
 
 from metacortex.domain.records import Memory
+from metacortex.retrieval.bm25 import K1, B
+from metacortex.retrieval.bm25 import idf as bm25_idf
 from metacortex.storage.base import MemoryFilter, Scored, TermStats
 from metacortex.storage.firestore_codec import (
     MEMORY_FIELDS,
@@ -49,9 +50,6 @@ from metacortex.storage.firestore_queries import (
     native_filters,
 )
 
-K1: Final = 1.2
-B: Final = 0.75
-_IDF_FLOOR: Final = 1e-6  # FTS5 replaces a non-positive IDF with this
 # Records read for the rare terms at most (the search's candidate pool is 100).
 RARE_BUDGET: Final = 100
 # Records read for the common terms at most, within what the rare terms leave.
@@ -73,9 +71,7 @@ class CorpusStats:
         return self.term_total / self.doc_count if self.doc_count else 0.0
 
     def idf(self, term: str) -> float:
-        hits = self.doc_freqs.get(term, 0)
-        value = math.log((self.doc_count - hits + 0.5) / (hits + 0.5))
-        return value if value > 0 else _IDF_FLOOR
+        return bm25_idf(self.doc_count, self.doc_freqs.get(term, 0))
 
 
 def bm25(

@@ -54,6 +54,8 @@ from metacortex.storage.base import (
     Scored,
     TermStats,
 )
+from metacortex.storage.sqlite_keyword_keeper import INLINE_BELOW as KEYWORDS_INLINE_BELOW
+from metacortex.storage.sqlite_keyword_keeper import KeywordKeeper
 from metacortex.storage.sqlite_mirror_rows import mirror_rows
 from metacortex.storage.sqlite_schema import migrate
 from metacortex.storage.sqlite_vectors import VectorMirror
@@ -192,7 +194,7 @@ class _Transaction:
 
 
 class SQLiteStore:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, keyword_inline_below: int = KEYWORDS_INLINE_BELOW) -> None:
         self._path = Path(path)
         sqlite_files.prepare(self._path)
         self._local = threading.local()
@@ -201,6 +203,7 @@ class SQLiteStore:
         self._closed = False
         self._mirror: VectorMirror | None = None
         self._mirror_lock = threading.Lock()
+        self._keywords = KeywordKeeper(self._path, self._conn, keyword_inline_below)
         conn = self._conn()
         try:
             conn.execute("PRAGMA journal_mode = WAL")
@@ -286,6 +289,7 @@ class SQLiteStore:
 
     def close(self) -> None:
         self._closed = True
+        self._keywords.close()
         with self._connections_lock:
             for conn in self._connections:
                 conn.close()
@@ -512,6 +516,19 @@ class SQLiteStore:
         query = _fts_query(terms)
         if not query:
             return []
+        # The index ranks; the vector mirror's filter columns filter (bound stores only).
+        index = self._keywords.current() if self._mirror is not None else None
+        if index is not None:
+            mirror = self._synced_mirror()
+            found = index.search(terms, lambda seqs: mirror.matching(seqs, where), limit)
+            if found is not None:
+                memories = self._by_seq([hit.seq for hit in found])
+                # A record changed since the mirror's read may no longer match.
+                return [
+                    Scored(memories[hit.seq], hit.score, hit.terms)
+                    for hit in found
+                    if hit.seq in memories and where.matches(memories[hit.seq])
+                ]
         clause, params = _where_sql(where)
         ranked = None
         if where.topic is None and where.origin is None:
@@ -541,6 +558,11 @@ class SQLiteStore:
             else hit
             for hit in hits
         ]
+
+    def keyword_index_loaded(self) -> None:
+        """Return once a background load of the keyword index has finished (tests and
+        benchmarks; searches never wait for it, FTS5 answers meanwhile)."""
+        self._keywords.wait()
 
     def _broad_lexical(
         self, query: str, clause: str, params: list[Any], limit: int

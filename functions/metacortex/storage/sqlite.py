@@ -56,6 +56,7 @@ from metacortex.storage.base import (
 )
 from metacortex.storage.sqlite_keyword_keeper import INLINE_BELOW as KEYWORDS_INLINE_BELOW
 from metacortex.storage.sqlite_keyword_keeper import KeywordKeeper
+from metacortex.storage.sqlite_keywords import KeywordHit
 from metacortex.storage.sqlite_mirror_rows import mirror_rows
 from metacortex.storage.sqlite_schema import migrate
 from metacortex.storage.sqlite_vectors import VectorMirror
@@ -101,28 +102,40 @@ def _dt_or_none(value: int | None) -> datetime | None:
     return None if value is None else _dt(value)
 
 
+_STATES: Final = {state.value: state for state in BranchState}
+_MODALITIES: Final = {modality.value: modality for modality in Modality}
+_ORIGINS: Final = {origin.value: origin for origin in Origin}
+
+
+def _json_tuple(text: str) -> tuple[Any, ...]:
+    # Most records have no artifacts and derive from nothing: skip the parser for those.
+    return () if text == "[]" else tuple(json.loads(text))
+
+
 def _row_to_memory(row: sqlite3.Row) -> Memory:
+    # Called for a few hundred rows per search: dict lookups, not Enum(value) calls.
+    origin = row["origin"]
+    reason = row["supersession_reason"]
+    initiator = row["initiator"]
     return Memory(
         id=row["id"],
         content=row["content"],
         retrieval_text=row["retrieval_text"],
         topic=row["module_name"],
-        branch_state=BranchState(row["branch_state"]),
-        modality=Modality(row["modality"]),
+        branch_state=_STATES[row["branch_state"]],
+        modality=_MODALITIES[row["modality"]],
         created_at=_dt(row["created_at"]),
         updated_at=_dt(row["updated_at"]),
-        artifact_refs=tuple(json.loads(row["artifact_refs"])),
+        artifact_refs=_json_tuple(row["artifact_refs"]),
         valid_from=_dt_or_none(row["valid_from"]),
         valid_until=_dt_or_none(row["valid_until"]),
         superseded_by=row["superseded_by"],
-        supersession_reason=(
-            SupersessionReason(row["supersession_reason"]) if row["supersession_reason"] else None
-        ),
-        initiator=Initiator(row["initiator"]) if row["initiator"] else None,
+        supersession_reason=SupersessionReason(reason) if reason else None,
+        initiator=Initiator(initiator) if initiator else None,
         provenance=Provenance(
-            origin=Origin(row["origin"]) if row["origin"] else None,
+            origin=_ORIGINS[origin] if origin else None,
             source_session=row["source_session"],
-            derived_from=tuple(json.loads(row["derived_from"])),
+            derived_from=_json_tuple(row["derived_from"]),
             confidence=row["confidence"],
         ),
         merge_method=row["merge_method"],
@@ -503,8 +516,14 @@ class SQLiteStore:
         hits = self._synced_mirror().search(vector, where, limit)
         return self._scored(hits, where)
 
-    def _scored(self, hits: list[tuple[int, float]], where: MemoryFilter) -> list[Scored]:
-        memories = self._by_seq([seq for seq, _ in hits])
+    def _scored(
+        self,
+        hits: Sequence[tuple[int, float]],
+        where: MemoryFilter,
+        memories: Mapping[int, Memory] | None = None,
+    ) -> list[Scored]:
+        if memories is None:
+            memories = self._by_seq([seq for seq, _ in hits])
         # A record changed between the first read and this fetch may no longer match.
         return [
             Scored(memories[seq], score)
@@ -512,23 +531,35 @@ class SQLiteStore:
             if seq in memories and where.matches(memories[seq])
         ]
 
+    def _keyword_hits(
+        self, terms: Sequence[str], where: MemoryFilter, limit: int
+    ) -> list[KeywordHit] | None:
+        """The keyword index's ranking, or ``None`` when FTS5 has to answer (see
+        ``sqlite_keyword_keeper``). The vector mirror's filter columns filter, so
+        only a store bound to an embedding model uses the index."""
+        index = self._keywords.current() if self._mirror is not None else None
+        if index is None:
+            return None
+        mirror = self._synced_mirror()
+        return index.search(terms, lambda seqs: mirror.matching(seqs, where), limit)
+
+    @staticmethod
+    def _keyword_scored(
+        hits: Sequence[KeywordHit], where: MemoryFilter, memories: Mapping[int, Memory]
+    ) -> list[Scored]:
+        return [
+            Scored(memories[hit.seq], hit.score, hit.terms)
+            for hit in hits
+            if hit.seq in memories and where.matches(memories[hit.seq])
+        ]
+
     def lexical_search(self, terms: Sequence[str], where: MemoryFilter, limit: int) -> list[Scored]:
         query = _fts_query(terms)
         if not query:
             return []
-        # The index ranks; the vector mirror's filter columns filter (bound stores only).
-        index = self._keywords.current() if self._mirror is not None else None
-        if index is not None:
-            mirror = self._synced_mirror()
-            found = index.search(terms, lambda seqs: mirror.matching(seqs, where), limit)
-            if found is not None:
-                memories = self._by_seq([hit.seq for hit in found])
-                # A record changed since the mirror's read may no longer match.
-                return [
-                    Scored(memories[hit.seq], hit.score, hit.terms)
-                    for hit in found
-                    if hit.seq in memories and where.matches(memories[hit.seq])
-                ]
+        found = self._keyword_hits(terms, where, limit)
+        if found is not None:
+            return self._keyword_scored(found, where, self._by_seq([hit.seq for hit in found]))
         clause, params = _where_sql(where)
         ranked = None
         if where.topic is None and where.origin is None:
@@ -616,8 +647,14 @@ class SQLiteStore:
     def hybrid_search(
         self, vector: Vector, terms: Sequence[str], where: MemoryFilter, limit: int
     ) -> tuple[list[Scored], list[Scored]]:
-        dense = self.vector_search(vector, where, limit)
-        return dense, self.lexical_search(terms, where, limit) if terms else []
+        dense = self._synced_mirror().search(vector, where, limit)
+        found = self._keyword_hits(terms, where, limit) if _fts_query(terms) else []
+        if found is None:
+            return self._scored(dense, where), self.lexical_search(terms, where, limit)
+        # Both rankings' records in one read (they share many).
+        seqs = dict.fromkeys([seq for seq, _ in dense] + [hit.seq for hit in found])
+        memories = self._by_seq(list(seqs))
+        return self._scored(dense, where, memories), self._keyword_scored(found, where, memories)
 
     def neighbours(
         self,

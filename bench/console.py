@@ -61,9 +61,9 @@ from metacortex.domain.records import (
     to_wire_time,
     utc_now,
 )
+from metacortex.heap import freeze_startup_heap
 from metacortex.owner import set_passphrase
 from metacortex.server import create_app
-from metacortex.server.heap import freeze_startup_heap
 from metacortex.service import MemoryService
 from metacortex.storage.base import Event
 from tests.oauth_support import hidden, serving

@@ -6,7 +6,7 @@ time with the conversation as its topic; every question of categories 1-4 with
 evidence is a search restricted to its conversation's topic. Reports recall,
 hit rate and MRR at 1/5/10, search latency p50/p95 and the ingest rate.
 Searches run as ``metacortex serve`` runs them: with the warm heap frozen
-(``server/heap.py``) once the memories are in; ``--no-freeze`` to compare.
+(``metacortex/heap.py``) once the memories are in; ``--no-freeze`` to compare.
 
     .venv/bin/python bench/locomo.py                  # SQLite + local model
     .venv/bin/python bench/locomo.py --store firestore # starts the Firestore emulator
@@ -32,12 +32,12 @@ from typing import Any
 
 from metacortex.composition import build_store
 from metacortex.config import Settings
+from metacortex.heap import freeze_startup_heap
 from metacortex.operations.evaluation import Case, Report, run_cases
 from metacortex.operations.progress import progress
 from metacortex.providers.local import MiniLMEmbedder
 from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.retrieval.fusion import DENSE_WEIGHT
-from metacortex.server.heap import freeze_startup_heap
 from metacortex.service import Access, MemoryService, ServiceOptions
 from metacortex.storage.base import MemoryStore
 from metacortex.storage.sqlite import SQLiteStore
@@ -166,7 +166,7 @@ def run(
         cases, ingest_seconds, saved = ingest(service, files, known)
         if reuse is not None:
             id_file.write_text(json.dumps(known))
-        if freeze:  # as `metacortex serve` does once warm (server/heap.py)
+        if freeze:  # as `metacortex serve` does once warm (metacortex/heap.py)
             freeze_startup_heap()
         report = run_cases(service, cases, limit=10)
         by_conversation = (

@@ -22,6 +22,7 @@ import sqlite3
 import threading
 from typing import TYPE_CHECKING, Final
 
+from metacortex.heap import release_freed_memory
 from metacortex.storage.sqlite_keywords import KeywordIndex
 
 if TYPE_CHECKING:
@@ -111,6 +112,11 @@ class KeywordKeeper:
         with self._lock:
             if not self._closed:
                 self._index = index
+        del index
+        # The load's transient arrays and strings leave ~100 MB of freed pages in
+        # glibc's arenas at 100,000 memories (measured: the server's RSS 507 MB
+        # against 386 MB before the index); hand them back.
+        release_freed_memory()
 
     def _give_up(self, error: sqlite3.Error) -> None:
         self._failed = True

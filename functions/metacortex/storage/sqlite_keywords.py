@@ -36,7 +36,7 @@ import sqlite3
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -50,6 +50,9 @@ if TYPE_CHECKING:
 # Terms FTS5's unicode61 tokenizer returns unchanged whatever its Unicode tables.
 _PLAIN: Final = re.compile(r"[a-z0-9]+")
 _VOCABULARY: Final = "temp.metacortex_term_instances"
+
+Postings = npt.NDArray[np.int32]
+Seqs = npt.NDArray[np.integer[Any]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,14 +68,14 @@ class _Base:
 
     term_ids: dict[str, int]
     starts: npt.NDArray[np.int64]  # term id -> its slice of seqs/freqs
-    seqs: npt.NDArray[np.int64]
-    freqs: npt.NDArray[np.int64]
-    lengths: npt.NDArray[np.int64]  # seq -> tokens in its row (0 when none or absent)
+    seqs: Postings  # int32 throughout: half the memory of int64 (seqs stay far below 2**31)
+    freqs: Postings
+    lengths: Postings  # seq -> tokens in its row (0 when none or absent)
     present: npt.NDArray[np.bool_]  # seq -> the row existed
     rows: int
     tokens: int
 
-    def postings(self, term: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    def postings(self, term: str) -> tuple[Postings, Postings]:
         term_id = self.term_ids.get(term)
         if term_id is None:
             return _EMPTY, _EMPTY
@@ -80,7 +83,7 @@ class _Base:
         return self.seqs[start:end], self.freqs[start:end]
 
 
-_EMPTY: Final = np.zeros(0, dtype=np.int64)
+_EMPTY: Final[Postings] = np.zeros(0, dtype=np.int32)
 
 
 @dataclass(slots=True)
@@ -212,7 +215,7 @@ class KeywordIndex:
             postings = [self._postings(term) for term in phrases]
             return self._ranked(phrases, postings, passes, limit)
 
-    def _postings(self, term: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    def _postings(self, term: str) -> tuple[Postings, Postings]:
         """(seqs ascending, occurrences) of the rows holding ``term`` now."""
         seqs, freqs = self._base.postings(term)
         if not self._overlay.rows:
@@ -221,13 +224,13 @@ class KeywordIndex:
         seqs, freqs = seqs[kept], freqs[kept]
         extra = self._overlay.by_term.get(term)
         if extra:
-            seqs = np.concatenate([seqs, np.fromiter(extra.keys(), np.int64, len(extra))])
-            freqs = np.concatenate([freqs, np.fromiter(extra.values(), np.int64, len(extra))])
+            seqs = np.concatenate([seqs, np.fromiter(extra.keys(), np.int32, len(extra))])
+            freqs = np.concatenate([freqs, np.fromiter(extra.values(), np.int32, len(extra))])
             order = np.argsort(seqs, kind="stable")
             seqs, freqs = seqs[order], freqs[order]
         return seqs, freqs
 
-    def _lengths(self, seqs: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    def _lengths(self, seqs: Seqs) -> npt.NDArray[np.int64]:
         base = self._base.lengths
         inside = seqs < base.shape[0]
         lengths = np.zeros(seqs.shape[0], dtype=np.int64)
@@ -238,7 +241,7 @@ class KeywordIndex:
                 lengths[i] = 0 if row is None else row[1]
         return lengths
 
-    def _masked_at(self, seqs: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+    def _masked_at(self, seqs: Seqs) -> npt.NDArray[np.bool_]:
         inside = seqs < self._masked.shape[0]
         masked = np.zeros(seqs.shape[0], dtype=np.bool_)
         masked[inside] = self._masked[seqs[inside]]
@@ -247,7 +250,7 @@ class KeywordIndex:
     def _ranked(
         self,
         phrases: list[str],
-        postings: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]],
+        postings: list[tuple[Postings, Postings]],
         passes: Callable[[npt.NDArray[np.int64]], npt.NDArray[np.bool_]],
         limit: int,
     ) -> list[KeywordHit]:
@@ -301,13 +304,13 @@ def _best(
     return [(int(seqs[i]), float(scores[i])) for i in order]
 
 
-def _parsed(listed: str | None) -> npt.NDArray[np.int64]:
+def _parsed(listed: str | None) -> Postings:
     if not listed:
         return _EMPTY
-    return np.fromstring(listed, dtype=np.int64, sep=",")
+    return np.fromstring(listed, dtype=np.int32, sep=",")
 
 
-def _build(rows: npt.NDArray[np.int64], grouped: list[tuple[str, str]]) -> _Base:
+def _build(rows: Postings, grouped: list[tuple[str, str]]) -> _Base:
     """The base from the row ids and, per term, the seq of each occurrence."""
     term_ids = {term: i for i, (term, _) in enumerate(grouped)}
     occurrences = [_parsed(docs) for _, docs in grouped]
@@ -317,7 +320,7 @@ def _build(rows: npt.NDArray[np.int64], grouped: list[tuple[str, str]]) -> _Base
     np.cumsum(counts, out=term_starts[1:])
     highest = int(max(rows.max(initial=0), every.max(initial=0)))
     if every.size:
-        term_of = np.repeat(np.arange(len(grouped), dtype=np.int64), counts)
+        term_of = np.repeat(np.arange(len(grouped), dtype=np.int32), counts)
         if np.any((every[1:] < every[:-1]) & (term_of[1:] == term_of[:-1])):
             order = np.lexsort((every, term_of))  # never seen: FTS5 lists a term's rows in order
             every = every[order]
@@ -327,7 +330,7 @@ def _build(rows: npt.NDArray[np.int64], grouped: list[tuple[str, str]]) -> _Base
         first[term_starts[:-1][counts > 0]] = True
         at = np.flatnonzero(first)
         seqs = every[at]
-        freqs = np.diff(np.append(at, every.shape[0]))
+        freqs = np.diff(np.append(at, every.shape[0])).astype(np.int32)
         starts = np.searchsorted(at, term_starts).astype(np.int64)
     else:
         seqs, freqs, starts = _EMPTY, _EMPTY, term_starts
@@ -337,8 +340,8 @@ def _build(rows: npt.NDArray[np.int64], grouped: list[tuple[str, str]]) -> _Base
         term_ids=term_ids,
         starts=starts,
         seqs=seqs,
-        freqs=freqs.astype(np.int64),
-        lengths=np.bincount(every, minlength=highest + 1).astype(np.int64),
+        freqs=freqs,
+        lengths=np.bincount(every, minlength=highest + 1).astype(np.int32),
         present=present,
         rows=int(rows.shape[0]),
         tokens=int(every.shape[0]),

@@ -1,4 +1,4 @@
-"""Keep the garbage collector off what is loaded once at start.
+"""Process memory: the garbage collector kept off what is loaded once, freed pages returned.
 
 After start-up the process holds hundreds of thousands of long-lived objects:
 the embedding model, the MCP SDK and pydantic schemas, Starlette routes. The
@@ -13,6 +13,8 @@ Start-up also leaves freed memory behind: loading the vector mirror, the model
 and the first queries allocate and free many small blocks, and glibc keeps the
 freed pages of its arenas mapped (tens of MB at 100,000 memories, issue 23).
 ``malloc_trim`` hands them back to the system; elsewhere than glibc it is skipped.
+The SQLite store calls it too, after loading its keyword index on a background
+thread once the server is up (``storage/sqlite_keyword_keeper.py``).
 """
 
 from __future__ import annotations

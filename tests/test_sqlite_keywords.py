@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -120,9 +120,31 @@ def _ranked(index: KeywordIndex, words: list[str], limit: int) -> list[tuple[int
     return [(hit.seq, hit.score) for hit in hits]
 
 
-def _keeper(path: Path, inline_below: int = 1_000_000) -> tuple[KeywordKeeper, sqlite3.Connection]:
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    return KeywordKeeper(path, lambda: conn, inline_below), conn
+Keepers = Callable[..., KeywordKeeper]
+
+
+@pytest.fixture
+def keepers() -> Iterator[Keepers]:
+    """Opens keepers on a file (each with its own connection, as a store's thread has
+    one); every one is closed after the test."""
+    opened: list[tuple[KeywordKeeper, sqlite3.Connection]] = []
+
+    def open_keeper(path: Path, inline_below: int = 1_000_000) -> KeywordKeeper:
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        keeper = KeywordKeeper(path, lambda: conn, inline_below)
+        opened.append((keeper, conn))
+        return keeper
+
+    yield open_keeper
+    for keeper, conn in opened:
+        keeper.close()
+        conn.close()
+
+
+def _assert_ranks_as_fts5(index: KeywordIndex, path: Path, limit: int) -> None:
+    for query in QUERIES:
+        words = query_terms(query)
+        assert _ranked(index, words, limit) == _fts5(path, words, limit), query
 
 
 def _current(keeper: KeywordKeeper) -> KeywordIndex:
@@ -132,26 +154,19 @@ def _current(keeper: KeywordKeeper) -> KeywordIndex:
 
 
 def test_the_index_ranks_and_scores_to_the_bit_as_fts5_bm25(
-    corpus: tuple[Path, SQLiteStore, list[Memory]],
+    corpus: tuple[Path, SQLiteStore, list[Memory]], keepers: Keepers
 ) -> None:
     path, _, _ = corpus
-    keeper, conn = _keeper(path)
-    try:
-        index = _current(keeper)
-        for query in QUERIES:
-            words = query_terms(query)
-            for limit in (1, 10, 100, 1000):
-                assert _ranked(index, words, limit) == _fts5(path, words, limit), query
-    finally:
-        keeper.close()
-        conn.close()
+    index = _current(keepers(path))
+    for limit in (1, 10, 100, 1000):
+        _assert_ranks_as_fts5(index, path, limit)
 
 
 def test_writes_rewrites_and_erasures_from_another_connection_rank_as_fts5(
-    corpus: tuple[Path, SQLiteStore, list[Memory]],
+    corpus: tuple[Path, SQLiteStore, list[Memory]], keepers: Keepers
 ) -> None:
     path, _, memories = corpus
-    keeper, conn = _keeper(path)
+    keeper = keepers(path)
     other = SQLiteStore(path)  # another connection, as a second process would have
     other.bind_embedding(EmbeddingIdentity("test", DIMENSION))
     rng = random.Random(5)
@@ -164,71 +179,55 @@ def test_writes_rewrites_and_erasures_from_another_connection_rank_as_fts5(
         index = _current(keeper)
         assert index is loaded  # overlaid, not loaded again
         assert index.overlay_rows == len(fresh) + len(rewritten)
-        for query in QUERIES:
-            words = query_terms(query)
-            assert _ranked(index, words, 200) == _fts5(path, words, 200), query
+        _assert_ranks_as_fts5(index, path, 200)
         # Erasing leaves nothing of the rows in the index: it is loaded again.
         gone = [memory.id for memory in memories[1:60:2]]
         other.erase(gone, "owner", START)
         reloaded = _current(keeper)
         assert reloaded is not index
         assert reloaded.erased_since_load == 0
-        for query in QUERIES:
-            words = query_terms(query)
-            assert _ranked(reloaded, words, 200) == _fts5(path, words, 200), query
+        _assert_ranks_as_fts5(reloaded, path, 200)
     finally:
         other.close()
-        keeper.close()
-        conn.close()
 
 
 def test_a_query_term_fts5_might_read_otherwise_is_left_to_fts5(
-    corpus: tuple[Path, SQLiteStore, list[Memory]],
+    corpus: tuple[Path, SQLiteStore, list[Memory]], keepers: Keepers
 ) -> None:
     path, store, _ = corpus
-    keeper, conn = _keeper(path)
-    try:
-        index = _current(keeper)
-        # Not ASCII and in no row: the index cannot tell how FTS5's tokenizer reads it.
-        assert index.search(["ꭰꭱ", "garden"], _everything, 10) is None
-        # Not ASCII but in the vocabulary FTS5 built: ranked.
-        assert _ranked(index, ["東京", "garden"], 50) == _fts5(path, ["東京", "garden"], 50)
-        # The store answers the refused query from FTS5, with the same ranking.
-        hits = store.lexical_search(["ꭰꭱ", "garden"], EVERYONE, 20)
-        by_id = {memory.id: memory for memory in (hit.memory for hit in hits)}
-        assert len(by_id) == 20
-        expected = _fts5(path, ["ꭰꭱ", "garden"], 20)
-        assert [hit.score for hit in hits] == [score for _, score in expected]
-    finally:
-        keeper.close()
-        conn.close()
+    index = _current(keepers(path))
+    # Not ASCII and in no row: the index cannot tell how FTS5's tokenizer reads it.
+    assert index.search(["ꭰꭱ", "garden"], _everything, 10) is None
+    # Not ASCII but in the vocabulary FTS5 built: ranked.
+    assert _ranked(index, ["東京", "garden"], 50) == _fts5(path, ["東京", "garden"], 50)
+    # The store answers the refused query from FTS5, with the same ranking.
+    hits = store.lexical_search(["ꭰꭱ", "garden"], EVERYONE, 20)
+    assert len({hit.memory.id for hit in hits}) == 20
+    expected = _fts5(path, ["ꭰꭱ", "garden"], 20)
+    assert [hit.score for hit in hits] == [score for _, score in expected]
 
 
 def test_a_row_with_a_term_it_cannot_rank_exactly_makes_it_load_again(
-    corpus: tuple[Path, SQLiteStore, list[Memory]],
+    corpus: tuple[Path, SQLiteStore, list[Memory]], keepers: Keepers
 ) -> None:
     path, store, _ = corpus
-    keeper, conn = _keeper(path)
-    try:
-        loaded = _current(keeper)
-        _write(store, [_memory(2000, "ꭰꭱ garden")], seed=2)
-        index = _current(keeper)
-        assert index is not loaded  # loaded again, from FTS5's own tokens
-        assert index.exact
-        assert _ranked(index, ["garden"], 100) == _fts5(path, ["garden"], 100)
-    finally:
-        keeper.close()
-        conn.close()
+    keeper = keepers(path)
+    loaded = _current(keeper)
+    _write(store, [_memory(2000, "ꭰꭱ garden")], seed=2)
+    index = _current(keeper)
+    assert index is not loaded  # loaded again, from FTS5's own tokens
+    assert index.exact
+    assert _ranked(index, ["garden"], 100) == _fts5(path, ["garden"], 100)
 
 
-def test_more_changes_than_an_overlay_holds_load_it_again(tmp_path: Path) -> None:
+def test_more_changes_than_an_overlay_holds_load_it_again(tmp_path: Path, keepers: Keepers) -> None:
     path = tmp_path / "m.sqlite3"
     store = SQLiteStore(path)
     store.bind_embedding(EmbeddingIdentity("test", DIMENSION))
     rng = random.Random(7)
-    _write(store, [_memory(i, _text(rng)) for i in range(10)])
-    keeper, conn = _keeper(path)
     try:
+        _write(store, [_memory(i, _text(rng)) for i in range(10)])
+        keeper = keepers(path)
         loaded = _current(keeper)
         _write(store, [_memory(10 + i, _text(rng)) for i in range(2_100)], seed=3)
         index = _current(keeper)
@@ -238,25 +237,18 @@ def test_more_changes_than_an_overlay_holds_load_it_again(tmp_path: Path) -> Non
         words = query_terms(QUERIES[1])
         assert _ranked(index, words, 100) == _fts5(path, words, 100)
     finally:
-        keeper.close()
-        conn.close()
         store.close()
 
 
 def test_a_large_store_answers_from_fts5_while_the_index_loads_in_the_background(
-    corpus: tuple[Path, SQLiteStore, list[Memory]],
+    corpus: tuple[Path, SQLiteStore, list[Memory]], keepers: Keepers
 ) -> None:
     path, _, _ = corpus
-    keeper, conn = _keeper(path, inline_below=0)  # every store counts as large
-    try:
-        assert keeper.current() is None  # loading: the caller asks FTS5
-        keeper.wait()
-        index = _current(keeper)
-        words = query_terms(QUERIES[0])
-        assert _ranked(index, words, 100) == _fts5(path, words, 100)
-    finally:
-        keeper.close()
-        conn.close()
+    keeper = keepers(path, inline_below=0)  # every store counts as large
+    assert keeper.current() is None  # loading: the caller asks FTS5
+    keeper.wait()
+    words = query_terms(QUERIES[0])
+    assert _ranked(_current(keeper), words, 100) == _fts5(path, words, 100)
 
 
 def test_the_store_gives_the_same_hits_before_and_after_its_index_has_loaded(

@@ -100,7 +100,7 @@ class KeywordIndex:
         self._lock = threading.Lock()
         self._base = base
         self._overlay = _Overlay()
-        # seq -> its base postings no longer count (grown past the base's seqs as needed).
+        # seq -> its base postings no longer count (overlaid since the load).
         self._masked = np.zeros(base.present.shape[0], dtype=np.bool_)
         self._rows = base.rows
         self._tokens = base.tokens
@@ -121,11 +121,9 @@ class KeywordIndex:
         cursor.row_factory = None
         cursor.execute("BEGIN")
         try:
-            change_seq = int(
-                cursor.execute("SELECT value FROM store_meta WHERE key = 'change_seq'").fetchone()[
-                    0
-                ]
-            )
+            [[counter]] = cursor.execute(
+                "SELECT value FROM store_meta WHERE key = 'change_seq'"
+            ).fetchall()
             listed = cursor.execute("SELECT group_concat(rowid) FROM memory_terms").fetchone()[0]
             # One row per term: every occurrence's seq, as FTS5 stores them (term order,
             # then seq), so a seq repeats as often as the term occurs in its row.
@@ -134,7 +132,7 @@ class KeywordIndex:
             ).fetchall()
         finally:
             cursor.execute("COMMIT")
-        return cls(_build(_parsed(listed), grouped), change_seq)
+        return cls(_build(_parsed(listed), grouped), int(counter))
 
     # ----------------------------------------------------------------- state
     @property
@@ -169,7 +167,7 @@ class KeywordIndex:
                 self._tokens += length
             for seq in erased:
                 self._drop(seq)
-                if seq in self._overlay.rows or self._in_base(seq):
+                if self._in_base(seq):  # its stems stay in the base's arrays until a load
                     self._overlay.erased += 1
                 self._overlay.rows[seq] = None
             self.change_seq = max(self.change_seq, change_seq)

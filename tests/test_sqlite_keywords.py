@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 import sqlite3
+import threading
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -273,3 +274,18 @@ def test_the_store_gives_the_same_hits_before_and_after_its_index_has_loaded(
         assert all(h.memory.branch_state is BranchState.ACTIVE for h in from_index)
     finally:
         store.close()
+
+
+def test_closing_the_store_while_its_index_loads_waits_for_the_load_and_leaves_no_thread(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "m.sqlite3"
+    store = SQLiteStore(path, keyword_inline_below=0)
+    store.bind_embedding(EmbeddingIdentity("test", DIMENSION))
+    rng = random.Random(13)
+    _write(store, [_memory(i, _text(rng)) for i in range(200)])
+    store.lexical_search(query_terms("garden river"), EVERYONE, 10)  # starts the load
+    store.close()
+    assert not [t for t in threading.enumerate() if t.name == "metacortex-keyword-index"]
+    with pytest.raises(RuntimeError, match="closed"):
+        store.lexical_search(query_terms("garden river"), EVERYONE, 10)

@@ -209,3 +209,44 @@ def test_a_version_4_file_is_migrated_and_its_keyword_search_uses_the_filter_ind
         assert hits
     finally:
         reopened.close()
+
+
+def test_a_store_loading_its_vectors_ahead_answers_as_one_loading_them_at_the_first_search(
+    tmp_path: Path,
+) -> None:
+    # `metacortex serve` binds the model and reads the vectors on a thread while the
+    # model loads (composition.build_service); the service then binds the same model.
+    path = tmp_path / "m.sqlite3"
+    writer, memories, vectors = _filled(path, 600)
+    writer.close()
+    identity = EmbeddingIdentity("test", DIMENSION)
+    ahead, plain = SQLiteStore(path), SQLiteStore(path)
+    try:
+        ahead.load_vectors_in_background(identity)
+        ahead.bind_embedding(identity)  # what MemoryService does: the loaded vectors stay
+        plain.bind_embedding(identity)
+        where = MemoryFilter(states=(BranchState.ACTIVE,))
+        for query in _vectors(5):
+            expected = _expected(memories, vectors, query, where, 20)
+            assert [hit.memory.id for hit in ahead.vector_search(query, where, 20)] == expected
+            assert [hit.memory.id for hit in plain.vector_search(query, where, 20)] == expected
+    finally:
+        ahead.close()
+        plain.close()
+
+
+def test_vectors_that_fail_to_load_ahead_fail_the_first_search_with_what_to_do(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "m.sqlite3"
+    writer, _, _ = _filled(path, 50)
+    writer.close()
+    with sqlite3.connect(path) as conn:  # a vector of another width, as a bad import leaves
+        conn.execute("UPDATE memories SET embedding = zeroblob(12) WHERE seq = 7")
+    store = SQLiteStore(path)
+    try:
+        store.load_vectors_in_background(EmbeddingIdentity("test", DIMENSION))
+        with pytest.raises(ValueError, match="metacortex reembed"):
+            store.vector_search(_vectors(1)[0], MemoryFilter(states=(BranchState.ACTIVE,)), 5)
+    finally:
+        store.close()

@@ -94,9 +94,18 @@ def service_options(settings: Settings) -> ServiceOptions:
     )
 
 
-def build_service(settings: Settings) -> MemoryService:
+def build_service(settings: Settings, *, load_vectors_ahead: bool = False) -> MemoryService:
+    """The service on the configured store and providers. ``load_vectors_ahead`` (a
+    server's start): on the embedded default, the store reads its vectors on a thread
+    while the model loads, instead of at the first search."""
     store = build_store(settings)
     try:
+        if load_vectors_ahead and settings.embeddings_kind == "local":
+            from metacortex.providers.local import IDENTITY
+            from metacortex.storage.sqlite import SQLiteStore
+
+            if isinstance(store, SQLiteStore):
+                store.load_vectors_in_background(IDENTITY)
         merger, describer = build_generation(settings)
         return MemoryService(
             store,

@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         status(f"opening the {settings.store_kind} store in {settings.metacortex_data_dir} ...")
         status(f"loading the {settings.embeddings_kind} embedding model ...")
-        service = build_service(settings)
+        service = build_service(settings, load_vectors_ahead=True)
         try:
             _warm_up(service)
             app = create_app(settings, service)

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 MODEL_NAME: Final = "all-MiniLM-L6-v2-int8"
 DIMENSION: Final = 384
+IDENTITY: Final = EmbeddingIdentity(model=MODEL_NAME, dimension=DIMENSION)
 MAX_TOKENS: Final = 256
 # Texts per model run. Larger batches were slower here, not faster, even sorted by
 # token length (bench/embed.py; docs/benchmarks.md "Bulk ingest"), and their attention
@@ -109,7 +110,7 @@ class MiniLMEmbedder:
         self._tokenizer = tokenizer
         # Tokenizer objects are not documented as thread-safe; encoding is cheap.
         self._tokenizer_lock = threading.Lock()
-        self._identity = EmbeddingIdentity(model=MODEL_NAME, dimension=DIMENSION)
+        self._identity = IDENTITY
 
     @classmethod
     def load(cls) -> MiniLMEmbedder:

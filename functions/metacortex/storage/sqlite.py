@@ -215,6 +215,8 @@ class SQLiteStore:
         self._connections_lock = threading.Lock()
         self._closed = False
         self._mirror: VectorMirror | None = None
+        self._bound: EmbeddingIdentity | None = None
+        self._vector_loader: threading.Thread | None = None
         self._mirror_lock = threading.Lock()
         self._keywords = KeywordKeeper(self._path, self._conn, keyword_inline_below)
         conn = self._conn()
@@ -302,6 +304,9 @@ class SQLiteStore:
 
     def close(self) -> None:
         self._closed = True
+        # The loaders' threads first: a connection closed under a running query crashes.
+        if self._vector_loader is not None:
+            self._vector_loader.join()
         self._keywords.close()
         with self._connections_lock:
             for conn in self._connections:
@@ -336,7 +341,28 @@ class SQLiteStore:
                         f"{identity.key()}."
                     )
         with self._mirror_lock:
-            self._mirror = VectorMirror(identity.dimension)
+            # Bound again to the same model (the service binds what the server bound
+            # early, see ``load_vectors_in_background``): the loaded vectors stay.
+            if replace or self._mirror is None or self._bound != identity:
+                self._mirror = VectorMirror(identity.dimension)
+                self._bound = identity
+
+    def load_vectors_in_background(self, identity: EmbeddingIdentity) -> None:
+        """Bind ``identity`` and load the vector mirror on a thread, so that a server's
+        start reads the vectors while it loads the model (``composition.build_service``);
+        a search meanwhile waits for the load. An error here is left to that search,
+        which loads again and raises it (e.g. vectors of another dimension)."""
+        self.bind_embedding(identity)
+        self._vector_loader = threading.Thread(
+            target=self._load_vectors_quietly, name="metacortex-vector-mirror", daemon=True
+        )
+        self._vector_loader.start()
+
+    def _load_vectors_quietly(self) -> None:
+        try:
+            self._synced_mirror()
+        except Exception as error:  # noqa: BLE001 - the first search raises it again
+            logger.debug("loading the vector mirror ahead failed: %s", error)
 
     def recorded_embedding(self) -> EmbeddingIdentity | None:
         conn = self._conn()

@@ -17,6 +17,7 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import timedelta
+from functools import partial
 
 import anyio
 import anyio.to_thread
@@ -56,7 +57,11 @@ async def running(
 
     async def bring_up() -> None:
         if runtime.service is None:
-            runtime.service = await anyio.to_thread.run_sync(build_service, settings)
+            # A long-lived server: the embedded store reads its vectors while the model
+            # loads, not at the first search (docs/benchmarks.md "Scale", fourth pass).
+            runtime.service = await anyio.to_thread.run_sync(
+                partial(build_service, settings, load_vectors_ahead=True)
+            )
         recorder.start(runtime.service.store)
         # Client profiles kept in the store join those of the environment (clients/).
         await anyio.to_thread.run_sync(runtime.clients.attach, runtime.service.store)

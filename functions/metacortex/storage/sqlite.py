@@ -340,12 +340,14 @@ class SQLiteStore:
                         f"again, or run `metacortex reembed` to re-embed every memory with "
                         f"{identity.key()}."
                     )
-        with self._mirror_lock:
+        if not replace and self._bound == identity:
             # Bound again to the same model (the service binds what the server bound
-            # early, see ``load_vectors_in_background``): the loaded vectors stay.
-            if replace or self._mirror is None or self._bound != identity:
-                self._mirror = VectorMirror(identity.dimension)
-                self._bound = identity
+            # early, see ``load_vectors_in_background``): the vectors loaded or loading
+            # stay, and this does not wait for the load (it holds the mirror's lock).
+            return
+        with self._mirror_lock:
+            self._mirror = VectorMirror(identity.dimension)
+            self._bound = identity
 
     def load_vectors_in_background(self, identity: EmbeddingIdentity) -> None:
         """Bind ``identity`` and load the vector mirror on a thread, so that a server's

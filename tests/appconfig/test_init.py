@@ -24,8 +24,13 @@ from metacortex.cli.init import _executable
 from metacortex.cli.main import main
 from metacortex.config import ApplicationDirs
 from metacortex.errors import Conflict
+from tests.appconfig.support import (
+    GOLDEN,
+    assert_malformed_file_refused_untouched,
+    copy,
+    run_init,
+)
 
-GOLDEN: Final = Path(__file__).parent / "golden"
 READER: Final = {
     "id": "reader",
     "token": "reader-" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6",
@@ -48,18 +53,7 @@ def golden(name: str, data_dir: Path) -> str:
     return text.replace("{command}", command).replace("{data_dir}", str(data_dir))
 
 
-def init(
-    capsys: pytest.CaptureFixture[str], target: str, config: Path, *extra: str
-) -> tuple[int, str]:
-    code = main(["init", "--target", target, "--config", str(config), "--data-dir", "data", *extra])
-    captured = capsys.readouterr()
-    return code, captured.out + captured.err
-
-
-def copy(name: str, to: Path) -> bytes:
-    to.parent.mkdir(parents=True, exist_ok=True)
-    to.write_bytes((GOLDEN / name).read_bytes())
-    return to.read_bytes()
+init = run_init
 
 
 # ------------------------------------------------------------------ previews
@@ -171,17 +165,7 @@ def test_another_name_adds_a_second_server_beside_the_first(
 def test_a_malformed_file_is_refused_and_left_untouched(
     place: Path, capsys: pytest.CaptureFixture[str], target: str, name: str, message: str
 ) -> None:
-    config = place / name
-    original = copy(name, config)
-    modified = config.stat().st_mtime_ns
-
-    code, out = init(capsys, target, config, "--yes")
-
-    assert code == 2
-    assert message in out
-    assert config.read_bytes() == original
-    assert config.stat().st_mtime_ns == modified
-    assert sorted(path.name for path in place.iterdir()) == [name]  # no .bak, no temp file
+    assert_malformed_file_refused_untouched(place, capsys, target, name, message)
 
 
 def test_a_client_kept_in_the_store_is_found_too(

@@ -25,10 +25,15 @@ from metacortex.clients.lookup import profiles_with_stored
 from metacortex.config import Settings
 from metacortex.server.profiles import token_digest
 from metacortex.storage.sqlite import SQLiteStore
+from tests.appconfig.support import (
+    GOLDEN,
+    assert_malformed_file_refused_untouched,
+    copy,
+    run_init,
+)
 from tests.filesystems import can_mount, tmpfs
 from tests.firestore_support import PROJECT, FirestoreStoreFactory, firestore_settings
 
-GOLDEN: Final = Path(__file__).parent / "golden"
 URL: Final = "http://127.0.0.1:8765"
 EXPORT: Final = re.compile(r"^  export (?P<variable>[A-Z0-9_]+)='(?P<token>[^']+)'$", re.M)
 READER: Final = {
@@ -49,10 +54,7 @@ def place(place: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def init(
     capsys: pytest.CaptureFixture[str], target: str, config: Path, *extra: str, url: str = URL
 ) -> tuple[int, str]:
-    argv = ["init", "--target", target, "--config", str(config), "--data-dir", "data"]
-    code = main([*argv, "--url", url, *extra])
-    captured = capsys.readouterr()
-    return code, captured.out + captured.err
+    return run_init(capsys, target, config, "--url", url, *extra)
 
 
 def settings(place: Path) -> Settings:
@@ -65,12 +67,6 @@ def stored_clients(place: Path) -> list[str]:
         return [c.id for c in ClientManager(store, settings(place)).list() if c.source == "store"]
     finally:
         store.close()
-
-
-def copy(name: str, to: Path) -> bytes:
-    to.parent.mkdir(parents=True, exist_ok=True)
-    to.write_bytes((GOLDEN / name).read_bytes())
-    return to.read_bytes()
 
 
 # ----------------------------------------------------------------- new files
@@ -246,18 +242,8 @@ def test_an_unknown_client_is_refused_before_anything_is_written(
 def test_a_malformed_file_is_refused_untouched_and_no_client_is_created(
     place: Path, capsys: pytest.CaptureFixture[str], target: str, name: str, message: str
 ) -> None:
-    config = place / name
-    original = copy(name, config)
-    modified = config.stat().st_mtime_ns
-
-    code, out = init(capsys, target, config, "--yes")
-
-    assert code == 2
-    assert message in out
-    assert config.read_bytes() == original
-    assert config.stat().st_mtime_ns == modified
-    # No .bak, no temporary file, and no data directory: no client was made.
-    assert sorted(path.name for path in place.iterdir()) == [name]
+    # No data directory is left either: no client was made.
+    assert_malformed_file_refused_untouched(place, capsys, target, name, message, "--url", URL)
 
 
 def test_a_client_created_for_a_file_that_cannot_be_written_is_removed_again(

@@ -10,6 +10,12 @@ import pytest
 from metacortex.cli.main import main
 
 GOLDEN: Final = Path(__file__).parent / "golden"
+# The one environment-defined client the init suites configure (``--client reader``).
+READER: Final = {
+    "id": "reader",
+    "token": "reader-" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6",
+    "allowedTools": ["search_context", "fetch_context"],
+}
 
 
 def copy(name: str, to: Path) -> bytes:

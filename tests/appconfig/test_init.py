@@ -14,7 +14,6 @@ import stat
 import sys
 import tomllib
 from pathlib import Path
-from typing import Final
 
 import pytest
 
@@ -31,19 +30,10 @@ from tests.appconfig.support import (
     run_init,
 )
 
-READER: Final = {
-    "id": "reader",
-    "token": "reader-" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6",
-    "allowedTools": ["search_context", "fetch_context"],
-}
-
 
 @pytest.fixture
-def place(place: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The clean directory (conftest) with one environment-defined client, ``reader``;
-    the data directory is ``data`` there."""
-    monkeypatch.setenv("MCP_CLIENT_PROFILES_JSON", json.dumps([READER]))
-    return place
+def place(place_with_reader: Path) -> Path:
+    return place_with_reader
 
 
 def golden(name: str, data_dir: Path) -> str:

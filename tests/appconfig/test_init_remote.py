@@ -36,19 +36,11 @@ from tests.firestore_support import PROJECT, FirestoreStoreFactory, firestore_se
 
 URL: Final = "http://127.0.0.1:8765"
 EXPORT: Final = re.compile(r"^  export (?P<variable>[A-Z0-9_]+)='(?P<token>[^']+)'$", re.M)
-READER: Final = {
-    "id": "reader",
-    "token": "reader-" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6",
-    "allowedTools": ["search_context", "fetch_context"],
-}
 
 
 @pytest.fixture
-def place(place: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The clean directory (conftest) with one environment-defined client, ``reader``;
-    the data directory is ``data`` there."""
-    monkeypatch.setenv("MCP_CLIENT_PROFILES_JSON", json.dumps([READER]))
-    return place
+def place(place_with_reader: Path) -> Path:
+    return place_with_reader
 
 
 def init(

@@ -12,11 +12,10 @@ import argparse
 import json
 from typing import Any
 
-from metacortex.clients import ClientDirectory
-from metacortex.composition import build_store
+from metacortex.clients.lookup import profiles_with_stored
 from metacortex.config import Settings
 from metacortex.errors import ConfigurationError
-from metacortex.server.profiles import ADMIN_PROFILE_ID, Profile, Profiles, load_profiles
+from metacortex.server.profiles import ADMIN_PROFILE_ID, Profile, load_profiles
 from metacortex.server.prompts import prompts_for
 from metacortex.server.resources import resources_for, templates_for
 from metacortex.server.tools import tool_definitions
@@ -69,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     profiles = load_profiles(settings)
     profile = profiles.get(None if args.profile == ADMIN_PROFILE_ID else args.profile)
     if profile is None:
-        profiles = _with_stored_clients(settings, profiles)
+        profiles = profiles_with_stored(settings, profiles)
         profile = profiles.get(args.profile)
     if profile is None:
         known = ", ".join([ADMIN_PROFILE_ID, *sorted(profiles.clients)])
@@ -80,18 +79,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(_human(data))
     return 0
-
-
-def _with_stored_clients(settings: Settings, profiles: Profiles) -> Profiles:
-    """The profiles with the clients kept in the store (``metacortex client add``); an
-    embedded store is only read when it exists (this command never creates one)."""
-    if settings.store_kind == "sqlite" and not settings.sqlite_path.exists():
-        return profiles
-    store = build_store(settings)
-    try:
-        return ClientDirectory(profiles, settings).attach(store)
-    finally:
-        store.close()
 
 
 def _human(data: dict[str, Any]) -> str:

@@ -277,7 +277,7 @@ async def sign_in_flood(server: Server, seconds: float) -> dict[str, Any]:
 
 # -------------------------------------------------------------------- limiter
 def limiter_memory(keys: int) -> dict[str, Any]:
-    from metacortex.server.ratelimit import RateLimiter
+    from metacortex.guard.ratelimit import RateLimiter
 
     limiter = RateLimiter()
     gc.collect()

@@ -31,10 +31,10 @@ import httpx2
 import uvicorn
 from starlette.applications import Starlette
 
+from metacortex.guard.connections import uvicorn_config
 from metacortex.owner import set_passphrase
 from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.server import create_app
-from metacortex.server.connections import uvicorn_config
 from metacortex.service import MemoryService
 from metacortex.storage.sqlite import SQLiteStore
 from tests.fakes import FixedImageDescriber, HashingEmbedder

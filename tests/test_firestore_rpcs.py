@@ -32,8 +32,9 @@ from metacortex.clients import ClientDirectory, ClientManager
 from metacortex.config import Settings
 from metacortex.domain.records import BranchState, Memory
 from metacortex.errors import NotFound
+from metacortex.mcp_surface import context_prompt, resources
 from metacortex.providers.offline_merge import SentenceUnionMerger
-from metacortex.server import context_prompt, create_app, resources
+from metacortex.server import create_app
 from metacortex.server.profiles import load_profiles
 from metacortex.service import Access, MemoryService
 from metacortex.storage.base import MemoryFilter, Neighbours

@@ -77,7 +77,7 @@ class Settings(BaseSettings):
     retrieval_event_logging_enabled: bool = False
     metacortex_event_retention_days: int = Field(default=90, ge=1)
     # Refusals happen before authentication: past this many events a minute they are
-    # only counted, in one requests_rejected_aggregate event (server/rejections.py).
+    # only counted, in one requests_rejected_aggregate event (guard/rejections.py).
     metacortex_rejection_events_per_minute: int = Field(default=60, ge=0)
     # Ranking: share of semantic evidence in the fused score, and whether memories
     # written together in a topic lend each other evidence (docs/benchmarks.md).
@@ -103,17 +103,17 @@ class Settings(BaseSettings):
     # The admin endpoint /mcp is the owner's own token, the one bulk imports use; its
     # limit is its own, sized for them (the one above is for client endpoints and grants).
     metacortex_admin_rate_limit_per_minute: int = Field(default=ADMIN_RATE_LIMIT_PER_MINUTE, ge=1)
-    # `metacortex serve` connection hygiene (server/connections.py): a request head must
+    # `metacortex serve` connection hygiene (guard/connections.py): a request head must
     # arrive within the head timeout; a body may pause at most the body timeout between
     # chunks; past the connection cap (also fitted below RLIMIT_NOFILE) the longest-idle
     # connection is closed.
     metacortex_head_timeout_seconds: float = Field(default=10.0, gt=0, le=600)
     metacortex_body_timeout_seconds: float = Field(default=30.0, gt=0, le=600)
-    # The whole request body must arrive within this, however it trickles (server/guard.py;
+    # The whole request body must arrive within this, however it trickles (guard/request_guard.py;
     # also in the cloud): 408 and the connection closed past it.
     metacortex_body_deadline_seconds: float = Field(default=60.0, gt=0, le=3600)
     metacortex_max_connections: int = Field(default=1000, ge=8)
-    # Which X-Forwarded-For entry names the client (server/addresses.py): the N-th from the
+    # Which X-Forwarded-For entry names the client (guard/addresses.py): the N-th from the
     # right, or none (0: the socket peer). Unset: 0 for `metacortex serve`, 1 in the cloud
     # deployment (Google's front end appends the address it received the request from).
     metacortex_trusted_proxy_hops: int | None = Field(default=None, ge=0, le=8)

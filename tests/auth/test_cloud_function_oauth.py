@@ -23,8 +23,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 
 from bench.cold_start import FunctionProcess, production_settings
+from metacortex.guard.routes import FUNCTION_PREFIX
 from metacortex.owner import set_passphrase
-from metacortex.server.routes import FUNCTION_PREFIX
 from metacortex.storage.firestore import FirestoreStore
 from tests.auth.test_sdk_client_flow import MemoryTokens
 from tests.firestore_support import Emulator

@@ -14,7 +14,7 @@ from typing import Final
 import httpx2
 import pytest
 
-from metacortex.server.routes import FUNCTION_PREFIX
+from metacortex.guard.routes import FUNCTION_PREFIX
 from tests import ts_oauth
 from tests.oauth_support import CALLBACK, approve_over_http, oauth_server, query_of, tools_list
 

@@ -13,7 +13,7 @@ from pydantic import SecretStr
 from metacortex.config import Settings
 from metacortex.domain.records import BranchState
 from metacortex.errors import Forbidden, NotFound
-from metacortex.server import context_prompt, resources
+from metacortex.mcp_surface import context_prompt, resources
 from metacortex.server.profiles import Profile, load_profiles
 from metacortex.service import Access, MemoryService
 

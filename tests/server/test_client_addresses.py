@@ -1,4 +1,4 @@
-"""Whose address a request has (issue 19 item 12): ``server/addresses.py``.
+"""Whose address a request has (issue 19 item 12): ``guard/addresses.py``.
 
 The counterpart is an attacker who writes ``X-Forwarded-For`` himself: against
 ``metacortex serve`` (uvicorn as the CLI configures it) and against the cloud
@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from metacortex.server.addresses import AddressResolver, ClientAddress
+from metacortex.guard.addresses import AddressResolver, ClientAddress
 from metacortex.server.logs import SERVER_LOGGER, JsonFormatter
 from tests.abuse_support import SIGN_IN_BUDGET, live_server, sign_in
 

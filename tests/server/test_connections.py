@@ -30,7 +30,7 @@ import httpx2
 import pytest
 import uvicorn
 
-from metacortex.server.connections import (
+from metacortex.guard.connections import (
     AcceptErrorFilter,
     ConnectionLimits,
     fitted_connection_cap,

@@ -27,8 +27,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from metacortex.domain.records import Memory
+from metacortex.mcp_surface.tools import TOOLS
 from metacortex.operations.walk import all_memories
-from metacortex.server.tools import TOOLS
 from metacortex.service import Access, MemoryService
 from tests.server.conftest import (
     ADMIN_TOKEN,

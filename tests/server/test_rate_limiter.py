@@ -1,4 +1,4 @@
-"""The rate limiter's memory is bounded (issue 19 item 12): ``server/ratelimit.py``.
+"""The rate limiter's memory is bounded (issue 19 item 12): ``guard/ratelimit.py``.
 
 The counterpart is an attacker choosing keys (30 KB addresses once grew the
 sign-in limiter by 150 MB in 20 s). The clock is a plain function of time passed
@@ -10,8 +10,8 @@ from __future__ import annotations
 import gc
 import tracemalloc
 
-from metacortex.server import ratelimit
-from metacortex.server.ratelimit import MAX_KEY_CHARS, RateLimiter
+from metacortex.guard import ratelimit
+from metacortex.guard.ratelimit import MAX_KEY_CHARS, RateLimiter
 
 
 class Clock:

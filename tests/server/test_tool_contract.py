@@ -15,7 +15,7 @@ from mcp.shared.exceptions import MCPError
 
 from metacortex.config import Settings
 from metacortex.domain import limits
-from metacortex.server.tools import TOOLS
+from metacortex.mcp_surface.tools import TOOLS
 from tests.server.conftest import (
     ADMIN_TOKEN,
     HANDSHAKE_MODE,

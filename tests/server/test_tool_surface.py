@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from metacortex.cli.surface import surface
+from metacortex.mcp_surface.tools import TOOLS
 from metacortex.server.profiles import Profile, load_profiles
-from metacortex.server.tools import TOOLS
 from tests.server.conftest import READER_TOKEN, WEB_TOKEN, Harness, make_settings
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "tool_surface.json"

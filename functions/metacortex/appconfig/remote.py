@@ -18,7 +18,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from metacortex.clients.snippets import client_endpoint
 from metacortex.errors import InvalidArgument
-from metacortex.server.hosts import is_loopback_host
+from metacortex.guard.hosts import is_loopback_host
 
 _CLIENT_PATH: Final = re.compile(r"(?P<base>.*)/clients/(?P<id>[^/]+)/mcp")
 

@@ -28,8 +28,8 @@ from starlette.requests import Request
 
 from metacortex.auth.cimd import MAX_BYTES
 from metacortex.config import Settings
-from metacortex.server.addresses import client_address
-from metacortex.server.ratelimit import RateLimiter
+from metacortex.guard.addresses import client_address
+from metacortex.guard.ratelimit import RateLimiter
 
 MAX_REGISTRATION_BYTES: Final = MAX_BYTES
 MAX_CLIENT_NAME_CHARS: Final = 200

@@ -28,11 +28,11 @@ from metacortex.auth import scopes as scope_names
 from metacortex.auth.presets import grant_profile
 from metacortex.auth.tokens import TokenStore
 from metacortex.config import Settings
+from metacortex.guard.bearer import BearerIdentity
+from metacortex.guard.rejections import Rejection
+from metacortex.guard.routes import FUNCTION_PREFIX, Route, resolve
 from metacortex.owner.web import public_base
-from metacortex.server.bearer import BearerIdentity
-from metacortex.server.guard import Rejection
 from metacortex.server.profiles import CLIENT_ID_PATTERN, Profile, Profiles
-from metacortex.server.routes import FUNCTION_PREFIX, Route, resolve
 
 WELL_KNOWN_PRM: Final = "/.well-known/oauth-protected-resource"
 

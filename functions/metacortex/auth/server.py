@@ -66,10 +66,10 @@ from metacortex.auth.presets import (
 from metacortex.auth.resource import WELL_KNOWN_PRM, OAuthResource, resource_of, served
 from metacortex.auth.tokens import CODE, REFRESH, Issued, TokenStore, pkce_matches
 from metacortex.config import Settings
+from metacortex.guard.routes import FUNCTION_PREFIX, resolve
 from metacortex.owner import OwnerWeb, public_base, templates
 from metacortex.owner.web import origin_of
 from metacortex.server.logs import log
-from metacortex.server.routes import FUNCTION_PREFIX, resolve
 from metacortex.server.runtime import Runtime
 from metacortex.storage.base import MemoryStore
 

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 from metacortex.cli.admin_token import stored_admin_token
 from metacortex.config import Settings
 from metacortex.errors import ConfigurationError
-from metacortex.server.hosts import is_loopback_host
+from metacortex.guard.hosts import is_loopback_host
 
 
 def endpoint_token(settings: Settings, url: str) -> str:

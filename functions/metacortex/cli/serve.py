@@ -27,10 +27,10 @@ from metacortex.clients import ClientManager
 from metacortex.composition import build_service
 from metacortex.config import Settings
 from metacortex.errors import ConfigurationError
+from metacortex.guard.connections import install_accept_error_filter, uvicorn_config
+from metacortex.guard.hosts import is_loopback_host
 from metacortex.heap import freeze_startup_heap, release_freed_memory
 from metacortex.server import create_app
-from metacortex.server.connections import install_accept_error_filter, uvicorn_config
-from metacortex.server.hosts import is_loopback_host
 from metacortex.server.logs import configure_logging
 from metacortex.server.profiles import load_profiles
 from metacortex.service import Access, MemoryService

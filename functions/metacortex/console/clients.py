@@ -26,9 +26,9 @@ from metacortex.console.activity import DAYS, read_activity
 from metacortex.console.base import ConsoleBase, form_text
 from metacortex.console.client_page import NOTICES, client_page
 from metacortex.errors import InvalidArgument, MetaCortexError
+from metacortex.guard.routes import resolve
 from metacortex.owner import Session
 from metacortex.server.profiles import ADMIN_PROFILE_ID, TOOL_NAMES
-from metacortex.server.routes import resolve
 
 # Last use is looked up over the activity page's window of events (they are kept 90 days
 # by default): reading them all would make the page's time grow with the retention

@@ -25,8 +25,8 @@ from metacortex.console import (
     search,
 )
 from metacortex.console.base import HERE, HOME, STYLESHEET, ConsoleBase, text
+from metacortex.guard.routes import FUNCTION_PREFIX
 from metacortex.owner import Session
-from metacortex.server.routes import FUNCTION_PREFIX
 
 Handler = Callable[[ConsoleBase, Request, Session], Awaitable[Response]]
 

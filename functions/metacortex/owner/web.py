@@ -30,13 +30,13 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from metacortex.config import Settings
+from metacortex.guard.addresses import client_address
+from metacortex.guard.ratelimit import RateLimiter
+from metacortex.guard.routes import FUNCTION_PREFIX
 from metacortex.owner.devices import LIFETIME as DEVICE_LIFETIME
 from metacortex.owner.devices import OwnerDevices
 from metacortex.owner.passphrase import is_set, verify_passphrase
 from metacortex.owner.sessions import OwnerSessions, Session
-from metacortex.server.addresses import client_address
-from metacortex.server.ratelimit import RateLimiter
-from metacortex.server.routes import FUNCTION_PREFIX
 from metacortex.storage.base import MemoryStore
 
 if TYPE_CHECKING:

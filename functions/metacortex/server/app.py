@@ -28,13 +28,13 @@ from metacortex.clients.directory import ClientDirectory
 from metacortex.composition import check_configuration
 from metacortex.config import Settings
 from metacortex.errors import MetaCortexError
+from metacortex.guard.request_guard import RequestGuard
+from metacortex.guard.routes import starlette_paths
+from metacortex.mcp_surface.mcp_server import build_mcp_server
 from metacortex.server.domain_errors import domain_error
-from metacortex.server.guard import RequestGuard
 from metacortex.server.lifecycle import running
 from metacortex.server.logs import log
-from metacortex.server.mcp_server import build_mcp_server
 from metacortex.server.profiles import load_profiles
-from metacortex.server.routes import starlette_paths
 from metacortex.server.runtime import Runtime
 from metacortex.service import MemoryService
 from metacortex.storage.base import MemoryStore

@@ -1,6 +1,6 @@
 """Domain errors raised while serving a page or an OAuth endpoint, as HTTP answers.
 
-MCP tool calls translate their own errors (``server/tools.py``: an ``isError``
+MCP tool calls translate their own errors (``mcp_surface/tools.py``: an ``isError``
 result). Every other route (the OAuth endpoints, sign-in, the console) reaches
 the store directly, so a domain error there (a full disk's ``StorageFull``, a
 Firestore outage's ``Unavailable``) is translated here, once, for the whole app:
@@ -26,7 +26,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
 from metacortex.errors import ErrorCode, MetaCortexError, RateLimited
-from metacortex.server.routes import resolve
+from metacortex.guard.routes import resolve
 
 HTTP_STATUS: Final[Mapping[ErrorCode, int]] = {
     "invalid_argument": 400,

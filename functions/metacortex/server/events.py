@@ -19,13 +19,13 @@ from datetime import timedelta
 from typing import Any, Final, Protocol
 
 from metacortex.domain.records import to_wire_time, utc_now
-from metacortex.server.logs import log
-from metacortex.server.rejections import (
+from metacortex.guard.rejections import (
     MAX_RECORDED_PATH,
     WINDOW_SECONDS,
     RejectionBudget,
     bounded_request,
 )
+from metacortex.server.logs import log
 from metacortex.storage.base import Event
 
 MEMORY_EVENTS: Final = "memory_events"

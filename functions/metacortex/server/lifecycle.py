@@ -24,9 +24,9 @@ import anyio.to_thread
 
 from metacortex.composition import build_service
 from metacortex.config import Settings
+from metacortex.guard.rejections import RejectionBudget
 from metacortex.server.events import EventRecorder
 from metacortex.server.logs import log
-from metacortex.server.rejections import RejectionBudget
 from metacortex.server.runtime import Runtime
 from metacortex.storage.base import MemoryStore
 

@@ -15,20 +15,31 @@ store's once the store is open, refreshed while the app runs.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Final
 
 import anyio
 
 from metacortex.clients.directory import ClientDirectory
 from metacortex.config import Settings
 from metacortex.errors import Unavailable
+from metacortex.guard.bearer import BearerAuthority
 from metacortex.server.events import EventRecorder
-from metacortex.server.profiles import Profiles
+from metacortex.server.profiles import Profile, Profiles
 from metacortex.service import MemoryService
 
-if TYPE_CHECKING:
-    from metacortex.server.bearer import BearerAuthority
+# Where the guard puts the profile it authenticated, in the ASGI scope.
+PROFILE_SCOPE_KEY: Final = "metacortex.profile"
+
+
+def request_profile(request: Any) -> Profile:
+    """The profile the guard authenticated for this request (set in the ASGI scope)."""
+    scope: Mapping[str, Any] | None = getattr(request, "scope", None)
+    profile = scope.get(PROFILE_SCOPE_KEY) if scope is not None else None
+    if not isinstance(profile, Profile):
+        raise RuntimeError("request reached MCP without passing the guard")
+    return profile
 
 
 @dataclass(slots=True)

@@ -39,8 +39,8 @@ from mcp.shared.exceptions import MCPError
 
 from metacortex.clients.directory import ClientDirectory
 from metacortex.config import Settings
+from metacortex.mcp_surface.mcp_server import build_mcp_server
 from metacortex.server.lifecycle import running
-from metacortex.server.mcp_server import build_mcp_server
 from metacortex.server.profiles import Profile, load_profiles
 from metacortex.server.runtime import Runtime
 

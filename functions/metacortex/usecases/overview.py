@@ -1,7 +1,7 @@
 """What the store holds at a glance: topics with their counts, and the newest memories.
 
 Behind the MCP resources ``memory://topics`` and ``memory://recent`` and the
-``context`` prompt (``server/resources.py``, ``server/context_prompt.py``): what an
+``context`` prompt (``mcp_surface/resources.py``, ``mcp_surface/context_prompt.py``): what an
 agent should know at the start of a session. Both read only what the caller's
 ``Access`` may read, as the tools do.
 """

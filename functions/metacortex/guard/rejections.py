@@ -13,11 +13,27 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 MAX_RECORDED_PATH: Final = 200
 WINDOW_SECONDS: Final = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """A refused request: its status, JSON error body and the event's reason."""
+
+    status: int
+    code: str  # error.code of the JSON body
+    reason: str  # the memory_events reason
+    message: str
+    headers: Mapping[str, str] = field(default_factory=dict)
+    # Set for refusals of the JSON-RPC message itself: the body is then a JSON-RPC
+    # error (id null) that an MCP client reads, not the plain {"error": ...} form.
+    jsonrpc_code: int | None = None
+    jsonrpc_data: Mapping[str, Any] | None = None
 
 
 def bounded_request(method: str, path: str, query: str) -> dict[str, Any]:

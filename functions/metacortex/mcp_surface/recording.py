@@ -1,7 +1,7 @@
 """One log line and one ``memory_events`` record per MCP request that reaches a handler:
 a tool call (``tool_call``), a resource read (``resource_read``) or a prompt get
 (``prompt_get``), over HTTP and stdio alike. What the request carried is summarized
-(``server/summaries.py``): never a memory body, a query or a credential."""
+(``mcp_surface/summaries.py``): never a memory body, a query or a credential."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from metacortex.mcp_surface.summaries import summarize_arguments
 from metacortex.server.logs import log
 from metacortex.server.profiles import Profile
 from metacortex.server.runtime import Runtime
-from metacortex.server.summaries import summarize_arguments
 
 _LABELS = {"tool_call": "tool", "resource_read": "resource read", "prompt_get": "prompt"}
 

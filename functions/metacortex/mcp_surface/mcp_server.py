@@ -18,10 +18,9 @@ from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 
 from metacortex import __version__
-from metacortex.server import prompts, resources, tools
-from metacortex.server.guard import request_profile
+from metacortex.mcp_surface import prompts, resources, tools
 from metacortex.server.profiles import Profile
-from metacortex.server.runtime import Runtime
+from metacortex.server.runtime import Runtime, request_profile
 
 INSTRUCTIONS: Final = (
     "MetaCortex is the user's persistent memory, shared by all their assistants. Before "

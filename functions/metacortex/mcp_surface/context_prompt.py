@@ -9,7 +9,7 @@ the model knows to search for them.
 
 Offered where ``memory://recent`` is (a read tool and the ``active`` state);
 the memories' content only where ``fetch_context`` is allowed, their summaries
-otherwise, as ``memory://recent`` does (``server/resources.py``).
+otherwise, as ``memory://recent`` does (``mcp_surface/resources.py``).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from metacortex.domain import limits
 from metacortex.domain.records import Memory, to_wire_time
 from metacortex.domain.text import summarize
 from metacortex.errors import InvalidArgument
+from metacortex.mcp_surface.resources import reads_bodies, reads_recent
 from metacortex.server.profiles import Profile
-from metacortex.server.resources import reads_bodies, reads_recent
 from metacortex.service import MemoryService
 
 PROMPT_NAME: Final = "context"

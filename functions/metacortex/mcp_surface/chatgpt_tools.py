@@ -21,7 +21,7 @@ import mcp_types as types
 from pydantic import Field
 
 from metacortex.domain import limits
-from metacortex.server import schemas
+from metacortex.mcp_surface import schemas
 from metacortex.service import Access, MemoryService
 
 SEARCH: Final = "search"

@@ -41,8 +41,7 @@ import logging
 import secrets
 import time
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 from urllib.parse import parse_qsl, urlencode
 
 import anyio
@@ -53,17 +52,16 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from metacortex.server.addresses import AddressResolver, client_address
-from metacortex.server.bearer import BearerIdentity
-from metacortex.server.hosts import HostPolicy, is_loopback_origin
+from metacortex.guard.addresses import AddressResolver, client_address
+from metacortex.guard.bearer import BearerIdentity
+from metacortex.guard.hosts import HostPolicy, is_loopback_origin
+from metacortex.guard.ratelimit import RateLimiter
+from metacortex.guard.rejections import Rejection, bounded_request
+from metacortex.guard.routes import Route, resolve
 from metacortex.server.logs import bounded_text, log, redact_query, request_lines
 from metacortex.server.profiles import Profile, Profiles, token_digest
-from metacortex.server.ratelimit import RateLimiter
-from metacortex.server.rejections import bounded_request
-from metacortex.server.routes import Route, resolve
-from metacortex.server.runtime import UNAVAILABLE_MESSAGE, Runtime
+from metacortex.server.runtime import PROFILE_SCOPE_KEY, UNAVAILABLE_MESSAGE, Runtime
 
-PROFILE_SCOPE_KEY: Final = "metacortex.profile"
 URL_TOKEN_PARAM: Final = "auth_" + "token"  # split: not a credential (ruff S105)
 _ALLOWED_METHODS: Final = "POST, OPTIONS"
 _CORS_BASE_HEADERS: Final = frozenset(
@@ -81,28 +79,6 @@ _CORS_BASE_HEADERS: Final = frozenset(
 _EXPOSED_HEADERS: Final = "mcp-session-id, mcp-protocol-version, retry-after, www-authenticate"
 _PREFLIGHT_MAX_AGE: Final = "600"
 _SAFE_HEADERS: Final = {"cache-control": "no-store", "x-content-type-options": "nosniff"}
-
-
-def request_profile(request: Request | Any) -> Profile:
-    """The profile the guard authenticated for this request (set in the ASGI scope)."""
-    scope: Mapping[str, Any] | None = getattr(request, "scope", None)
-    profile = scope.get(PROFILE_SCOPE_KEY) if scope is not None else None
-    if not isinstance(profile, Profile):
-        raise RuntimeError("request reached MCP without passing the guard")
-    return profile
-
-
-@dataclass(frozen=True, slots=True)
-class Rejection:
-    status: int
-    code: str  # error.code of the JSON body
-    reason: str  # the memory_events reason
-    message: str
-    headers: Mapping[str, str] = field(default_factory=dict)
-    # Set for refusals of the JSON-RPC message itself: the body is then a JSON-RPC
-    # error (id null) that an MCP client reads, not the plain {"error": ...} form.
-    jsonrpc_code: int | None = None
-    jsonrpc_data: Mapping[str, Any] | None = None
 
 
 class _BodyRefused(Exception):

@@ -20,7 +20,7 @@ them exhaust the process's file descriptors and every later request hangs.
   never runs out of descriptors.
 
 The whole body's deadline (``METACORTEX_BODY_DEADLINE_SECONDS``) is the guard's
-(``server/guard.py``), so it holds in the cloud deployment too.
+(``guard/request_guard.py``), so it holds in the cloud deployment too.
 
 ``AcceptErrorFilter`` rate-limits asyncio's "socket.accept() out of system
 resource" line, which the event loop otherwise logs with a traceback for every
@@ -84,7 +84,7 @@ def uvicorn_config(app: ASGIApp, settings: Settings) -> uvicorn.Config:
         ws="none",  # MCP is HTTP only; a stray Upgrade is answered as plain HTTP
         log_config=None,  # keep the JSON logging the caller configured
         access_log=False,  # its lines would carry ?auth_token=; the guard logs instead
-        # The client address is decided by the guard alone (server/addresses.py), under
+        # The client address is decided by the guard alone (guard/addresses.py), under
         # METACORTEX_TRUSTED_PROXY_HOPS; uvicorn's default believes any X-Forwarded-For
         # sent from loopback.
         proxy_headers=False,

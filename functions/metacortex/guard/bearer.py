@@ -8,15 +8,13 @@ is not a static one is handed to the ``BearerAuthority``, which also shapes the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from starlette.types import Scope
 
+from metacortex.guard.rejections import Rejection
+from metacortex.guard.routes import Route
 from metacortex.server.profiles import Profile
-
-if TYPE_CHECKING:
-    from metacortex.server.guard import Rejection
-    from metacortex.server.routes import Route
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,4 @@
-"""The prompts: ``correct_memory`` (here) and ``context`` (``server/context_prompt.py``).
+"""The prompts: ``correct_memory`` (here) and ``context`` (``mcp_surface/context_prompt.py``).
 
 ``correct_memory`` is a ready-made instruction to replace a wrong memory: one
 user message telling the model to save the corrected memory, deprecate the
@@ -25,9 +25,9 @@ from mcp.shared.exceptions import MCPError
 
 from metacortex.domain import limits
 from metacortex.errors import InvalidArgument, MetaCortexError, Unavailable
-from metacortex.server import context_prompt
+from metacortex.mcp_surface import context_prompt
+from metacortex.mcp_surface.recording import record_request
 from metacortex.server.profiles import Profile
-from metacortex.server.recording import record_request
 from metacortex.server.runtime import Runtime
 
 PROMPT_NAME: Final = "correct_memory"

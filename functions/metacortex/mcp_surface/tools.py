@@ -31,11 +31,11 @@ from pydantic import BaseModel, ValidationError
 
 from metacortex.domain import limits
 from metacortex.errors import Forbidden, InvalidArgument, MetaCortexError, Unavailable
-from metacortex.server import chatgpt_tools, schemas
+from metacortex.mcp_surface import chatgpt_tools, schemas
+from metacortex.mcp_surface.recording import record_request
+from metacortex.mcp_surface.summaries import summarize_result
 from metacortex.server.profiles import OWNER_TOOL_NAMES, TOOL_NAMES, Profile
-from metacortex.server.recording import record_request
 from metacortex.server.runtime import Runtime
-from metacortex.server.summaries import summarize_result
 from metacortex.service import Access, MemoryService
 
 ToolRunner = Callable[[MemoryService, Access, dict[str, Any]], dict[str, Any]]

@@ -36,8 +36,8 @@ from mcp.shared.exceptions import MCPError
 from metacortex.domain.records import BranchState
 from metacortex.domain.text import summarize
 from metacortex.errors import InvalidArgument, MetaCortexError, Unavailable
+from metacortex.mcp_surface.recording import record_request
 from metacortex.server.profiles import Profile
-from metacortex.server.recording import record_request
 from metacortex.server.runtime import Runtime
 from metacortex.service import MemoryService
 

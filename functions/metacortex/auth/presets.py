@@ -19,7 +19,8 @@ from typing import Any, Final
 
 from metacortex.auth import scopes as scope_names
 from metacortex.domain.records import ALL_STATES, BranchState
-from metacortex.server.profiles import Profile
+from metacortex.server.profiles import Profile, entry_grants
+from metacortex.spaces.model import OWNER_ID
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,4 +127,13 @@ def grant_profile(
         allow_url_token=False,
         rate_limit_per_minute=min(rate_limit_per_minute, endpoint.rate_limit_per_minute),
         chatgpt_data_tools=bool(grant.get("chatgpt_tools", False)),
+        # Who approved it and the spaces chosen on the consent page; a grant made before
+        # spaces existed is the owner's, on the default space at write.
+        person=str(grant.get("person") or OWNER_ID),
+        grants=entry_grants(
+            {"spaces": grant["spaces"], "defaultSpace": grant.get("default_space")}
+            if isinstance(grant.get("spaces"), dict)
+            else {},
+            f"grant {grant_id}",
+        ),
     )

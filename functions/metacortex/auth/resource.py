@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import replace
+from types import MappingProxyType
 from typing import Any, Final
 
 import anyio.to_thread
@@ -32,7 +33,7 @@ from metacortex.guard.bearer import BearerIdentity
 from metacortex.guard.rejections import Rejection
 from metacortex.guard.routes import FUNCTION_PREFIX, Route, resolve
 from metacortex.owner.web import public_base
-from metacortex.server.profiles import CLIENT_ID_PATTERN, Profile, Profiles
+from metacortex.server.profiles import CLIENT_ID_PATTERN, Profile, Profiles, with_directory
 
 WELL_KNOWN_PRM: Final = "/.well-known/oauth-protected-resource"
 
@@ -81,11 +82,25 @@ class OAuthResource:
         grant = await anyio.to_thread.run_sync(self._tokens.grant, grant_id)
         if grant is None:
             return None
-        profile = grant_profile(
-            grant_id, grant, endpoint, self._settings.metacortex_rate_limit_per_minute
+        profiles = self._profiles()
+        profile = with_directory(
+            grant_profile(
+                grant_id, grant, endpoint, self._settings.metacortex_rate_limit_per_minute
+            ),
+            profiles.directory,
         )
-        if grant.get("paused") is True or endpoint.paused:
-            profile = replace(profile, paused=True)
+        # Never more than the endpoint itself holds, space by space.
+        levels = {
+            key: min(level, endpoint.levels[key])
+            for key, level in profile.levels.items()
+            if key in endpoint.levels
+        }
+        profile = replace(
+            profile,
+            levels=MappingProxyType(levels),
+            paused=grant.get("paused") is True or endpoint.paused,
+            person_active=profile.person_active and endpoint.person_active,
+        )
         return BearerIdentity(profile=profile, scopes=frozenset(record.get("scopes", ())))
 
     def _challenge(self, scope: Scope, route: Route, extra: str = "", scopes: str = "") -> str:

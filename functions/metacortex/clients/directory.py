@@ -1,10 +1,12 @@
-"""The profiles in effect in one server process: the environment's, then the store's.
+"""The profiles in effect in one server process: the environment's, then the store's,
+computed with the spaces and people in the store (``spaces``).
 
 Stored clients change while servers run (``clients.manage``), on any instance.
 Each process keeps the merged ``Profiles`` and checks the store at most once per
 ``METACORTEX_CLIENT_REFRESH_SECONDS`` (``refresh``), on the first request after
 that time: it reads the change marker (one small record: one document read on
-Firestore) and lists the stored clients only when the marker moved. Requests in
+Firestore) and lists the stored clients, spaces and people only when the marker
+moved (every change of any of them moves it). Requests in
 between cost no store read at all (pinned in ``tests/test_firestore_rpcs.py``).
 
 The bound: a check starts by noting the time, then reads the marker, so a change
@@ -33,6 +35,8 @@ from metacortex.clients import stored
 from metacortex.config import Settings
 from metacortex.errors import MetaCortexError
 from metacortex.server.profiles import Profiles
+from metacortex.spaces.model import Directory
+from metacortex.spaces.registry import read_directory
 from metacortex.storage.base import MemoryStore
 
 _log = logging.getLogger("metacortex.clients")
@@ -90,7 +94,7 @@ class ClientDirectory:
             try:
                 marker = stored.read_marker(store)
                 if marker != self._marker:
-                    self._profiles = self._merged(stored.read_all(store))
+                    self._profiles = self._merged(stored.read_all(store), read_directory(store))
                     self._marker = marker
             except MetaCortexError as error:
                 _log.warning("stored clients could not be read (%s); keeping the last ones", error)
@@ -98,10 +102,15 @@ class ClientDirectory:
             self._checked_at = started
             return self._profiles
 
-    def _merged(self, clients: list[stored.StoredClient]) -> Profiles:
+    @property
+    def directory(self) -> Directory:
+        """The spaces and people as last checked (no store read)."""
+        return self._profiles.directory
+
+    def _merged(self, clients: list[stored.StoredClient], directory: Directory) -> Profiles:
         environment = self.environment.clients
         found = stored.valid_profiles(clients, self._settings, frozenset(environment))
         return Profiles(
             admin=self.environment.admin,
             clients=MappingProxyType({**found, **environment}),
-        )
+        ).resolved(directory)

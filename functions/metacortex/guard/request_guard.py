@@ -195,8 +195,10 @@ class RequestGuard:
         if profile is None:
             await self._reject(scope, send, route, started, _UNAUTHORIZED)
             return
-        if profile.paused:
-            await self._reject(scope, send, route, started, _PAUSED)
+        refusal = profile.refused_because
+        if refusal is not None:
+            rejection = _PAUSED if refusal == "paused" else _PERSON_INACTIVE
+            await self._reject(scope, send, route, started, rejection)
             return
         if method != "POST":
             await self._reject(scope, send, route, started, _method_not_allowed(_ALLOWED_METHODS))
@@ -628,6 +630,13 @@ _PAUSED: Final = Rejection(
     "forbidden",
     "client_paused",
     "this client is paused by the server's owner; it is refused until the owner resumes it",
+)
+_PERSON_INACTIVE: Final = Rejection(
+    403,
+    "forbidden",
+    "person_inactive",
+    "the person this credential belongs to was deactivated by the server's owner; "
+    "it is refused until the owner reactivates them",
 )
 _ORIGIN_NOT_ALLOWED: Final = Rejection(
     403,

@@ -17,14 +17,24 @@ import json
 import re
 import secrets
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Final
 
 from metacortex.config import Settings
 from metacortex.domain.records import ALL_STATES, BranchState
-from metacortex.errors import ConfigurationError
+from metacortex.errors import ConfigurationError, MetaCortexError
 from metacortex.service import Access
+from metacortex.spaces.model import (
+    DEFAULT_SPACE,
+    FRESH,
+    OWNER_ID,
+    Directory,
+    Grants,
+    Level,
+    check_space_key,
+    effective_levels,
+)
 
 # The model-facing tool names, in the order tools/list presents them.
 TOOL_NAMES: Final = (
@@ -34,7 +44,12 @@ TOOL_NAMES: Final = (
     "list_context",
     "deprecate_context",
     "consolidate_context",
+    "list_spaces",
+    "who_am_i",
 )
+# Tools a credential made before spaces existed did not list; profiles that list them,
+# and clients created from now on, get them.
+SPACE_TOOL_NAMES: Final = ("list_spaces", "who_am_i")
 # The owner's tools: offered only on the admin endpoint, and only when the operator turns
 # them on (erase_context: METACORTEX_ADMIN_ERASE_TOOL). Never part of a client profile.
 OWNER_TOOL_NAMES: Final = ("erase_context",)
@@ -60,6 +75,9 @@ _PROFILE_KEYS: Final = frozenset(
         "mayWriteLifecycle",
         "rateLimitPerMinute",
         "chatgptDataTools",
+        "person",
+        "spaces",
+        "defaultSpace",
     }
 )
 _HOW_TO_GENERATE: Final = (
@@ -84,6 +102,16 @@ class Profile:
     chatgpt_data_tools: bool = False
     # Paused by the owner (a stored client, or an OAuth grant): every request is refused.
     paused: bool = False
+    # Whose credential this is (a person id, or an email until the directory resolves
+    # it) and what it was granted; ``levels`` and ``person_active`` are what
+    # ``with_directory`` computed from them with the people and spaces in effect.
+    person: str = OWNER_ID
+    grants: Grants = field(default_factory=Grants.legacy)
+    levels: Mapping[str, Level] = field(
+        default_factory=lambda: MappingProxyType({DEFAULT_SPACE: Level.WRITE})
+    )
+    person_active: bool = True
+    names: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def is_admin(self) -> bool:
@@ -97,7 +125,20 @@ class Profile:
             self.may_write_lifecycle,
             principal=self.id,
             may_erase="erase_context" in self.allowed_tools,
+            levels=self.levels,
+            default_space=self.grants.default,
+            person=self.person,
+            names=self.names,
         )
+
+    @property
+    def refused_because(self) -> str | None:
+        """Why every request of this credential is refused (403), or None."""
+        if self.paused:
+            return "paused"
+        if not self.person_active:
+            return "person_inactive"
+        return None
 
     @property
     def tools(self) -> tuple[str, ...]:
@@ -125,6 +166,20 @@ class Profile:
 class Profiles:
     admin: Profile
     clients: Mapping[str, Profile]
+    # The spaces and people the profiles were computed with (OAuth grants' profiles,
+    # built per request, are computed with it too).
+    directory: Directory = FRESH
+
+    def resolved(self, directory: Directory) -> Profiles:
+        """Every profile computed anew with ``directory`` (``with_directory``)."""
+        names = MappingProxyType(directory.names())
+        return Profiles(
+            admin=with_directory(self.admin, directory, names),
+            clients=MappingProxyType(
+                {key: with_directory(p, directory, names) for key, p in self.clients.items()}
+            ),
+            directory=directory,
+        )
 
     def get(self, client_id: str | None) -> Profile | None:
         """The admin profile for None, a client profile by id, or None when unknown."""
@@ -183,7 +238,8 @@ def load_profiles(settings: Settings) -> Profiles:
                 )
             digests[profile.token_sha256] = where
             clients[profile.id] = profile
-    return Profiles(admin=admin, clients=MappingProxyType(clients))
+    # Computed with the spaces and people of a new store until the store's are read.
+    return Profiles(admin=admin, clients=MappingProxyType(clients)).resolved(FRESH)
 
 
 # ----------------------------------------------------------------- admin
@@ -221,6 +277,7 @@ def _admin_profile(settings: Settings) -> Profile:
         allowed_origins=origins,
         allow_url_token=False,
         rate_limit_per_minute=settings.metacortex_admin_rate_limit_per_minute,
+        grants=Grants.everything(),
     )
 
 
@@ -320,6 +377,75 @@ def client_profile(entry: Any, settings: Settings, where: str) -> Profile:
         allow_url_token=_bool(entry, "allowUrlToken", where),
         rate_limit_per_minute=_rate_limit(entry, where, settings),
         chatgpt_data_tools=_bool(entry, "chatgptDataTools", where),
+        person=_person(entry, where),
+        grants=entry_grants(entry, where),
+    )
+
+
+def _person(entry: Mapping[str, Any], where: str) -> str:
+    value = entry.get("person", OWNER_ID)
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigurationError(f"{where}: person must be a person's email (or 'owner')")
+    return value.strip().lower() if "@" in value else value.strip()
+
+
+def entry_grants(entry: Mapping[str, Any], where: str) -> Grants:
+    """``spaces`` ({"key": "read"|"write"}) and ``defaultSpace`` of an entry; an entry
+    without them (every one made before spaces) holds the default space at write."""
+    raw = entry.get("spaces")
+    if raw is None:
+        if entry.get("defaultSpace") not in (None, DEFAULT_SPACE):
+            raise ConfigurationError(f"{where}: defaultSpace needs spaces that include it")
+        return Grants.legacy()
+    if not isinstance(raw, dict) or not raw:
+        raise ConfigurationError(
+            f'{where}: spaces must be an object of space keys and levels, e.g. {{"work": "write"}}'
+        )
+    levels: dict[str, Level] = {}
+    for key, level in raw.items():
+        try:
+            check_space_key(key)
+            levels[key] = Level.parse(level) if isinstance(level, str) else Level.parse(repr(level))
+        except MetaCortexError as error:
+            raise ConfigurationError(f"{where}: spaces: {error.message}") from None
+    default = entry.get("defaultSpace")
+    if default is None:
+        default = next(iter(levels)) if len(levels) == 1 else None
+        if default is None:
+            raise ConfigurationError(
+                f"{where}: defaultSpace is required when spaces names more than one space"
+            )
+    if not isinstance(default, str) or default not in levels:
+        raise ConfigurationError(f"{where}: defaultSpace must be one of the keys of spaces")
+    return Grants(MappingProxyType(levels), default)
+
+
+def with_directory(
+    profile: Profile, directory: Directory, names: Mapping[str, str] | None = None
+) -> Profile:
+    """The profile with what its grants mean now: the effective level in each space
+    (the lowest of the person's role, membership and the grant, only spaces that
+    exist), whether its person is active, and the names of authors. A person who
+    does not exist (removed, or an unknown email) holds nothing and is refused."""
+    names = MappingProxyType(directory.names()) if names is None else names
+    person = (
+        directory.by_email(profile.person)
+        if "@" in profile.person
+        else directory.person(profile.person)
+    )
+    if person is None:
+        return replace(
+            profile,
+            levels=MappingProxyType({}),
+            person_active=False,
+            names=names,
+        )
+    return replace(
+        profile,
+        person=person.id,
+        levels=MappingProxyType(effective_levels(person, profile.grants, directory.spaces)),
+        person_active=person.active,
+        names=names,
     )
 
 

@@ -68,9 +68,10 @@ async def current_profile(clients: ClientDirectory, profile: Profile) -> Profile
     """The served profile as it stands for a request arriving now: the admin's as it is;
     a client's as the store has it (re-read within ``METACORTEX_CLIENT_REFRESH_SECONDS``),
     refused with an MCP error once the owner paused or removed it."""
+    profiles = await clients.current()
     if profile.is_admin:
-        return profile
-    current = (await clients.current()).get(profile.id)
+        return profiles.admin  # as the spaces now stand
+    current = profiles.get(profile.id)
     if current is None:
         raise MCPError(
             types.INVALID_REQUEST,
@@ -84,6 +85,13 @@ async def current_profile(clients: ClientDirectory, profile: Profile) -> Profile
             f"client {profile.id!r} is paused by the server's owner; it is refused until the "
             f"owner resumes it (`metacortex client resume {profile.id}`)",
             {"code": "client_paused", "client_id": profile.id},
+        )
+    if current.refused_because == "person_inactive":
+        raise MCPError(
+            types.INVALID_REQUEST,
+            f"the person client {profile.id!r} belongs to was deactivated by the server's "
+            "owner; it is refused until the owner reactivates them",
+            {"code": "person_inactive", "client_id": profile.id},
         )
     return current
 

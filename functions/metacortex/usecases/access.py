@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TypeVar
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Final, TypeVar
 
 from metacortex.domain.records import (
     ALL_STATES,
@@ -14,10 +15,14 @@ from metacortex.domain.records import (
     Origin,
     SupersessionReason,
 )
-from metacortex.errors import InvalidArgument, NotFound
+from metacortex.errors import Forbidden, InvalidArgument, NotFound
+from metacortex.spaces.model import DEFAULT_SPACE, OWNER_ID, Level, check_space_key
 from metacortex.storage.base import MemoryStore
 
 E = TypeVar("E", BranchState, Origin, SupersessionReason, Initiator)
+
+_DEFAULT_ONLY: Final[Mapping[str, Level]] = MappingProxyType({DEFAULT_SPACE: Level.WRITE})
+_NO_NAMES: Final[Mapping[str, str]] = MappingProxyType({})
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,11 +37,58 @@ class Access:
     # Erasure is the owner's: the console, the CLI, and the admin endpoint only when
     # the operator offers its erase tool (METACORTEX_ADMIN_ERASE_TOOL).
     may_erase: bool = False
+    # Spaces: the effective level in each space that exists (the lowest of the person's
+    # role, membership and the credential's grant, computed where the access is built:
+    # ``server.profiles``); a space absent here does not exist for this caller.
+    levels: Mapping[str, Level] = field(default_factory=lambda: _DEFAULT_ONLY)
+    default_space: str = DEFAULT_SPACE
+    # Who acts: the person's id and the credential (client id, ``oauth-<grant>``,
+    # ``default`` for the admin token, ``console``, ``stdio``), recorded on what it writes.
+    person: str = OWNER_ID
+    # person id -> display name, to name authors in results (no store read).
+    names: Mapping[str, str] = field(default_factory=lambda: _NO_NAMES)
 
     @classmethod
-    def admin(cls, default_state: BranchState = BranchState.ACTIVE) -> Access:
-        """The owner's access (console, CLI): every state, lifecycle changes, erasure."""
-        return cls(frozenset(ALL_STATES), default_state, may_write_lifecycle=True, may_erase=True)
+    def admin(
+        cls,
+        default_state: BranchState = BranchState.ACTIVE,
+        spaces: Iterable[str] = (DEFAULT_SPACE,),
+        *,
+        names: Mapping[str, str] = _NO_NAMES,
+        principal: str = "default",
+    ) -> Access:
+        """The owner's access (console, CLI): every state, lifecycle changes, erasure, and
+        write in every space named (pass the spaces that exist)."""
+        return cls(
+            frozenset(ALL_STATES),
+            default_state,
+            may_write_lifecycle=True,
+            principal=principal,
+            may_erase=True,
+            levels=MappingProxyType({key: Level.WRITE for key in spaces}),
+            names=names,
+        )
+
+    @property
+    def is_owner(self) -> bool:
+        return self.person == OWNER_ID
+
+    def space(self, requested: str | None = None, need: Level = Level.READ) -> str:
+        """The one space a call acts in: ``requested``, else the default. A space this
+        caller holds no grant on reads exactly as one that does not exist."""
+        key = self.default_space if requested is None else check_space_key(requested)
+        level = self.levels.get(key)
+        if level is None:
+            raise NotFound(no_space_message(key))
+        if level < need:
+            raise Forbidden(
+                f"this credential may only read the space {key!r}, not write to it; "
+                "ask the owner for write access"
+            )
+        return key
+
+    def readable_spaces(self) -> list[str]:
+        return sorted(self.levels)
 
 
 def parse_enum(enum_type: type[E], value: str | None, field_name: str) -> E | None:
@@ -75,3 +127,8 @@ def not_found(store: MemoryStore, memory_id: str, memory: Memory | None) -> NotF
         if tombstone is not None:
             return NotFound(f"{tombstone.describe()}; its content is gone")
     return NotFound(f"no memory with id {memory_id!r}")
+
+
+def no_space_message(key: str) -> str:
+    """One message for a space that does not exist and one the caller was not granted."""
+    return f"no space {key!r} is available to this credential; list_spaces shows the ones that are"

@@ -195,9 +195,9 @@ class RequestGuard:
         if profile is None:
             await self._reject(scope, send, route, started, _UNAUTHORIZED)
             return
-        refusal = profile.refused_because
-        if refusal is not None:
-            rejection = _PAUSED if refusal == "paused" else _PERSON_INACTIVE
+        refused_because = profile.refused_because
+        if refused_because is not None:
+            rejection = _PAUSED if refused_because == "paused" else _PERSON_INACTIVE
             await self._reject(scope, send, route, started, rejection)
             return
         if method != "POST":

@@ -5,10 +5,11 @@ from __future__ import annotations
 import secrets
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, Final
 
 
 class BranchState(StrEnum):
@@ -42,6 +43,9 @@ class Initiator(StrEnum):
 
 ALL_STATES: tuple[BranchState, ...] = tuple(BranchState)
 DEFAULT_TOPIC = "general"
+# Where everything written before spaces existed lives (``metacortex.spaces``).
+DEFAULT_SPACE: Final = "default"
+_NO_NAMES: Final[Mapping[str, str]] = {}
 
 
 def utc_now() -> datetime:
@@ -111,6 +115,33 @@ class Provenance:
 
 
 @dataclass(frozen=True, slots=True)
+class Attribution:
+    """Who wrote or changed a record: the person and the credential they used (a client
+    id, ``oauth-<grant>``, ``default`` for the admin token, ``console``, ``stdio``)."""
+
+    person: str
+    via: str
+
+    def to_wire(self, names: Mapping[str, str]) -> dict[str, str]:
+        return {
+            "person_id": self.person,
+            "name": names.get(self.person, self.person),
+            "client": self.via,
+        }
+
+    def encode(self) -> str:
+        """The stored form: ``person|via`` (neither holds a ``|``)."""
+        return f"{self.person}|{self.via}"
+
+    @classmethod
+    def decode(cls, value: str | None) -> Attribution | None:
+        if not value or "|" not in value:
+            return None
+        person, _, via = value.partition("|")
+        return cls(person, via)
+
+
+@dataclass(frozen=True, slots=True)
 class Memory:
     """One memory. ``retrieval_text`` is what gets embedded and keyword-indexed."""
 
@@ -131,6 +162,12 @@ class Memory:
     provenance: Provenance = field(default_factory=Provenance)
     # How a consolidated record was produced (e.g. "offline_sentence_merge" or a model name).
     merge_method: str | None = None
+    # The space the record lives in; every read and write names one (``metacortex.spaces``).
+    space: str = DEFAULT_SPACE
+    # Who created it, and who last changed its state; None on records written before
+    # attribution (reported as unattributed, never guessed).
+    created_by: Attribution | None = None
+    changed_by: Attribution | None = None
 
     def with_changes(self, **changes: Any) -> Memory:
         return replace(self, **changes)
@@ -143,9 +180,10 @@ class Memory:
             return False
         return not (self.valid_until is not None and instant >= self.valid_until)
 
-    def metadata(self) -> dict[str, Any]:
-        """The wire form of everything but id and content."""
+    def metadata(self, names: Mapping[str, str] = _NO_NAMES) -> dict[str, Any]:
+        """The wire form of everything but id and content (``names``: person id -> name)."""
         meta: dict[str, Any] = {
+            "space": self.space,
             "topic": self.topic,
             "branch_state": self.branch_state.value,
             "modality": self.modality.value,
@@ -163,10 +201,12 @@ class Memory:
         }
         if self.merge_method is not None:
             meta["merge_method"] = self.merge_method
+        meta["created_by"] = self.created_by.to_wire(names) if self.created_by else None
+        meta["changed_by"] = self.changed_by.to_wire(names) if self.changed_by else None
         return meta
 
-    def to_item(self) -> dict[str, Any]:
-        return {"id": self.id, "content": self.content, "metadata": self.metadata()}
+    def to_item(self, names: Mapping[str, str] = _NO_NAMES) -> dict[str, Any]:
+        return {"id": self.id, "content": self.content, "metadata": self.metadata(names)}
 
 
 @dataclass(frozen=True, slots=True)

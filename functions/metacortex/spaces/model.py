@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
 from typing import Final
 
+from metacortex.domain.records import DEFAULT_SPACE as DEFAULT_SPACE  # re-exported
 from metacortex.errors import InvalidArgument
 
-DEFAULT_SPACE: Final = "default"
 OWNER_ID: Final = "owner"
 SPACE_KEY_PATTERN: Final = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$")
 MAX_SPACE_NAME_CHARS: Final = 80

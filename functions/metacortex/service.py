@@ -1,7 +1,7 @@
 """``MemoryService``: the memory use cases behind one facade.
 
 Each use case lives in a module of its own under ``metacortex.usecases`` (save,
-search, reading, overview, lifecycle, consolidation, erase); this class builds them over one
+search, reading, overview, lifecycle, consolidation, erase, spaces); this class builds them over one
 store and one set of models and exposes their methods, so the server, the
 console, the CLI, operations and benches call ``service.save(...)``,
 ``service.search(...)`` and so on. Every rule of the spec's §1–2 lives in those
@@ -21,6 +21,7 @@ from metacortex.usecases.overview import Overview
 from metacortex.usecases.reading import Reading
 from metacortex.usecases.save import Saving
 from metacortex.usecases.search import Searching
+from metacortex.usecases.spaces import Spaces
 
 __all__ = ["Access", "MemoryService", "ServiceOptions"]
 
@@ -67,6 +68,10 @@ class MemoryService:
         erasure = Erasure(store)
         self.plan_erase = erasure.plan_erase
         self.erase = erasure.erase
+
+        spaces = Spaces(store)
+        self.list_spaces = spaces.list_spaces
+        self.who_am_i = spaces.who_am_i
 
     @property
     def store(self) -> MemoryStore:

@@ -1,7 +1,7 @@
 """The write fingerprint behind idempotent saves.
 
-Two saves are the same write when their normalized content, topic, state, image
-bytes, artifact refs (as a set), validity window and provenance agree.
+Two saves are the same write when their space, normalized content, topic, state,
+image bytes, artifact refs (as a set), validity window and provenance agree.
 Normalization: Unicode NFKC, every run of whitespace (including line breaks)
 collapsed to one space, and the ends trimmed. Case is kept: "US" and "us" differ.
 """
@@ -15,7 +15,7 @@ import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
 
-from metacortex.domain.records import BranchState, Provenance, to_wire_time
+from metacortex.domain.records import DEFAULT_SPACE, BranchState, Provenance, to_wire_time
 
 _WHITESPACE = re.compile(r"\s+")
 
@@ -38,6 +38,8 @@ class WriteIdentity:
     # duplicate only of that writer's own earlier writes, so the answer can never
     # reveal another caller's record (issue 8, item 6).
     writer_scope: str | None = None
+    # A write is a duplicate only inside its own space.
+    space: str = DEFAULT_SPACE
 
     def fingerprint(self) -> str:
         canonical = {
@@ -55,5 +57,8 @@ class WriteIdentity:
         }
         if self.writer_scope is not None:
             canonical["writer_scope"] = self.writer_scope
+        if self.space != DEFAULT_SPACE:
+            # Absent for the default space, so a retry across the upgrade still matches.
+            canonical["space"] = self.space
         encoded = json.dumps(canonical, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(encoded.encode("utf-8")).hexdigest()

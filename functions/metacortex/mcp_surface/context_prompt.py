@@ -1,5 +1,9 @@
 """The ``context`` prompt: the newest active memories of a topic (or of all), ready to attach.
 
+It reads one space (its ``space`` argument, else the credential's default), and
+ends by naming up to three of the caller's other spaces, the ones written to
+most recently, so the model knows where else to look.
+
 A user message holding the most recent active memories, newest first, whole,
 until the next one would not fit ``max_chars`` (the caller's size budget,
 counted in characters of the message's text, heading and closing note
@@ -26,6 +30,7 @@ from metacortex.errors import InvalidArgument
 from metacortex.mcp_surface.resources import reads_bodies, reads_recent
 from metacortex.server.profiles import Profile
 from metacortex.service import MemoryService
+from metacortex.spaces.model import Directory
 
 PROMPT_NAME: Final = "context"
 DEFAULT_MAX_CHARS: Final = 8_000
@@ -34,6 +39,9 @@ MAX_MAX_CHARS: Final = 200_000
 # At most this many memories are read (one store query); a budget larger than they
 # need shows them all and says older ones exist.
 MAX_MEMORIES: Final = 50
+# Other spaces named at the end, and how many are looked at to rank them (one query each).
+OTHER_SPACES: Final = 3
+OTHER_SPACES_READ: Final = 12
 _CLOSING_RESERVE: Final = 200  # room kept for the closing note
 
 PROMPT: Final = types.Prompt(
@@ -47,6 +55,11 @@ PROMPT: Final = types.Prompt(
         types.PromptArgument(
             name="topic",
             description="Only memories of this topic (all topics when omitted).",
+            required=False,
+        ),
+        types.PromptArgument(
+            name="space",
+            description="The space to read (a key from list_spaces); your default when omitted.",
             required=False,
         ),
         types.PromptArgument(
@@ -67,7 +80,8 @@ def offered(profile: Profile) -> bool:
 
 
 def parse_arguments(arguments: Mapping[str, str] | None) -> tuple[str | None, int]:
-    """``(topic, max_chars)``, or InvalidArgument saying what is wrong."""
+    """``(topic, max_chars)``, or InvalidArgument saying what is wrong (``space`` is
+    read by ``render``)."""
     args = dict(arguments or {})
     unknown = sorted(set(args) - _ARGUMENTS)
     if unknown:
@@ -96,30 +110,67 @@ def render(
     """The prompt for ``profile`` and a summary for its event (synchronous: one store
     query). InvalidArgument for bad arguments."""
     topic, budget = parse_arguments(arguments)
-    recent = service.recent(profile.access, topic=topic, limit=MAX_MEMORIES)
+    access = profile.access
+    space = access.space((arguments or {}).get("space") or None)
+    recent = service.recent(access, topic=topic, limit=MAX_MEMORIES, space=space)
     bodies = reads_bodies(profile)
     where = f"the topic {topic!r}" if topic else "every topic"
+    where += f" in the space {space!r}"
+    others = _other_spaces(service, profile, space)
     if not recent.memories:
         text = f"MetaCortex holds no active memories about {where} yet."
         shown = 0
     else:
-        text, shown = _fit(recent.memories, where, bodies, budget)
+        text, shown = _fit(recent.memories, where, bodies, budget - len(others), access.names)
     left_out = shown < len(recent.memories) or recent.more
     if left_out:
         text += (
             f"\n\n(Only the {shown} most recent fit within {budget} characters; older ones "
             "exist: the memory tools find them.)"
         )
+    text += others
     result = types.GetPromptResult(
         description=f"Recent memories of {where}",
         messages=[
             types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))
         ],
     )
-    return result, {"item_count": shown, "has_more": left_out, "chars": len(text)}
+    return result, {
+        "space": space,
+        "item_count": shown,
+        "has_more": left_out,
+        "chars": len(text),
+    }
 
 
-def _fit(memories: list[Memory], where: str, bodies: bool, budget: int) -> tuple[str, int]:
+def _other_spaces(service: MemoryService, profile: Profile, space: str) -> str:
+    """A closing line naming up to ``OTHER_SPACES`` other spaces the caller holds, those
+    written to most recently first (one store query per space looked at)."""
+    access = profile.access
+    latest: list[tuple[Memory, str]] = []
+    for key in [k for k in access.readable_spaces() if k != space][:OTHER_SPACES_READ]:
+        newest = service.recent(access, limit=1, space=key).memories
+        if newest:
+            latest.append((newest[0], key))
+    latest.sort(key=lambda pair: (pair[0].created_at, pair[1]), reverse=True)
+    if not latest:
+        return ""
+    named = "; ".join(
+        f"{key!r} ({_space_name(access.directory, key)}, "
+        f"last saved {to_wire_time(memory.created_at)[:10]})"
+        for memory, key in latest[:OTHER_SPACES]
+    )
+    return f"\n\nYou may also read other spaces (pass space to the memory tools): {named}."
+
+
+def _space_name(directory: Directory, key: str) -> str:
+    space = directory.spaces.get(key)
+    return space.name if space is not None else key
+
+
+def _fit(
+    memories: list[Memory], where: str, bodies: bool, budget: int, names: Mapping[str, str]
+) -> tuple[str, int]:
     kind = "memories" if bodies else "memory summaries (this endpoint does not offer the full text)"
     text = (
         f"Here is what MetaCortex remembers about {where}: the most recent active {kind}, "
@@ -129,7 +180,7 @@ def _fit(memories: list[Memory], where: str, bodies: bool, budget: int) -> tuple
     limit = budget - _CLOSING_RESERVE
     shown = 0
     for memory in memories:
-        block = _block(memory, bodies)
+        block = _block(memory, bodies, names)
         if len(text) + len(block) > limit:
             if shown == 0:
                 room = max(limit - len(text), 1)
@@ -141,7 +192,10 @@ def _fit(memories: list[Memory], where: str, bodies: bool, budget: int) -> tuple
     return text, shown
 
 
-def _block(memory: Memory, bodies: bool) -> str:
+def _block(memory: Memory, bodies: bool, names: Mapping[str, str]) -> str:
     body = memory.content if bodies else summarize(memory.content)
-    heading = f"{memory.topic} · saved {to_wire_time(memory.created_at)[:10]} · id {memory.id}"
+    author = memory.created_by
+    by = f" by {names.get(author.person, author.person)}" if author is not None else ""
+    saved = f"saved {to_wire_time(memory.created_at)[:10]}{by}"
+    heading = f"{memory.topic} · {saved} · id {memory.id}"
     return f"\n\n## {heading}\n{body.strip()}"

@@ -1,4 +1,5 @@
-"""MCP resources: ``memory://topics``, ``memory://recent`` and the template ``memory://{id}``.
+"""MCP resources: ``memory://spaces``, ``memory://topics``, ``memory://recent`` and the
+template ``memory://{id}``.
 
 What an agent (or the person driving it) can attach at the start of a session
 without calling a tool. Each follows the caller's profile exactly as the tools do:
@@ -10,7 +11,11 @@ without calling a tool. Each follows the caller's profile exactly as the tools d
   active memories, with their content only where ``fetch_context`` is allowed
   (otherwise the summary ``list_context`` shows);
 - ``memory://{id}`` is ``fetch_context`` as a resource: offered only where that
-  tool is, with its visibility rules and errors (an erased memory says so).
+  tool is, with its visibility rules and errors (an erased memory says so);
+- ``memory://spaces``: the spaces the credential holds, as ``list_spaces`` says.
+
+Each reads one space: the credential's default, or ``?space=KEY`` after the URI
+(``memory://topics?space=work``); a space not granted reads as a missing one.
 
 A resource the profile is not offered is an unknown resource. Errors are JSON-RPC
 errors, as resources have no ``isError`` result: a memory that is not found (or
@@ -44,6 +49,7 @@ from metacortex.service import MemoryService
 SCHEME: Final = "memory://"
 TOPICS_URI: Final = "memory://topics"
 RECENT_URI: Final = "memory://recent"
+SPACES_URI: Final = "memory://spaces"
 MEMORY_TEMPLATE: Final = "memory://{id}"
 RECENT_COUNT: Final = 20
 JSON_TYPE: Final = "application/json"
@@ -69,6 +75,16 @@ RECENT: Final = types.Resource(
         f"The {RECENT_COUNT} most recently saved active memories, newest first: what to know "
         "at the start of a session. Each has its content where this endpoint offers "
         "fetch_context, else a summary."
+    ),
+    mime_type=JSON_TYPE,
+)
+SPACES: Final = types.Resource(
+    uri=SPACES_URI,
+    name="spaces",
+    title="Your spaces",
+    description=(
+        "The spaces this credential may read or write, with the default one: add "
+        "?space=KEY to memory://topics, memory://recent or memory://<id> to read another."
     ),
     mime_type=JSON_TYPE,
 )
@@ -102,7 +118,7 @@ def reads_recent(profile: Profile) -> bool:
 
 def resources_for(profile: Profile) -> list[types.Resource]:
     """What ``resources/list`` shows this profile."""
-    offered = [TOPICS] if reads(profile) else []
+    offered = [SPACES, TOPICS] if reads(profile) else []
     offered += [RECENT] if reads_recent(profile) else []
     return [resource.model_copy(deep=True) for resource in offered]
 
@@ -118,7 +134,7 @@ class UnknownResource(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Read:
-    kind: str  # the resource's name: topics, recent, memory
+    kind: str  # the resource's name: spaces, topics, recent, memory
     payload: dict[str, Any]
     summary: dict[str, Any]  # ids and counts for the event, never a body
 
@@ -128,24 +144,46 @@ def read(service: MemoryService, profile: Profile, uri: str) -> Read:
 
     UnknownResource for a URI the profile is not offered; domain errors as the
     matching tool raises them."""
-    if uri == TOPICS_URI and reads(profile):
-        return _topics(service, profile)
-    if uri == RECENT_URI and reads_recent(profile):
-        return _recent(service, profile)
-    if uri.startswith(SCHEME) and uri not in (TOPICS_URI, RECENT_URI) and reads_bodies(profile):
-        memory_id = uri[len(SCHEME) :]
+    base, space = _space_of(uri)
+    if base == SPACES_URI and space is None and reads(profile):
+        listed = service.list_spaces(profile.access)
+        return Read("spaces", listed, {"space_count": len(listed["spaces"])})
+    if base == TOPICS_URI and reads(profile):
+        return _topics(service, profile, space)
+    if base == RECENT_URI and reads_recent(profile):
+        return _recent(service, profile, space)
+    if (
+        base.startswith(SCHEME)
+        and base not in (TOPICS_URI, RECENT_URI, SPACES_URI)
+        and reads_bodies(profile)
+    ):
+        memory_id = base[len(SCHEME) :]
         if not memory_id:
             raise InvalidArgument("a memory URI is memory://<id>; the id is missing")
-        payload = service.fetch(profile.access, id=memory_id)
+        payload = service.fetch(profile.access, id=memory_id, space=space)
         item = payload["item"]
         summary = {"id": item["id"], "branch_state": item["metadata"]["branch_state"]}
         return Read("memory", item, summary)
     raise UnknownResource(uri)
 
 
-def _topics(service: MemoryService, profile: Profile) -> Read:
-    topics = service.topics(profile.access)
+def _space_of(uri: str) -> tuple[str, str | None]:
+    """(the URI without its query, the ``space`` it names or None)."""
+    base, _, query = uri.partition("?")
+    if not query:
+        return base, None
+    key, _, value = query.partition("=")
+    if key != "space" or not value or "&" in value:
+        raise InvalidArgument(
+            f"a resource URI takes one parameter, ?space=KEY; got {('?' + query)[:80]!r}"
+        )
+    return base, value
+
+
+def _topics(service: MemoryService, profile: Profile, space: str | None) -> Read:
+    topics = service.topics(profile.access, space=space)
     payload = {
+        "space": profile.access.space(space),
         "topics": [
             {
                 "topic": entry.topic,
@@ -159,16 +197,26 @@ def _topics(service: MemoryService, profile: Profile) -> Read:
     return Read("topics", payload, {"topic_count": len(topics)})
 
 
-def _recent(service: MemoryService, profile: Profile) -> Read:
-    recent = service.recent(profile.access, limit=RECENT_COUNT)
+def _recent(service: MemoryService, profile: Profile, space: str | None) -> Read:
+    access = profile.access
+    recent = service.recent(access, limit=RECENT_COUNT, space=space)
     bodies = reads_bodies(profile)
     items = [
-        memory.to_item()
+        memory.to_item(access.names)
         if bodies
-        else {"id": memory.id, "summary": summarize(memory.content), "metadata": memory.metadata()}
+        else {
+            "id": memory.id,
+            "summary": summarize(memory.content),
+            "metadata": memory.metadata(access.names),
+        }
         for memory in recent.memories
     ]
-    payload = {"items": items, "state": BranchState.ACTIVE.value, "more": recent.more}
+    payload = {
+        "space": access.space(space),
+        "items": items,
+        "state": BranchState.ACTIVE.value,
+        "more": recent.more,
+    }
     return Read("recent", payload, {"item_count": len(items), "has_more": recent.more})
 
 
@@ -246,4 +294,5 @@ def _fail(
 
 
 def _kind(uri: str) -> str:
-    return {TOPICS_URI: "topics", RECENT_URI: "recent"}.get(uri, "memory")
+    base = uri.partition("?")[0]
+    return {TOPICS_URI: "topics", RECENT_URI: "recent", SPACES_URI: "spaces"}.get(base, "memory")

@@ -32,10 +32,15 @@ MAX_CURSOR_CHARS: Final = 1_000
 _ID = "A memory id as returned by another tool (URL-safe characters)."
 _TIME = "ISO 8601 date-time, e.g. 2026-01-31T12:00:00Z (UTC when no offset is given)."
 _TOPIC = "Topic label: letters, digits and . _ : / - (at most 64 characters), e.g. 'project-x'."
+_SPACE = (
+    "The space to act in: a key from list_spaces, e.g. 'family'. Omit it for your "
+    "credential's default space. Nothing is ever read from or written to another space."
+)
 
 Id = Annotated[str, Field(min_length=1, max_length=limits.MAX_ID_CHARS, description=_ID)]
 Instant = Annotated[str, Field(max_length=64, description=_TIME)]
 Topic = Annotated[str, Field(max_length=limits.MAX_TOPIC_CHARS, description=_TOPIC)]
+SpaceKey = Annotated[str, Field(max_length=40, description=_SPACE)]
 
 
 class ToolInput(BaseModel):
@@ -135,6 +140,7 @@ class SaveContextInput(ToolInput):
             "['gs://bucket/diagram.png'].",
         )
     )
+    space: SpaceKey | None = Field(default=None, description=_SPACE)
 
 
 class SearchContextInput(ToolInput):
@@ -161,6 +167,7 @@ class SearchContextInput(ToolInput):
         description="Only memories valid at this instant (corrected ones are dropped). " + _TIME,
     )
     filter_origin: OriginName | None = Field(default=None, description="Only this origin.")
+    space: SpaceKey | None = Field(default=None, description=_SPACE)
 
 
 class FetchContextInput(ToolInput):
@@ -169,6 +176,7 @@ class FetchContextInput(ToolInput):
         default=None,
         description="Alias of id for older connectors; if both are given they must match.",
     )
+    space: SpaceKey | None = Field(default=None, description=_SPACE)
 
 
 class ListContextInput(ToolInput):
@@ -194,6 +202,7 @@ class ListContextInput(ToolInput):
         max_length=MAX_CURSOR_CHARS,
         description="next_cursor from the previous page, with the same filters.",
     )
+    space: SpaceKey | None = Field(default=None, description=_SPACE)
 
 
 class DeprecateContextInput(ToolInput):
@@ -210,6 +219,7 @@ class DeprecateContextInput(ToolInput):
     initiator: InitiatorName | None = Field(
         default=None, description="Who asked for this: 'user' or 'agent'."
     )
+    space: SpaceKey | None = Field(default=None, description=_SPACE)
 
 
 class ConsolidateContextInput(ToolInput):
@@ -224,6 +234,7 @@ class ConsolidateContextInput(ToolInput):
         description="The wip or active memories to merge (unique ids, at least two, from "
         "any topic). Omit to merge the topic's wip drafts, oldest first.",
     )
+    space: SpaceKey | None = Field(default=None, description=_SPACE)
 
 
 class EraseContextInput(ToolInput):
@@ -232,6 +243,7 @@ class EraseContextInput(ToolInput):
         max_length=MAX_ERASE_BATCH,
         description="The memories to erase for good (unique ids).",
     )
+    space: SpaceKey | None = Field(default=None, description=_SPACE)
 
 
 # -------------------------------------------------------------------- outputs
@@ -245,7 +257,17 @@ class ProvenanceOut(BaseModel):
     confidence: float | None
 
 
+class AuthorOut(BaseModel):
+    person_id: str
+    name: str = Field(description="The person's display name.")
+    client: str = Field(
+        description="The credential used: a client id, oauth-<grant>, 'default' (the admin "
+        "token), 'console' or 'stdio'."
+    )
+
+
 class MetadataOut(BaseModel):
+    space: str = Field(description="The space the memory lives in.")
     topic: str
     branch_state: State
     modality: Literal["text", "image", "mixed"]
@@ -260,6 +282,12 @@ class MetadataOut(BaseModel):
     provenance: ProvenanceOut
     merge_method: str | None = Field(
         default=None, description="How a consolidated memory was merged."
+    )
+    created_by: AuthorOut | None = Field(
+        default=None, description="Who wrote it; null for memories from before attribution."
+    )
+    changed_by: AuthorOut | None = Field(
+        default=None, description="Who last changed its state; null when nobody did."
     )
 
 
@@ -276,6 +304,7 @@ class AppliedFiltersOut(BaseModel):
         description="The state filter: one state as a string, several as a list."
     )
     # Richer keys; always present in this server's answers.
+    space: str | None = None
     topic: NullableStr = None
     states: list[State] | None = None
     origin: OriginName | None = None
@@ -339,9 +368,17 @@ class DeprecatedItemOut(BaseModel):
     supersession_reason: Reason | None
 
 
+_CONTESTED = (
+    "Memories someone else wrote, which this call did not retire: they stay as they were "
+    "(only their author or the owner retires them). Absent when there are none."
+)
+
+
 class DeprecateContextOutput(BaseModel):
     item: DeprecatedItemOut
     previous_state: State
+    contested_ids: list[str] | None = Field(default=None, description=_CONTESTED)
+    message: str | None = Field(default=None, description="Why some memory was not retired.")
 
 
 class MergedItemOut(BaseModel):
@@ -355,6 +392,49 @@ class ConsolidateContextOutput(BaseModel):
     item: MergedItemOut
     deprecated_ids: list[str]
     source_count: int
+    contested_ids: list[str] | None = Field(default=None, description=_CONTESTED)
+    message: str | None = Field(default=None, description="Why some memory was not retired.")
+
+
+class NoInput(ToolInput):
+    """A tool without arguments."""
+
+
+Level = Literal["read", "write"]
+
+
+class SpaceOut(BaseModel):
+    key: str = Field(description="What the tools' space argument takes.")
+    name: str
+    description: str
+    level: Level = Field(description="What you may do there: read, or read and write.")
+    default: bool = Field(description="Whether calls without a space argument act here.")
+    memories: int = Field(description="Memories there in the states you may read.")
+
+
+class ListSpacesOutput(BaseModel):
+    spaces: list[SpaceOut]
+    default_space: str
+
+
+class PersonOut(BaseModel):
+    id: str
+    name: str
+    email: str | None
+    role: Literal["owner", "writer", "reader"]
+
+
+class SpaceLevelOut(BaseModel):
+    key: str
+    name: str
+    level: Level
+
+
+class WhoAmIOutput(BaseModel):
+    person: PersonOut
+    client: str = Field(description="The credential this call used.")
+    spaces: list[SpaceLevelOut]
+    default_space: str
 
 
 class DerivedOut(BaseModel):
@@ -369,6 +449,7 @@ class DerivedOut(BaseModel):
 
 
 class EraseContextOutput(BaseModel):
+    space: str | None = None
     erased_ids: list[str]
     erased_count: int
     already_erased_ids: list[str]

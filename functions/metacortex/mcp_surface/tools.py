@@ -1,4 +1,4 @@
-"""The six MCP tools: their model-facing definitions and thin adapters over MemoryService.
+"""The MCP tools: their model-facing definitions and thin adapters over MemoryService.
 
 Plus the owner's ``erase_context``, offered only on the admin endpoint when the
 operator turns it on (``METACORTEX_ADMIN_ERASE_TOOL``); where it is not offered
@@ -183,6 +183,36 @@ _SPECS: Final = (
         annotations=_write("Consolidate memories", idempotent=True),
         run=lambda service, access, args: service.consolidate(access, **args),
     ),
+    ToolSpec(
+        name="list_spaces",
+        title="List your spaces",
+        description=(
+            "List the spaces you can use: memory is kept in spaces (e.g. 'family', "
+            "'work'), each shared by some people, and every other tool acts in one of them "
+            "(its space argument, or your default space). Shows each space's key, what you "
+            "may do there (read, or write) and how many memories it holds. Use it when the "
+            "user mentions a group or project, to pick the right space.\n"
+            "Example: {}"
+        ),
+        input_model=schemas.NoInput,
+        output_model=schemas.ListSpacesOutput,
+        annotations=_read_only("List your spaces"),
+        run=lambda service, access, args: service.list_spaces(access),
+    ),
+    ToolSpec(
+        name="who_am_i",
+        title="Who am I",
+        description=(
+            "Tell who you act as: the person this credential belongs to, their role "
+            "(owner, writer or reader), the credential, and the spaces it may read or "
+            "write, with the default space.\n"
+            "Example: {}"
+        ),
+        input_model=schemas.NoInput,
+        output_model=schemas.WhoAmIOutput,
+        annotations=_read_only("Who am I"),
+        run=lambda service, access, args: service.who_am_i(access),
+    ),
 )
 _OWNER_SPECS: Final = (
     ToolSpec(
@@ -206,7 +236,7 @@ _OWNER_SPECS: Final = (
             open_world_hint=False,
         ),
         run=lambda service, access, args: service.erase(
-            access, ids=args["ids"], erased_by=ERASED_BY_TOOL
+            access, ids=args["ids"], erased_by=ERASED_BY_TOOL, space=args.get("space")
         ),
     ),
 )

@@ -112,6 +112,7 @@ class Profile:
     )
     person_active: bool = True
     names: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    directory: Directory = FRESH
 
     @property
     def is_admin(self) -> bool:
@@ -129,6 +130,7 @@ class Profile:
             default_space=self.grants.default,
             person=self.person,
             names=self.names,
+            directory=self.directory,
         )
 
     @property
@@ -439,6 +441,7 @@ def with_directory(
             levels=MappingProxyType({}),
             person_active=False,
             names=names,
+            directory=directory,
         )
     return replace(
         profile,
@@ -446,6 +449,7 @@ def with_directory(
         levels=MappingProxyType(effective_levels(person, profile.grants, directory.spaces)),
         person_active=person.active,
         names=names,
+        directory=directory,
     )
 
 

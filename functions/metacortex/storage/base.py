@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar
 
-from metacortex.domain.records import BranchState, Memory, Origin, Tombstone
+from metacortex.domain.records import DEFAULT_SPACE, BranchState, Memory, Origin, Tombstone
 
 if TYPE_CHECKING:  # numpy loads with the first backend or model, not with the Protocol
     import numpy as np
@@ -42,14 +42,17 @@ class EmbeddingIdentity:
 class MemoryFilter:
     """Filters applied inside the store query, before ranking or paging.
 
-    ``states`` is never empty. ``valid_at`` keeps records valid at that instant
-    (valid_from <= t < valid_until, open ends allowed) and drops records whose
-    supersession_reason is ``corrected``. ``created_after`` is inclusive,
-    ``created_before`` exclusive.
+    ``space`` is the one space searched or listed: nothing ever crosses it (the
+    use cases name it every time; the default is for tests and tools on a store
+    of one space). ``states`` is never empty. ``valid_at`` keeps records valid at
+    that instant (valid_from <= t < valid_until, open ends allowed) and drops
+    records whose supersession_reason is ``corrected``. ``created_after`` is
+    inclusive, ``created_before`` exclusive.
     """
 
     states: tuple[BranchState, ...]
     topic: str | None = None
+    space: str = DEFAULT_SPACE
     origin: Origin | None = None
     valid_at: datetime | None = None
     created_after: datetime | None = None
@@ -57,7 +60,7 @@ class MemoryFilter:
 
     def matches(self, memory: Memory) -> bool:
         """Reference semantics; stores may filter natively but must agree with this."""
-        if memory.branch_state not in self.states:
+        if memory.space != self.space or memory.branch_state not in self.states:
             return False
         if self.topic is not None and memory.topic != self.topic:
             return False
@@ -125,6 +128,8 @@ class Event:
 class StoreTransaction(Protocol):
     """Reads see committed state; writes are buffered and applied atomically at commit.
 
+    A transaction acts in one space (``MemoryStore.transaction(fn, space=...)``): it
+    reads that space's records and may write only records of that space.
     Backends may re-run the whole transaction function on contention, so the
     function must be free of side effects outside the transaction.
     """
@@ -156,15 +161,22 @@ class MemoryStore(Protocol):
         (a new store, or a corpus another program wrote). Reads only."""
         ...
 
-    def get(self, memory_id: str) -> Memory | None: ...
+    # Every method that reads or writes records acts in one space: ``where.space``, a
+    # record's ``space``, or the ``space`` argument. A record of another space does not
+    # exist for the call (``get`` returns None). The default is the space ``default``.
 
-    def get_many(self, memory_ids: Sequence[str]) -> list[Memory | None]:
+    def get(self, memory_id: str, *, space: str = DEFAULT_SPACE) -> Memory | None: ...
+
+    def get_many(
+        self, memory_ids: Sequence[str], *, space: str = DEFAULT_SPACE
+    ) -> list[Memory | None]:
         """``get`` of each id, in order, read together (one round trip where the
         backend has one)."""
         ...
 
     def find_duplicate(self, fingerprint: str, not_before: datetime) -> Memory | None:
-        """The record a fingerprint was written to strictly after ``not_before``, if any."""
+        """The record a fingerprint was written to strictly after ``not_before``, if any
+        (a fingerprint names its space: ``domain.fingerprint``)."""
         ...
 
     def insert(
@@ -175,7 +187,9 @@ class MemoryStore(Protocol):
         created=False; otherwise store ``memory`` and point the fingerprint at it."""
         ...
 
-    def transaction(self, fn: Callable[[StoreTransaction], T]) -> T: ...
+    def transaction(
+        self, fn: Callable[[StoreTransaction], T], *, space: str = DEFAULT_SPACE
+    ) -> T: ...
 
     def vector_search(self, vector: Vector, where: MemoryFilter, limit: int) -> list[Scored]:
         """Top ``limit`` by cosine similarity among records matching ``where``."""
@@ -232,7 +246,7 @@ class MemoryStore(Protocol):
         only those recorded at or after ``since`` when given."""
         ...
 
-    def topic_counts(self) -> dict[str, dict[BranchState, int]]:
+    def topic_counts(self, *, space: str = DEFAULT_SPACE) -> dict[str, dict[BranchState, int]]:
         """How many records each topic holds, per state (topics with none are absent)."""
         ...
 
@@ -241,7 +255,9 @@ class MemoryStore(Protocol):
         One aggregation where the backend has one; ``valid_at`` may need a projection."""
         ...
 
-    def superseded_by_any(self, memory_ids: Sequence[str]) -> list[Memory]:
+    def superseded_by_any(
+        self, memory_ids: Sequence[str], *, space: str = DEFAULT_SPACE
+    ) -> list[Memory]:
         """Every record whose ``superseded_by`` names one of these ids (what they replaced),
         ordered by (created_at, id)."""
         ...
@@ -250,7 +266,14 @@ class MemoryStore(Protocol):
     # Deprecation keeps lineage; erasure is the owner's exception: the record's
     # content is destroyed and only a tombstone remains (``usecases/erase.py``).
 
-    def erase(self, memory_ids: Sequence[str], erased_by: str, erased_at: datetime) -> list[str]:
+    def erase(
+        self,
+        memory_ids: Sequence[str],
+        erased_by: str,
+        erased_at: datetime,
+        *,
+        space: str = DEFAULT_SPACE,
+    ) -> list[str]:
         """In one transaction, for each id that names a stored record (at most
         ``MAX_ERASE_BATCH``): delete the record (content, retrieval text, embedding,
         keyword-index entries) and every write fingerprint pointing at it, and write
@@ -260,14 +283,24 @@ class MemoryStore(Protocol):
         scrubs their text from the database file and its WAL."""
         ...
 
-    def tombstones(self, memory_ids: Sequence[str]) -> dict[str, Tombstone]:
+    def tombstones(
+        self, memory_ids: Sequence[str], *, space: str = DEFAULT_SPACE
+    ) -> dict[str, Tombstone]:
         """The tombstones of those ids that were erased (one round trip where the
         backend has one)."""
         ...
 
-    def derived_from_any(self, memory_ids: Sequence[str]) -> list[Memory]:
+    def derived_from_any(
+        self, memory_ids: Sequence[str], *, space: str = DEFAULT_SPACE
+    ) -> list[Memory]:
         """Every record whose ``provenance.derived_from`` names one of these ids,
         ordered by (created_at, id)."""
+        ...
+
+    def move(self, memory_id: str, from_space: str, to_space: str) -> Memory | None:
+        """Move one record, keeping its id, content, vector and lineage, to another
+        space (the owner's console): the moved record, or None when ``from_space``
+        holds no such record. Every process's next search sees it in its new space."""
         ...
 
     # ----------------------------------------------------------- OAuth state

@@ -2,16 +2,22 @@
 
 Collections (``memory_vectors`` stands for the configured ``MEMORY_COLLECTION``):
 
-- ``memory_vectors``: one document per memory, id = memory id (``firestore_codec``);
-- ``memory_vectors_write_fingerprints``: fingerprint -> memory id, ``written_at``,
-  ``expires_at`` (TTL);
+- ``memory_vectors``: one document per memory of the space ``default``, id = memory
+  id (``firestore_codec``); every other space ``S`` keeps its memories in
+  ``memory_vectors_spaces/S/memory_vectors``, a subcollection with the same
+  collection id, so the same composite and vector indexes serve it (an index of
+  query scope COLLECTION applies to every collection with its id), queries never
+  cross a space (a space is a path, not a filter), and a store from before
+  spaces needs no migration (docs/firestore.md, "Spaces");
+- ``memory_vectors_write_fingerprints``: fingerprint -> memory id, its space,
+  ``written_at``, ``expires_at`` (TTL); a fingerprint hashes the space too;
 - ``memory_vectors_meta/identity``: the embedding model and dimension of the vectors;
 - ``memory_events`` and ``retrieval_query_events``: whatever ``Event.collection`` names;
 - ``memory_vectors_auth_state``: OAuth and owner sign-in records, id ``kind:key``,
   with ``expires_at`` (TTL);
 - ``memory_vectors_erased``: the tombstone of each erased memory (id = memory id,
-  ``erased_at``, ``erased_by``); erasing deletes the record's document (content,
-  embedding, term index) and its write fingerprints.
+  its space, ``erased_at``, ``erased_by``); erasing deletes the record's document
+  (content, embedding, term index) and its write fingerprints.
 
 Dedupe and lifecycle changes run in Firestore transactions (reads lock, writes
 are buffered and committed together; contention re-runs the function). Dense
@@ -38,10 +44,18 @@ from google.api_core.exceptions import RetryError
 from google.auth.exceptions import GoogleAuthError
 from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
+from google.cloud.firestore_v1.collection import CollectionReference
 from google.cloud.firestore_v1.field_path import FieldPath
 from google.cloud.firestore_v1.transaction import Transaction
 
-from metacortex.domain.records import BranchState, Memory, Tombstone, new_memory_id, utc_now
+from metacortex.domain.records import (
+    DEFAULT_SPACE,
+    BranchState,
+    Memory,
+    Tombstone,
+    new_memory_id,
+    utc_now,
+)
 from metacortex.errors import ConfigurationError, FailedPrecondition, Unavailable
 from metacortex.storage.base import (
     MAX_ERASE_BATCH,
@@ -70,6 +84,7 @@ from metacortex.storage.firestore_codec import (
     fields_of,
     storable_id,
     to_stored_time,
+    tombstone_space,
 )
 from metacortex.storage.firestore_lexical import RARE_BUDGET, CorpusStats, LexicalIndex
 from metacortex.storage.firestore_neighbours import assemble, plan
@@ -90,6 +105,7 @@ T = TypeVar("T")
 P = ParamSpec("P")
 
 FINGERPRINTS_SUFFIX: Final = "_write_fingerprints"
+SPACES_SUFFIX: Final = "_spaces"
 META_SUFFIX: Final = "_meta"
 AUTH_STATE_SUFFIX: Final = "_auth_state"
 ERASED_SUFFIX: Final = "_erased"
@@ -154,9 +170,10 @@ def _underlying(error: ValueError) -> Exception | None:
 class _Transaction:
     """``StoreTransaction`` over a Firestore transaction: reads lock, writes wait for commit."""
 
-    def __init__(self, store: FirestoreStore, transaction: Transaction) -> None:
+    def __init__(self, store: FirestoreStore, transaction: Transaction, space: str) -> None:
         self._store = store
         self._transaction = transaction
+        self._space = space
         self._read: dict[str, Memory | None] = {}
         self._pending: dict[str, tuple[Memory, Vector | None]] = {}
 
@@ -165,7 +182,7 @@ class _Transaction:
         if pending is not None:
             return pending[0]
         if memory_id not in self._read:
-            self._read[memory_id] = self._store._read_one(memory_id, self._transaction)
+            self._read[memory_id] = self._store._read_one(memory_id, self._space, self._transaction)
         return self._read[memory_id]
 
     def get_many(self, memory_ids: Sequence[str]) -> list[Memory | None]:
@@ -174,12 +191,14 @@ class _Transaction:
             i for i in dict.fromkeys(memory_ids) if i not in self._pending and i not in self._read
         ]
         if missing:
-            found = self._store._read_many(missing, self._transaction)
+            found = self._store._read_many(missing, self._space, self._transaction)
             for memory_id in missing:
                 self._read[memory_id] = found.get(memory_id)
         return [self.get(memory_id) for memory_id in memory_ids]
 
     def put(self, memory: Memory, embedding: Vector | None = None) -> None:
+        if memory.space != self._space:
+            raise ValueError(f"a transaction in space {self._space!r} wrote to {memory.space!r}")
         if not storable_id(memory.id):
             raise ValueError(f"{memory.id!r} cannot be a Firestore document id")
         if embedding is None and memory.id not in self._pending and self.get(memory.id) is None:
@@ -191,7 +210,7 @@ class _Transaction:
 
     def apply(self) -> None:
         for memory, embedding in self._pending.values():
-            reference = self._store._memories.document(memory.id)
+            reference = self._store.memories(memory.space).document(memory.id)
             if embedding is None:
                 # update() replaces each named top-level field and keeps `embedding`.
                 self._transaction.update(reference, encode_memory(memory, None))
@@ -227,6 +246,7 @@ class FirestoreStore:
         self._client = client
         self._collection = collection
         self._memories = client.collection(collection)
+        self._spaces = client.collection(collection + SPACES_SUFFIX)
         self._fingerprints = client.collection(collection + FINGERPRINTS_SUFFIX)
         self._identity_ref = client.collection(collection + META_SUFFIX).document("identity")
         self._auth_state = client.collection(collection + AUTH_STATE_SUFFIX)
@@ -234,8 +254,8 @@ class FirestoreStore:
         self._executor = ThreadPoolExecutor(
             max_workers=_WORKERS, thread_name_prefix="firestore-store"
         )
-        self._lexical = LexicalIndex(self._memories, self._executor, lexical_budget)
-        self._vectors = VectorIndex(self._memories, self._read_many, nearest_limit)
+        self._lexical = LexicalIndex(self.memories, self._executor, lexical_budget)
+        self._vectors = VectorIndex(self.memories, self._read_many, nearest_limit)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> FirestoreStore:
@@ -245,6 +265,13 @@ class FirestoreStore:
     @property
     def collection(self) -> str:
         return self._collection
+
+    def memories(self, space: str) -> CollectionReference:
+        """The collection holding one space's memories (the root one for ``default``)."""
+        if space == DEFAULT_SPACE:
+            return self._memories
+        collection: CollectionReference = self._spaces.document(space).collection(self._collection)
+        return collection
 
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
@@ -288,9 +315,9 @@ class FirestoreStore:
         )
 
     @_translated
-    def transaction(self, fn: Callable[[_Transaction], T]) -> T:
+    def transaction(self, fn: Callable[[_Transaction], T], *, space: str = DEFAULT_SPACE) -> T:
         def body(transaction: Transaction) -> T:
-            adapter = _Transaction(self, transaction)
+            adapter = _Transaction(self, transaction, space)
             result = fn(adapter)
             adapter.apply()
             return result
@@ -338,23 +365,26 @@ class FirestoreStore:
         return EmbeddingIdentity(str(data["model"]), int(data["dimension"]))
 
     # ----------------------------------------------------------------- reads
-    def _read_one(self, memory_id: str, transaction: Transaction | None = None) -> Memory | None:
+    def _read_one(
+        self, memory_id: str, space: str, transaction: Transaction | None = None
+    ) -> Memory | None:
         if not storable_id(memory_id):
             return None
-        snapshot = self._memories.document(memory_id).get(
-            field_paths=MEMORY_FIELDS, transaction=transaction
+        snapshot = (
+            self.memories(space)
+            .document(memory_id)
+            .get(field_paths=MEMORY_FIELDS, transaction=transaction)
         )
         if not snapshot.exists:
             return None
-        return decode_record(snapshot.id, snapshot.to_dict() or {})
+        return decode_record(snapshot.id, snapshot.to_dict() or {}, space)
 
     def _read_many(
-        self, memory_ids: Iterable[str], transaction: Transaction | None = None
+        self, memory_ids: Iterable[str], space: str, transaction: Transaction | None = None
     ) -> dict[str, Memory]:
         """One BatchGetDocuments (in ``transaction`` when given, which locks them)."""
-        references = [
-            self._memories.document(i) for i in dict.fromkeys(memory_ids) if storable_id(i)
-        ]
+        collection = self.memories(space)
+        references = [collection.document(i) for i in dict.fromkeys(memory_ids) if storable_id(i)]
         if not references:
             return {}
         found: dict[str, Memory] = {}
@@ -363,16 +393,18 @@ class FirestoreStore:
         )
         for snapshot in snapshots:
             if snapshot.exists:
-                found[snapshot.id] = decode_record(snapshot.id, fields_of(snapshot))
+                found[snapshot.id] = decode_record(snapshot.id, fields_of(snapshot), space)
         return found
 
     @_translated
-    def get(self, memory_id: str) -> Memory | None:
-        return self._read_one(memory_id)
+    def get(self, memory_id: str, *, space: str = DEFAULT_SPACE) -> Memory | None:
+        return self._read_one(memory_id, space)
 
     @_translated
-    def get_many(self, memory_ids: Sequence[str]) -> list[Memory | None]:
-        found = self._read_many(memory_ids)
+    def get_many(
+        self, memory_ids: Sequence[str], *, space: str = DEFAULT_SPACE
+    ) -> list[Memory | None]:
+        found = self._read_many(memory_ids, space)
         return [found.get(memory_id) for memory_id in memory_ids]
 
     @_translated
@@ -381,7 +413,7 @@ class FirestoreStore:
         data = snapshot.to_dict() if snapshot.exists else None
         if not data or data["written_at"] <= to_stored_time(not_before):
             return None
-        return self._read_one(str(data["memory_id"]))
+        return self._read_one(str(data["memory_id"]), str(data.get("space") or DEFAULT_SPACE))
 
     # ---------------------------------------------------------------- writes
     @_translated
@@ -389,7 +421,7 @@ class FirestoreStore:
         self, memory: Memory, embedding: Vector, fingerprint: str, not_before: datetime
     ) -> InsertOutcome:
         fingerprint_ref = self._fingerprints.document(fingerprint)
-        memory_ref = self._memories.document(memory.id)
+        memory_ref = self.memories(memory.space).document(memory.id)
         cutoff = to_stored_time(not_before)
         # The fingerprint can match only until the window has passed; TTL removes it after.
         expires_at = memory.created_at + max(memory.created_at - not_before, timedelta(0))
@@ -398,12 +430,15 @@ class FirestoreStore:
             snapshot = fingerprint_ref.get(transaction=transaction)
             data = snapshot.to_dict() if snapshot.exists else None
             if data and data["written_at"] > cutoff:
-                existing = self._read_one(str(data["memory_id"]), transaction)
+                existing = self._read_one(
+                    str(data["memory_id"]), str(data.get("space") or DEFAULT_SPACE), transaction
+                )
                 if existing is not None and existing.branch_state is memory.branch_state:
                     return InsertOutcome(existing, created=False)
             transaction.set(memory_ref, encode_memory(memory, embedding))
             transaction.set(
-                fingerprint_ref, encode_fingerprint(memory.id, memory.created_at, expires_at)
+                fingerprint_ref,
+                encode_fingerprint(memory.id, memory.created_at, expires_at, memory.space),
             )
             return InsertOutcome(memory, created=True)
 
@@ -468,9 +503,10 @@ class FirestoreStore:
         }
 
     @_translated
-    def corpus_statistics(self, terms: Sequence[str]) -> CorpusStats:
-        """The BM25 corpus statistics for ``terms``, as stored now (for tests and operators)."""
-        return self._lexical.statistics(list(dict.fromkeys(terms)))
+    def corpus_statistics(self, terms: Sequence[str], space: str = DEFAULT_SPACE) -> CorpusStats:
+        """The BM25 corpus statistics of one space for ``terms``, as stored now (for
+        tests and operators)."""
+        return self._lexical.statistics(list(dict.fromkeys(terms)), space)
 
     @_translated
     def list_page(
@@ -499,7 +535,7 @@ class FirestoreStore:
             return []
         direction = "ASCENDING" if oldest_first else "DESCENDING"
         query = (
-            filtered(self._memories, native_filters(where, created_range=True))
+            filtered(self.memories(where.space), native_filters(where, created_range=True))
             .order_by("created_at", direction=direction)
             .order_by(FieldPath.document_id(), direction=direction)
             .select(list(MEMORY_FIELDS))
@@ -522,7 +558,7 @@ class FirestoreStore:
                 )
             snapshots = list(current.limit(batch).stream())
             for snapshot in snapshots:
-                memory = decode_memory(snapshot.id, fields_of(snapshot))
+                memory = decode_memory(snapshot.id, fields_of(snapshot), where.space)
                 if not post_filter or where.matches(memory):
                     page.append(memory)
                     if len(page) == limit:
@@ -561,10 +597,11 @@ class FirestoreStore:
         return [decode_event(snapshot.to_dict() or {}) for snapshot in query.stream()]
 
     @_translated
-    def topic_counts(self) -> dict[str, dict[BranchState, int]]:
+    def topic_counts(self, *, space: str = DEFAULT_SPACE) -> dict[str, dict[BranchState, int]]:
         # A projection of two small fields: the owner's console reads it, not the tools.
         counts: dict[str, dict[BranchState, int]] = {}
-        for snapshot in self._memories.select(["module_name", "branch_state"]).stream():
+        fields = ["module_name", "branch_state"]
+        for snapshot in self.memories(space).select(fields).stream():
             data = snapshot.to_dict() or {}
             state = BranchState(data.get("branch_state") or BranchState.ACTIVE.value)
             by_state = counts.setdefault(str(data.get("module_name") or ""), {})
@@ -575,39 +612,50 @@ class FirestoreStore:
     def count_memories(self, where: MemoryFilter) -> int:
         """A count aggregation (one round trip); with ``valid_at``, which Firestore cannot
         express, a projection of the filter fields of every candidate instead."""
-        query = filtered(self._memories, native_filters(where, created_range=True))
+        query = filtered(self.memories(where.space), native_filters(where, created_range=True))
         if not needs_post_filter(where, created_range=True):
             aggregation: Any = query.count()  # the client's stubs mistype count()
             return int(aggregation.get()[0][0].value)
         return sum(
-            where.matches(decode_memory(snapshot.id, fields_of(snapshot)))
+            where.matches(decode_memory(snapshot.id, fields_of(snapshot), where.space))
             for snapshot in query.select(list(FILTER_FIELDS)).stream()
         )
 
     @_translated
-    def superseded_by_any(self, memory_ids: Sequence[str]) -> list[Memory]:
+    def superseded_by_any(
+        self, memory_ids: Sequence[str], *, space: str = DEFAULT_SPACE
+    ) -> list[Memory]:
         """One ``in`` query per 30 ids, all at once (the single-field index serves it)."""
         wanted = [memory_id for memory_id in dict.fromkeys(memory_ids) if storable_id(memory_id)]
-        return self._records_naming("superseded_by", "in", wanted)
+        return self._records_naming("superseded_by", "in", wanted, space)
 
-    def _records_naming(self, field: str, operator: str, ids: list[str]) -> list[Memory]:
-        """The records whose ``field`` names one of ``ids`` (``operator``: ``in`` or
-        ``array_contains_any``), one query per 30 ids, all at once; by (created_at, id)."""
+    def _records_naming(
+        self, field: str, operator: str, ids: list[str], space: str
+    ) -> list[Memory]:
+        """The records of a space whose ``field`` names one of ``ids`` (``operator``:
+        ``in`` or ``array_contains_any``), one query per 30 ids, all at once; by
+        (created_at, id)."""
+        collection = self.memories(space)
         queries = [
-            self._memories.where(filter=FieldFilter(field, operator, chunk)).select(
-                list(MEMORY_FIELDS)
-            )
+            collection.where(filter=FieldFilter(field, operator, chunk)).select(list(MEMORY_FIELDS))
             for chunk in _chunks(ids, MAX_DISJUNCTIONS)
         ]
         found: dict[str, Memory] = {}
         for snapshots in self._executor.map(lambda q: list(q.stream()), queries):
             for snapshot in snapshots:
-                found[snapshot.id] = decode_memory(snapshot.id, fields_of(snapshot))
+                found[snapshot.id] = decode_memory(snapshot.id, fields_of(snapshot), space)
         return sorted(found.values(), key=lambda m: (m.created_at, m.id))
 
     # ----------------------------------------------------------------- erase
     @_translated
-    def erase(self, memory_ids: Sequence[str], erased_by: str, erased_at: datetime) -> list[str]:
+    def erase(
+        self,
+        memory_ids: Sequence[str],
+        erased_by: str,
+        erased_at: datetime,
+        *,
+        space: str = DEFAULT_SPACE,
+    ) -> list[str]:
         """One transaction: the records and the fingerprints pointing at them are read
         together (one round trip), then deleted with the tombstones written at commit."""
         wanted = list(dict.fromkeys(memory_ids))
@@ -616,8 +664,9 @@ class FirestoreStore:
         wanted = [memory_id for memory_id in wanted if storable_id(memory_id)]
         if not wanted:
             return []
-        records = [self._memories.document(memory_id) for memory_id in wanted]
-        tombstone = encode_tombstone(erased_by, erased_at)
+        collection = self.memories(space)
+        records = [collection.document(memory_id) for memory_id in wanted]
+        tombstone = encode_tombstone(erased_by, erased_at, space)
 
         def body(transaction: Transaction) -> list[str]:
             pointing = [
@@ -634,7 +683,7 @@ class FirestoreStore:
             fingerprints = [ref for future in pointing for ref in future.result()]
             erased = [memory_id for memory_id in wanted if memory_id in present]
             for memory_id in erased:
-                transaction.delete(self._memories.document(memory_id))
+                transaction.delete(collection.document(memory_id))
                 transaction.set(self._erased.document(memory_id), tombstone)
             for memory_id, reference in fingerprints:
                 if memory_id in present:
@@ -654,22 +703,49 @@ class FirestoreStore:
         ]
 
     @_translated
-    def tombstones(self, memory_ids: Sequence[str]) -> dict[str, Tombstone]:
+    def tombstones(
+        self, memory_ids: Sequence[str], *, space: str = DEFAULT_SPACE
+    ) -> dict[str, Tombstone]:
         references = [self._erased.document(i) for i in dict.fromkeys(memory_ids) if storable_id(i)]
         if not references:
             return {}
         return {
             snapshot.id: decode_tombstone(snapshot.id, fields_of(snapshot))
             for snapshot in self._client.get_all(references)
-            if snapshot.exists
+            if snapshot.exists and tombstone_space(fields_of(snapshot)) == space
         }
 
     @_translated
-    def derived_from_any(self, memory_ids: Sequence[str]) -> list[Memory]:
+    def derived_from_any(
+        self, memory_ids: Sequence[str], *, space: str = DEFAULT_SPACE
+    ) -> list[Memory]:
         """One ``array_contains_any`` query per 30 ids, all at once."""
         return self._records_naming(
-            "derived_from", "array_contains_any", list(dict.fromkeys(memory_ids))
+            "derived_from", "array_contains_any", list(dict.fromkeys(memory_ids)), space
         )
+
+    @_translated
+    def move(self, memory_id: str, from_space: str, to_space: str) -> Memory | None:
+        """One transaction: read the document (vector included), write it in the other
+        space's collection, delete it and the fingerprints pointing at it."""
+        if not storable_id(memory_id):
+            return None
+        source = self.memories(from_space).document(memory_id)
+        target = self.memories(to_space).document(memory_id)
+
+        def body(transaction: Transaction) -> Memory | None:
+            pointing = self._fingerprints_of([memory_id], transaction)
+            snapshot = source.get(transaction=transaction)
+            if not snapshot.exists:
+                return None
+            data = {**(snapshot.to_dict() or {}), "space": to_space}
+            transaction.set(target, data)
+            transaction.delete(source)
+            for _, reference in pointing:
+                transaction.delete(reference)
+            return decode_record(memory_id, data, to_space)
+
+        return self._run(body)
 
     # ----------------------------------------------------------- OAuth state
     def _auth_ref(self, kind: str, key: str) -> Any:

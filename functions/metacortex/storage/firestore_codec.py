@@ -25,6 +25,8 @@ import numpy as np
 from google.cloud.firestore_v1.vector import Vector as FirestoreVector
 
 from metacortex.domain.records import (
+    DEFAULT_SPACE,
+    Attribution,
     BranchState,
     Initiator,
     Memory,
@@ -68,6 +70,9 @@ MEMORY_FIELDS: Final = (
     "derived_from",
     "confidence",
     "merge_method",
+    "space",
+    "created_by",
+    "changed_by",
 )
 # Enough of a record to decide ``MemoryFilter.matches`` (see ``decode_memory``).
 FILTER_FIELDS: Final = (
@@ -159,6 +164,11 @@ def encode_memory(memory: Memory, embedding: Vector | None) -> dict[str, Any]:
         "derived_from": list(provenance.derived_from),
         "confidence": provenance.confidence,
         "merge_method": memory.merge_method,
+        # The record's space is where its document lives (``FirestoreStore``); the field
+        # says it again for a reader that holds the document alone.
+        "space": memory.space,
+        "created_by": memory.created_by.encode() if memory.created_by else None,
+        "changed_by": memory.changed_by.encode() if memory.changed_by else None,
         "schema_version": SCHEMA_VERSION,
         **term_index(memory.retrieval_text),
     }
@@ -178,8 +188,9 @@ def fields_of(snapshot: Any) -> dict[str, Any]:
     return snapshot.to_dict() or {}
 
 
-def decode_memory(document_id: str, data: Mapping[str, Any]) -> Memory:
-    """A ``Memory`` from a stored document.
+def decode_memory(document_id: str, data: Mapping[str, Any], space: str = DEFAULT_SPACE) -> Memory:
+    """A ``Memory`` from a stored document of ``space``'s collection (a document
+    written before spaces has no ``space`` field: it is the default space's).
 
     Tolerates a projection that holds only ``FILTER_FIELDS``: the result is then
     good for ``MemoryFilter.matches`` and nothing else (empty texts).
@@ -211,10 +222,13 @@ def decode_memory(document_id: str, data: Mapping[str, Any]) -> Memory:
             confidence=float(confidence) if confidence is not None else None,
         ),
         merge_method=data.get("merge_method"),
+        space=space,
+        created_by=Attribution.decode(data.get("created_by")),
+        changed_by=Attribution.decode(data.get("changed_by")),
     )
 
 
-def decode_record(document_id: str, data: Mapping[str, Any]) -> Memory:
+def decode_record(document_id: str, data: Mapping[str, Any], space: str = DEFAULT_SPACE) -> Memory:
     """``decode_memory`` of a document read by id, refusing one without a top-level topic
     or state rather than reading it as an active record of topic "" (a document still in
     the TypeScript MetaCortex's layout, which keeps both in a ``metadata`` map)."""
@@ -224,15 +238,16 @@ def decode_record(document_id: str, data: Mapping[str, Any]) -> Memory:
             "TypeScript MetaCortex's layout. Run `metacortex migrate firestore`, which "
             "migrates it or names what keeps it from being migrated"
         )
-    return decode_memory(document_id, data)
+    return decode_memory(document_id, data, space)
 
 
 # ---------------------------------------------------------------- fingerprint
 def encode_fingerprint(
-    memory_id: str, written_at: datetime, expires_at: datetime
+    memory_id: str, written_at: datetime, expires_at: datetime, space: str = DEFAULT_SPACE
 ) -> dict[str, Any]:
     return {
         "memory_id": memory_id,
+        "space": space,
         "written_at": to_stored_time(written_at),
         # TTL field: Firestore deletes the document some time after this instant.
         "expires_at": to_stored_time(expires_at),
@@ -241,13 +256,20 @@ def encode_fingerprint(
 
 
 # ------------------------------------------------------------------ tombstone
-def encode_tombstone(erased_by: str, erased_at: datetime) -> dict[str, Any]:
+def encode_tombstone(
+    erased_by: str, erased_at: datetime, space: str = DEFAULT_SPACE
+) -> dict[str, Any]:
     """An erased record's tombstone document (id = the memory id): never content."""
     return {
+        "space": space,
         "erased_at": to_stored_time(erased_at),
         "erased_by": erased_by,
         "schema_version": SCHEMA_VERSION,
     }
+
+
+def tombstone_space(data: Mapping[str, Any]) -> str:
+    return str(data.get("space") or DEFAULT_SPACE)
 
 
 def decode_tombstone(document_id: str, data: Mapping[str, Any]) -> Tombstone:

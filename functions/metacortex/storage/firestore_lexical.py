@@ -112,29 +112,34 @@ class LexicalIndex:
 
     def __init__(
         self,
-        memories: CollectionReference,
+        memories: Callable[[str], CollectionReference],
         executor: Executor,
         budget: int = RARE_BUDGET,
         common_budget: int = COMMON_BUDGET,
     ) -> None:
-        self._memories = memories
+        self._memories = memories  # a space's memory collection
         self._executor = executor
         self._budget = budget
         self._common_budget = common_budget
 
-    def statistics(self, query_terms: Sequence[str]) -> CorpusStats:
-        """N, total length and the document frequency of each term, as stored right now."""
-        return self._statistics(query_terms, None)[0]
+    def statistics(self, query_terms: Sequence[str], space: str) -> CorpusStats:
+        """N, total length and the document frequency of each term in one space, as
+        stored right now."""
+        return self._statistics(query_terms, space, None)[0]
 
     def _statistics(
-        self, query_terms: Sequence[str], where: MemoryFilter | None
+        self, query_terms: Sequence[str], space: str, where: MemoryFilter | None
     ) -> tuple[CorpusStats, dict[str, int]]:
-        """The corpus statistics, and per term how many records matching ``where``
-        hold it (the collection-wide count when ``where`` is None), all concurrently."""
-        totals = self._executor.submit(self._totals)
-        counts = {term: self._executor.submit(self._doc_freq, term) for term in query_terms}
+        """The space's corpus statistics, and per term how many records matching
+        ``where`` hold it (the space-wide count when ``where`` is None), all
+        concurrently. Each space is its own corpus: no count reads another space."""
+        totals = self._executor.submit(self._totals, space)
+        counts = {term: self._executor.submit(self._doc_freq, term, space) for term in query_terms}
         inside = (
-            {term: self._executor.submit(self._doc_freq, term, where) for term in query_terms}
+            {
+                term: self._executor.submit(self._doc_freq, term, space, where)
+                for term in query_terms
+            }
             if where is not None
             else {}
         )
@@ -147,16 +152,16 @@ class LexicalIndex:
         within = {term: future.result() for term, future in inside.items()} or dict(stats.doc_freqs)
         return stats, within
 
-    def _totals(self) -> tuple[int, int]:
-        counted = self._memories.count(alias="n")  # type: ignore[no-untyped-call]
+    def _totals(self, space: str) -> tuple[int, int]:
+        counted = self._memories(space).count(alias="n")  # type: ignore[no-untyped-call]
         values = _aggregate(counted.sum(TERM_COUNT, alias="length"))
         return int(values["n"] or 0), int(values["length"] or 0)
 
-    def _doc_freq(self, term: str, where: MemoryFilter | None = None) -> int:
-        base: Any = self._memories
+    def _doc_freq(self, term: str, space: str, where: MemoryFilter | None = None) -> int:
+        base: Any = self._memories(space)
         if where is not None:
             # Ordered like the candidate query, so the same composite index serves it.
-            base = filtered(self._memories, native_filters(where, created_range=True)).order_by(
+            base = filtered(base, native_filters(where, created_range=True)).order_by(
                 "created_at", direction="DESCENDING"
             )
         query = base.where(filter=FieldFilter(TERMS, "array_contains", term))
@@ -205,7 +210,7 @@ class LexicalIndex:
         if not wanted or limit <= 0:
             return []
         narrowed = where.topic is not None or where.origin is not None
-        stats, within = self._statistics(wanted, where if narrowed else None)
+        stats, within = self._statistics(wanted, where.space, where if narrowed else None)
         # A term no record inside the filter holds needs no query.
         present = sorted(
             (t for t in wanted if within.get(t)), key=lambda t: (within[t], stats.doc_freqs[t], t)
@@ -235,7 +240,7 @@ class LexicalIndex:
         queries = []
         if queried:
             queries.append(
-                filtered(self._memories, native_filters(where, created_range=True))
+                filtered(self._memories(where.space), native_filters(where, created_range=True))
                 .where(filter=FieldFilter(TERMS, "array_contains_any", queried))
                 .order_by("created_at", direction="DESCENDING")
                 # The statistics already bound it; a concurrent write may not.
@@ -248,7 +253,7 @@ class LexicalIndex:
             # Per common term, the shortest records holding it, which BM25 ranks
             # highest for that term; a record holding several common terms shows up
             # in each of their lists. Together at most what the rare terms left.
-            base = filtered(self._memories, native_filters(where, created_range=False))
+            base = filtered(self._memories(where.space), native_filters(where, created_range=False))
             each = min(limit, -(-left // len(common)))
             queries.extend(
                 base.where(filter=FieldFilter(TERMS, "array_contains", term))
@@ -291,7 +296,7 @@ class LexicalIndex:
         for doc_id, data in held.items():
             freqs = data.get(TERM_FREQS) or {}
             terms = [term for term in rare if freqs.get(term)]
-            if terms and where.matches(decode_memory(doc_id, data)):
+            if terms and where.matches(decode_memory(doc_id, data, where.space)):
                 usable[doc_id] = data
                 for term in terms:
                     holders[term].append(doc_id)
@@ -311,7 +316,7 @@ class LexicalIndex:
         where: MemoryFilter,
         found: dict[str, _Candidate],
     ) -> None:
-        memory = decode_memory(doc_id, data)
+        memory = decode_memory(doc_id, data, where.space)
         if where.matches(memory):
             freqs = data.get(TERM_FREQS) or {}
             length = int(data.get(TERM_COUNT) or 0)

@@ -41,7 +41,8 @@ if TYPE_CHECKING:
 DISTANCE_FIELD: Final = "vector_distance"
 _OVERFETCH: Final = 4
 
-ReadMany = Callable[[Iterable[str]], dict[str, Memory]]
+# (ids, space) -> the records found, by id
+ReadMany = Callable[[Iterable[str], str], dict[str, Memory]]
 
 
 def _ranked(hits: list[Scored], limit: int) -> list[Scored]:
@@ -52,11 +53,14 @@ def _ranked(hits: list[Scored], limit: int) -> list[Scored]:
 
 class VectorIndex:
     def __init__(
-        self, memories: CollectionReference, read_many: ReadMany, nearest_limit: int = MAX_NEAREST
+        self,
+        memories: Callable[[str], CollectionReference],
+        read_many: ReadMany,
+        nearest_limit: int = MAX_NEAREST,
     ) -> None:
         if not 1 <= nearest_limit <= MAX_NEAREST:
             raise ValueError(f"nearest_limit must be 1..{MAX_NEAREST}; got {nearest_limit}")
-        self._memories = memories
+        self._memories = memories  # a space's memory collection
         self._read_many = read_many
         self._nearest_limit = nearest_limit
 
@@ -98,7 +102,7 @@ class VectorIndex:
         fields_out: dict[str, Mapping[str, Any]] | None,
     ) -> list[Scored]:
         """One ``find_nearest`` with the equality part of ``where`` as prefilter."""
-        query = filtered(self._memories, native_filters(where, created_range=False))
+        query = filtered(self._memories(where.space), native_filters(where, created_range=False))
         # Typed Any: the client annotates find_nearest as returning the VectorQuery class.
         projection = [*MEMORY_FIELDS, DISTANCE_FIELD, *extra_fields]
         nearest: Any = query.select(projection).find_nearest(
@@ -114,19 +118,23 @@ class VectorIndex:
             if fields_out is not None:
                 fields_out[snapshot.id] = data
             # COSINE distance is 1 - cosine similarity; report similarity, as SQLite does.
-            hits.append(Scored(decode_memory(snapshot.id, data), 1.0 - float(data[DISTANCE_FIELD])))
+            hits.append(
+                Scored(
+                    decode_memory(snapshot.id, data, where.space), 1.0 - float(data[DISTANCE_FIELD])
+                )
+            )
         return hits
 
     def _scan(self, vector: Vector, where: MemoryFilter, limit: int) -> list[Scored]:
         """Exact cosine over every record matching ``where`` (reads them all: the rare path)."""
-        query = filtered(self._memories, native_filters(where, created_range=True))
+        query = filtered(self._memories(where.space), native_filters(where, created_range=True))
         target = np.asarray(vector, dtype=np.float64)
         ids: list[str] = []
         rows: list[list[float]] = []
         for snapshot in query.select([EMBEDDING, *FILTER_FIELDS]).stream():
             data = snapshot.to_dict() or {}
             stored = data.get(EMBEDDING)
-            if stored is None or not where.matches(decode_memory(snapshot.id, data)):
+            if stored is None or not where.matches(decode_memory(snapshot.id, data, where.space)):
                 continue
             values = [float(x) for x in stored]
             if len(values) == target.size:  # other dimensions are invisible, as in find_nearest
@@ -138,7 +146,7 @@ class VectorIndex:
         norms = np.linalg.norm(matrix, axis=1) * np.linalg.norm(target)
         scores = (matrix @ target) / np.where(norms == 0, 1.0, norms)
         best = np.argsort(-scores, kind="stable")[: limit * 2]
-        memories = self._read_many(ids[i] for i in best)
+        memories = self._read_many((ids[i] for i in best), where.space)
         # A record changed since the scan may no longer match.
         hits = [
             Scored(memories[ids[i]], float(scores[i]))

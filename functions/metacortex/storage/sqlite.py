@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 import numpy as np
 
 from metacortex.domain.records import (
+    DEFAULT_SPACE,
+    Attribution,
     BranchState,
     Initiator,
     Memory,
@@ -75,7 +77,8 @@ _MIRROR_CHUNK: Final = 4096
 _MEMORY_COLUMNS: Final = (
     "seq, id, content, retrieval_text, module_name, branch_state, modality, created_at,"
     " updated_at, valid_from, valid_until, superseded_by, supersession_reason, initiator,"
-    " origin, source_session, derived_from, confidence, artifact_refs, merge_method"
+    " origin, source_session, derived_from, confidence, artifact_refs, merge_method,"
+    " space, created_by, changed_by"
 )
 # The same columns for queries that alias memories as ``m``.
 _M_COLUMNS: Final = ", ".join(f"m.{column.strip()}" for column in _MEMORY_COLUMNS.split(","))
@@ -139,12 +142,18 @@ def _row_to_memory(row: sqlite3.Row) -> Memory:
             confidence=row["confidence"],
         ),
         merge_method=row["merge_method"],
+        space=row["space"],
+        created_by=Attribution.decode(row["created_by"]),
+        changed_by=Attribution.decode(row["changed_by"]),
     )
 
 
 def _where_sql(where: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
-    clauses = [f"{alias}.branch_state IN ({','.join('?' * len(where.states))})"]
-    params: list[Any] = [state.value for state in where.states]
+    clauses = [
+        f"{alias}.space = ?",
+        f"{alias}.branch_state IN ({','.join('?' * len(where.states))})",
+    ]
+    params: list[Any] = [where.space, *(state.value for state in where.states)]
     if where.topic is not None:
         clauses.append(f"{alias}.module_name = ?")
         params.append(where.topic)
@@ -185,21 +194,24 @@ def _fts_query(query_terms: Sequence[str]) -> str:
 
 
 class _Transaction:
-    def __init__(self, store: SQLiteStore, conn: sqlite3.Connection) -> None:
+    def __init__(self, store: SQLiteStore, conn: sqlite3.Connection, space: str) -> None:
         self._store = store
         self._conn = conn
+        self._space = space
         self._pending: dict[str, tuple[Memory, Vector | None]] = {}
 
     def get(self, memory_id: str) -> Memory | None:
         pending = self._pending.get(memory_id)
         if pending is not None:
             return pending[0]
-        return self._store._select_one(self._conn, memory_id)
+        return self._store._select_one(self._conn, memory_id, self._space)
 
     def get_many(self, memory_ids: Sequence[str]) -> list[Memory | None]:
         return [self.get(memory_id) for memory_id in memory_ids]
 
     def put(self, memory: Memory, embedding: Vector | None = None) -> None:
+        if memory.space != self._space:
+            raise ValueError(f"a transaction in space {self._space!r} wrote to {memory.space!r}")
         self._pending[memory.id] = (memory, embedding)
 
     def commit_writes(self) -> list[int]:
@@ -375,14 +387,15 @@ class SQLiteStore:
         return EmbeddingIdentity(model, int(dimension))
 
     # ----------------------------------------------------------------- reads
-    def _select_one(self, conn: sqlite3.Connection, memory_id: str) -> Memory | None:
+    def _select_one(self, conn: sqlite3.Connection, memory_id: str, space: str) -> Memory | None:
         row = conn.execute(
-            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE id = ?", (memory_id,)
+            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE id = ? AND space = ?",
+            (memory_id, space),
         ).fetchone()
         return None if row is None else _row_to_memory(row)
 
-    def get(self, memory_id: str) -> Memory | None:
-        return self._select_one(self._conn(), memory_id)
+    def get(self, memory_id: str, *, space: str = DEFAULT_SPACE) -> Memory | None:
+        return self._select_one(self._conn(), memory_id, space)
 
     def _by_seq(self, seqs: Sequence[int]) -> dict[int, Memory]:
         if not seqs:
@@ -435,6 +448,9 @@ class SQLiteStore:
             "confidence": memory.provenance.confidence,
             "artifact_refs": json.dumps(list(memory.artifact_refs)),
             "merge_method": memory.merge_method,
+            "space": memory.space,
+            "created_by": memory.created_by.encode() if memory.created_by else None,
+            "changed_by": memory.changed_by.encode() if memory.changed_by else None,
             "change_seq": int(change),
         }
         existing = conn.execute(
@@ -483,7 +499,7 @@ class SQLiteStore:
                 (fingerprint, _ms(not_before)),
             ).fetchone()
             if row is not None:
-                existing = self._select_one(conn, row["memory_id"])
+                existing = self._select_one(conn, row["memory_id"], memory.space)
                 if existing is not None and existing.branch_state is memory.branch_state:
                     return InsertOutcome(existing, created=False)
             self._write(conn, memory, embedding)
@@ -496,9 +512,9 @@ class SQLiteStore:
             conn.execute("DELETE FROM write_fingerprints WHERE written_at < ?", (_ms(not_before),))
         return InsertOutcome(memory, created=True)
 
-    def transaction(self, fn: Callable[[_Transaction], T]) -> T:
+    def transaction(self, fn: Callable[[_Transaction], T], *, space: str = DEFAULT_SPACE) -> T:
         with self._write_txn() as conn:
-            txn = _Transaction(self, conn)
+            txn = _Transaction(self, conn, space)
             result = fn(txn)
             txn.commit_writes()
         return result
@@ -523,10 +539,10 @@ class SQLiteStore:
             cursor.row_factory = None
             cursor.execute(
                 "SELECT seq, embedding, module_name, branch_state, origin, created_at,"
-                " valid_from, valid_until, supersession_reason, change_seq"
+                " valid_from, valid_until, supersession_reason, change_seq, space"
                 " FROM memories WHERE change_seq > ?"
                 " UNION ALL SELECT seq, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"
-                " change_seq FROM erased_memories WHERE change_seq > ?",
+                " change_seq, NULL FROM erased_memories WHERE change_seq > ?",
                 (since, since),
             )
             dimension = mirror.matrix.shape[1]
@@ -669,8 +685,10 @@ class SQLiteStore:
         )
         return {str(row[0]): str(row[1]).split() for row in rows}
 
-    def get_many(self, memory_ids: Sequence[str]) -> list[Memory | None]:
-        return [self.get(memory_id) for memory_id in memory_ids]
+    def get_many(
+        self, memory_ids: Sequence[str], *, space: str = DEFAULT_SPACE
+    ) -> list[Memory | None]:
+        return [self.get(memory_id, space=space) for memory_id in memory_ids]
 
     def hybrid_search(
         self, vector: Vector, terms: Sequence[str], where: MemoryFilter, limit: int
@@ -761,10 +779,11 @@ class SQLiteStore:
         )
         return [json.loads(row["fields"]) for row in rows]
 
-    def topic_counts(self) -> dict[str, dict[BranchState, int]]:
+    def topic_counts(self, *, space: str = DEFAULT_SPACE) -> dict[str, dict[BranchState, int]]:
         rows = self._conn().execute(
-            "SELECT module_name, branch_state, COUNT(*) AS n FROM memories"
-            " GROUP BY module_name, branch_state ORDER BY module_name"
+            "SELECT module_name, branch_state, COUNT(*) AS n FROM memories WHERE space = ?"
+            " GROUP BY module_name, branch_state ORDER BY module_name",
+            (space,),
         )
         counts: dict[str, dict[BranchState, int]] = {}
         for row in rows:
@@ -776,21 +795,30 @@ class SQLiteStore:
         row = self._conn().execute(f"SELECT COUNT(*) FROM memories m WHERE {clause}", params)
         return int(row.fetchone()[0])
 
-    def superseded_by_any(self, memory_ids: Sequence[str]) -> list[Memory]:
+    def superseded_by_any(
+        self, memory_ids: Sequence[str], *, space: str = DEFAULT_SPACE
+    ) -> list[Memory]:
         wanted = list(dict.fromkeys(memory_ids))
         found: list[Memory] = []
         for start in range(0, len(wanted), _IN_CHUNK):
             chunk = wanted[start : start + _IN_CHUNK]
             rows = self._conn().execute(
                 f"SELECT {_M_COLUMNS} FROM memories m WHERE m.superseded_by IS NOT NULL"
-                f" AND m.superseded_by IN ({','.join('?' * len(chunk))})",
-                chunk,
+                f" AND m.superseded_by IN ({','.join('?' * len(chunk))}) AND m.space = ?",
+                [*chunk, space],
             )
             found += [_row_to_memory(row) for row in rows]
         return sorted(found, key=lambda m: (m.created_at, m.id))
 
     # ----------------------------------------------------------------- erase
-    def erase(self, memory_ids: Sequence[str], erased_by: str, erased_at: datetime) -> list[str]:
+    def erase(
+        self,
+        memory_ids: Sequence[str],
+        erased_by: str,
+        erased_at: datetime,
+        *,
+        space: str = DEFAULT_SPACE,
+    ) -> list[str]:
         wanted = list(dict.fromkeys(memory_ids))
         if len(wanted) > MAX_ERASE_BATCH:
             raise ValueError(f"erase takes at most {MAX_ERASE_BATCH} ids at a time")
@@ -798,7 +826,10 @@ class SQLiteStore:
             return []
         with self._write_txn() as conn:
             marks = ",".join("?" * len(wanted))
-            rows = conn.execute(f"SELECT id, seq FROM memories WHERE id IN ({marks})", wanted)
+            rows = conn.execute(
+                f"SELECT id, seq FROM memories WHERE id IN ({marks}) AND space = ?",
+                [*wanted, space],
+            )
             found = {str(row["id"]): int(row["seq"]) for row in rows}
             erased = [memory_id for memory_id in wanted if memory_id in found]
             if not erased:
@@ -818,8 +849,8 @@ class SQLiteStore:
             # the old tombstone.
             conn.executemany(
                 "INSERT OR REPLACE INTO erased_memories"
-                " (id, seq, erased_at, erased_by, change_seq) VALUES (?, ?, ?, ?, ?)",
-                [(i, found[i], _ms(erased_at), erased_by, change) for i in erased],
+                " (id, seq, erased_at, erased_by, change_seq, space) VALUES (?, ?, ?, ?, ?, ?)",
+                [(i, found[i], _ms(erased_at), erased_by, change, space) for i in erased],
             )
             # FTS5 deletes by adding a delete entry that names the terms again; the
             # old segments keep them until merged. Merging every segment into one
@@ -841,34 +872,56 @@ class SQLiteStore:
                 self._path,
             )
 
-    def tombstones(self, memory_ids: Sequence[str]) -> dict[str, Tombstone]:
+    def tombstones(
+        self, memory_ids: Sequence[str], *, space: str = DEFAULT_SPACE
+    ) -> dict[str, Tombstone]:
         wanted = list(dict.fromkeys(memory_ids))
         found: dict[str, Tombstone] = {}
         for start in range(0, len(wanted), _IN_CHUNK):
             chunk = wanted[start : start + _IN_CHUNK]
             rows = self._conn().execute(
                 "SELECT id, erased_at, erased_by FROM erased_memories"
-                f" WHERE id IN ({','.join('?' * len(chunk))})",
-                chunk,
+                f" WHERE id IN ({','.join('?' * len(chunk))}) AND space = ?",
+                [*chunk, space],
             )
             for row in rows:
                 found[row["id"]] = Tombstone(row["id"], _dt(row["erased_at"]), row["erased_by"])
         return found
 
-    def derived_from_any(self, memory_ids: Sequence[str]) -> list[Memory]:
+    def derived_from_any(
+        self, memory_ids: Sequence[str], *, space: str = DEFAULT_SPACE
+    ) -> list[Memory]:
         wanted = list(dict.fromkeys(memory_ids))
         found: dict[str, Memory] = {}
         for start in range(0, len(wanted), _IN_CHUNK):
             chunk = wanted[start : start + _IN_CHUNK]
             rows = self._conn().execute(
                 f"SELECT {_M_COLUMNS} FROM memories m WHERE m.derived_from <> '[]'"
-                " AND EXISTS (SELECT 1 FROM json_each(m.derived_from) AS d"
+                " AND m.space = ? AND EXISTS (SELECT 1 FROM json_each(m.derived_from) AS d"
                 f" WHERE d.value IN ({','.join('?' * len(chunk))}))",
-                chunk,
+                [space, *chunk],
             )
             for row in rows:
                 found[row["id"]] = _row_to_memory(row)
         return sorted(found.values(), key=lambda m: (m.created_at, m.id))
+
+    def move(self, memory_id: str, from_space: str, to_space: str) -> Memory | None:
+        with self._write_txn() as conn:
+            current = self._select_one(conn, memory_id, from_space)
+            if current is None:
+                return None
+            change = conn.execute(
+                "UPDATE store_meta SET value = CAST(value AS INTEGER) + 1"
+                " WHERE key = 'change_seq' RETURNING value"
+            ).fetchone()[0]
+            conn.execute(
+                "UPDATE memories SET space = ?, change_seq = ? WHERE id = ?",
+                (to_space, int(change), memory_id),
+            )
+            # A write fingerprint names its space: one left behind would find the record
+            # from the space it left.
+            conn.execute("DELETE FROM write_fingerprints WHERE memory_id = ?", (memory_id,))
+        return replace(current, space=to_space)
 
     # ----------------------------------------------------------- OAuth state
     def auth_put(

@@ -24,7 +24,8 @@ _CORRECTED: Final = SupersessionReason.CORRECTED.value
 
 def mirror_rows(rows: Sequence[Sequence[Any]], dimension: int) -> VectorRows:
     """Columns of rows (seq, embedding, module_name, branch_state, origin, created_at,
-    valid_from, valid_until, supersession_reason, ...) as read from ``memories``."""
+    valid_from, valid_until, supersession_reason, change_seq, space) as read from
+    ``memories``."""
     blobs = [row[1] for row in rows]
     width = 4 * dimension
     for row, blob in zip(rows, blobs, strict=True):
@@ -37,6 +38,7 @@ def mirror_rows(rows: Sequence[Sequence[Any]], dimension: int) -> VectorRows:
         seqs=np.fromiter((row[0] for row in rows), np.int64, len(rows)),
         embeddings=np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(rows), dimension),
         topics=[row[2] for row in rows],
+        spaces=[row[10] for row in rows],
         states=np.fromiter((_STATES[row[3]] for row in rows), np.int8, len(rows)),
         origins=np.fromiter(
             (NONE if row[4] is None else _ORIGINS[row[4]] for row in rows), np.int8, len(rows)

@@ -123,6 +123,30 @@ MIGRATIONS: Final[tuple[tuple[int, str], ...]] = (
         );
         """,
     ),
+    (
+        6,
+        """
+        -- Spaces and attribution (metacortex.spaces, issue 30). Every record belongs to
+        -- one space; what existed before is the space 'default' (a constant default:
+        -- SQLite adds the column without rewriting a row). created_by / changed_by are
+        -- 'person|credential', NULL on records written before attribution.
+        ALTER TABLE memories ADD COLUMN space TEXT NOT NULL DEFAULT 'default';
+        ALTER TABLE memories ADD COLUMN created_by TEXT;
+        ALTER TABLE memories ADD COLUMN changed_by TEXT;
+        ALTER TABLE erased_memories ADD COLUMN space TEXT NOT NULL DEFAULT 'default';
+        -- Every listing and count filters on one space first.
+        DROP INDEX memories_by_state_time;
+        DROP INDEX memories_by_topic_time;
+        CREATE INDEX memories_by_state_time ON memories (space, branch_state, created_at, id);
+        CREATE INDEX memories_by_topic_time
+            ON memories (space, module_name, branch_state, created_at, id);
+        DROP INDEX memories_filter;
+        CREATE INDEX memories_filter ON memories (
+            seq, space, branch_state, module_name, origin, created_at, valid_from,
+            valid_until, supersession_reason
+        );
+        """,
+    ),
 )
 
 LATEST_VERSION: Final = MIGRATIONS[-1][0]

@@ -47,6 +47,7 @@ class VectorRows:
     seqs: npt.NDArray[np.int64]
     embeddings: npt.NDArray[np.float32]  # (rows, dimension)
     topics: list[str]
+    spaces: list[str]
     states: npt.NDArray[np.int8]  # STATE_CODES
     origins: npt.NDArray[np.int8]  # ORIGIN_CODES or NONE
     created: npt.NDArray[np.int64]
@@ -63,10 +64,12 @@ class VectorMirror:
         self._lock = threading.Lock()
         self._size = 0
         self._topics: dict[str, int] = {}
+        self._spaces: dict[str, int] = {}
         self.change_seq = 0
         self.matrix = np.zeros((0, dimension), dtype=np.float32)
         self.seqs = np.zeros(0, dtype=np.int64)
         self.topic_ids = np.zeros(0, dtype=np.int32)
+        self.space_ids = np.zeros(0, dtype=np.int32)
         self.states = np.zeros(0, dtype=np.int8)
         self.origins = np.zeros(0, dtype=np.int8)
         self.created = np.zeros(0, dtype=np.int64)
@@ -93,6 +96,7 @@ class VectorMirror:
         self.matrix = _grown(self.matrix, capacity)
         self.seqs = _grown(self.seqs, capacity)
         self.topic_ids = _grown(self.topic_ids, capacity)
+        self.space_ids = _grown(self.space_ids, capacity)
         self.states = _grown(self.states, capacity)
         self.origins = _grown(self.origins, capacity)
         self.created = _grown(self.created, capacity)
@@ -152,6 +156,12 @@ class VectorMirror:
             dtype=np.int32,
             count=len(topics),
         )
+        spaces = rows.spaces if isinstance(take, slice) else [rows.spaces[i] for i in take]
+        self.space_ids[target] = np.fromiter(
+            (self._spaces.setdefault(space, len(self._spaces)) for space in spaces),
+            dtype=np.int32,
+            count=len(spaces),
+        )
         self.matrix[target] = rows.embeddings[take]
         self.seqs[target] = seqs
         self.states[target] = rows.states[take]
@@ -181,6 +191,7 @@ class VectorMirror:
             self.matrix,
             self.seqs,
             self.topic_ids,
+            self.space_ids,
             self.states,
             self.origins,
             self.created,
@@ -192,7 +203,12 @@ class VectorMirror:
     def _mask(self, where: MemoryFilter) -> npt.NDArray[np.bool_] | None:
         """Which of the first ``size`` rows pass ``where``; None when none can."""
         size = self._size
+        space_id = self._spaces.get(where.space)
+        if space_id is None:
+            return None
         mask = np.isin(self.states[:size], [STATE_CODES[s] for s in where.states])
+        if len(self._spaces) > 1:
+            mask &= self.space_ids[:size] == space_id
         if where.topic is not None:
             topic_id = self._topics.get(where.topic)
             if topic_id is None:

@@ -9,6 +9,7 @@ from typing import Final, TypeVar
 
 from metacortex.domain.records import (
     ALL_STATES,
+    DEFAULT_SPACE,
     BranchState,
     Initiator,
     Memory,
@@ -16,7 +17,7 @@ from metacortex.domain.records import (
     SupersessionReason,
 )
 from metacortex.errors import Forbidden, InvalidArgument, NotFound
-from metacortex.spaces.model import DEFAULT_SPACE, OWNER_ID, Level, check_space_key
+from metacortex.spaces.model import FRESH, OWNER_ID, Directory, Level, check_space_key
 from metacortex.storage.base import MemoryStore
 
 E = TypeVar("E", BranchState, Origin, SupersessionReason, Initiator)
@@ -47,6 +48,8 @@ class Access:
     person: str = OWNER_ID
     # person id -> display name, to name authors in results (no store read).
     names: Mapping[str, str] = field(default_factory=lambda: _NO_NAMES)
+    # The spaces and people as the access was built (names, descriptions, roles).
+    directory: Directory = FRESH
 
     @classmethod
     def admin(
@@ -54,11 +57,13 @@ class Access:
         default_state: BranchState = BranchState.ACTIVE,
         spaces: Iterable[str] = (DEFAULT_SPACE,),
         *,
-        names: Mapping[str, str] = _NO_NAMES,
         principal: str = "default",
+        directory: Directory | None = None,
     ) -> Access:
         """The owner's access (console, CLI): every state, lifecycle changes, erasure, and
-        write in every space named (pass the spaces that exist)."""
+        write in every space of ``directory`` (else only in ``spaces``)."""
+        if directory is not None:
+            spaces = directory.spaces
         return cls(
             frozenset(ALL_STATES),
             default_state,
@@ -66,7 +71,8 @@ class Access:
             principal=principal,
             may_erase=True,
             levels=MappingProxyType({key: Level.WRITE for key in spaces}),
-            names=names,
+            names=MappingProxyType(directory.names()) if directory is not None else _NO_NAMES,
+            directory=directory or FRESH,
         )
 
     @property
@@ -101,29 +107,32 @@ def parse_enum(enum_type: type[E], value: str | None, field_name: str) -> E | No
         raise InvalidArgument(f"{field_name} must be one of {allowed}; got {value!r}") from None
 
 
-def visible(store: MemoryStore, access: Access, memory_id: str) -> Memory:
-    """The record, when it exists in a state the caller may read; else ``NotFound``
-    (saying so when the record was erased)."""
-    memory = store.get(memory_id)
+def visible(store: MemoryStore, access: Access, memory_id: str, space: str) -> Memory:
+    """The record of ``space``, when it exists in a state the caller may read; else
+    ``NotFound`` (saying so when the record was erased). ``space`` comes from
+    ``Access.space``: a record of any other space is not found."""
+    memory = store.get(memory_id, space=space)
     if memory is None or memory.branch_state not in access.readable_states:
-        raise not_found(store, memory_id, memory)
+        raise not_found(store, memory_id, memory, space)
     return memory
 
 
-def all_visible(store: MemoryStore, access: Access, memory_ids: Sequence[str]) -> list[Memory]:
+def all_visible(
+    store: MemoryStore, access: Access, memory_ids: Sequence[str], space: str
+) -> list[Memory]:
     """``visible`` of each id, read in one round trip."""
-    found = store.get_many(memory_ids)
+    found = store.get_many(memory_ids, space=space)
     for memory_id, memory in zip(memory_ids, found, strict=True):
         if memory is None or memory.branch_state not in access.readable_states:
-            raise not_found(store, memory_id, memory)
+            raise not_found(store, memory_id, memory, space)
     return [memory for memory in found if memory is not None]
 
 
-def not_found(store: MemoryStore, memory_id: str, memory: Memory | None) -> NotFound:
+def not_found(store: MemoryStore, memory_id: str, memory: Memory | None, space: str) -> NotFound:
     """The error for an id the caller cannot see: an erased record's says so (one more
     read, only on this path); a record in a state the caller may not read stays unnamed."""
     if memory is None:
-        tombstone = store.tombstones([memory_id]).get(memory_id)
+        tombstone = store.tombstones([memory_id], space=space).get(memory_id)
         if tombstone is not None:
             return NotFound(f"{tombstone.describe()}; its content is gone")
     return NotFound(f"no memory with id {memory_id!r}")

@@ -23,6 +23,7 @@ from metacortex.domain import limits
 from metacortex.domain.records import ALL_STATES, Memory, Tombstone, to_wire_time, utc_now
 from metacortex.domain.text import summarize
 from metacortex.errors import Conflict, Forbidden, InvalidArgument, NotFound
+from metacortex.spaces.model import Level
 from metacortex.storage.base import MAX_ERASE_BATCH, MemoryFilter, MemoryStore, PageKey
 from metacortex.usecases.access import Access
 
@@ -54,18 +55,25 @@ class Erasure:
         self._store = store
 
     def plan_erase(
-        self, access: Access, *, ids: Sequence[str] = (), topic: str | None = None
+        self,
+        access: Access,
+        *,
+        ids: Sequence[str] = (),
+        topic: str | None = None,
+        space: str | None = None,
     ) -> dict[str, Any]:
         """What ``erase`` with the same arguments would remove; nothing changes."""
-        selection = self._select(access, ids, topic)
+        space_key = access.space(space, Level.WRITE)
+        selection = self._select(access, ids, topic, space_key)
         erased_ids = [memory.id for memory in selection.records]
         return {
+            "space": space_key,
             "topic": selection.topic,
             "count": len(erased_ids),
             "ids": erased_ids,
             "records": [_brief(memory) for memory in selection.records[:_PREVIEWED]],
             "already_erased": [_tombstone(t) for t in selection.already_erased],
-            "derived": self._derived(erased_ids),
+            "derived": self._derived(erased_ids, space_key),
         }
 
     def erase(
@@ -77,13 +85,15 @@ class Erasure:
         topic: str | None = None,
         expected_count: int | None = None,
         progress: Callable[[int], None] | None = None,
+        space: str | None = None,
     ) -> dict[str, Any]:
         """Erase the selection in transactions of ``MAX_ERASE_BATCH`` records.
 
         ``expected_count``: the count the owner confirmed; a different count now (a
         record saved to or removed from the topic since) erases nothing.
         ``progress`` is told how many records are erased so far, after each batch."""
-        selection = self._select(access, ids, topic)
+        space_key = access.space(space, Level.WRITE)
+        selection = self._select(access, ids, topic, space_key)
         targets = [memory.id for memory in selection.records]
         if expected_count is not None and expected_count != len(targets):
             what = f"topic {selection.topic!r}" if selection.topic else "the selection"
@@ -96,25 +106,28 @@ class Erasure:
         erased: list[str] = []
         for start in range(0, len(targets), MAX_ERASE_BATCH):
             batch = targets[start : start + MAX_ERASE_BATCH]
-            erased += self._store.erase(batch, erased_by, erased_at)
+            erased += self._store.erase(batch, erased_by, erased_at, space=space_key)
             if progress is not None:
                 progress(len(erased))
         return {
+            "space": space_key,
             "erased_ids": erased,
             "erased_count": len(erased),
             "already_erased_ids": [t.id for t in selection.already_erased],
             "erased_at": to_wire_time(erased_at),
-            "derived": self._derived(erased),
+            "derived": self._derived(erased, space_key),
         }
 
     # ------------------------------------------------------------ selection
-    def _select(self, access: Access, ids: Sequence[str], topic: str | None) -> _Selection:
+    def _select(
+        self, access: Access, ids: Sequence[str], topic: str | None, space: str
+    ) -> _Selection:
         if not access.may_erase:
             raise Forbidden("this endpoint may not erase memories; deprecate them instead")
         if ids and topic is not None:
             raise InvalidArgument("give either ids or a topic to erase, not both")
         if topic is not None:
-            return self._topic(access, limits.check_topic(topic))
+            return self._topic(access, limits.check_topic(topic), space)
         if not ids:
             raise InvalidArgument("name the memories to erase: one or more ids, or a topic")
         if len(ids) > MAX_ERASE_IDS:
@@ -123,14 +136,14 @@ class Erasure:
                 "(erase a whole topic with its name instead)"
             )
         wanted = list(dict.fromkeys(limits.check_id(v, f"ids[{i}]") for i, v in enumerate(ids)))
-        stored = dict(zip(wanted, self._store.get_many(wanted), strict=True))
+        stored = dict(zip(wanted, self._store.get_many(wanted, space=space), strict=True))
         readable = {
             memory_id: memory
             for memory_id, memory in stored.items()
             if memory is not None and memory.branch_state in access.readable_states
         }
         missing = [memory_id for memory_id, memory in stored.items() if memory is None]
-        tombstones = self._store.tombstones(missing) if missing else {}
+        tombstones = self._store.tombstones(missing, space=space) if missing else {}
         unknown = [i for i in wanted if i not in readable and i not in tombstones]
         if unknown:
             named = ", ".join(repr(i) for i in unknown[:3])
@@ -142,9 +155,11 @@ class Erasure:
             None,
         )
 
-    def _topic(self, access: Access, topic: str) -> _Selection:
+    def _topic(self, access: Access, topic: str, space: str) -> _Selection:
         where = MemoryFilter(
-            states=tuple(s for s in ALL_STATES if s in access.readable_states), topic=topic
+            states=tuple(s for s in ALL_STATES if s in access.readable_states),
+            topic=topic,
+            space=space,
         )
         records: list[Memory] = []
         after: PageKey | None = None
@@ -159,7 +174,7 @@ class Erasure:
         return _Selection(records, [], topic)
 
     # -------------------------------------------------------------- lineage
-    def _derived(self, erased_ids: Sequence[str]) -> list[dict[str, Any]]:
+    def _derived(self, erased_ids: Sequence[str], space: str) -> list[dict[str, Any]]:
         """The records (not erased) whose text came from an erased one: named in their
         ``derived_from``, directly or through other such records."""
         frontier = list(dict.fromkeys(erased_ids))
@@ -168,7 +183,11 @@ class Erasure:
         for _ in range(_MAX_DERIVED_HOPS):
             if not frontier:
                 break
-            fresh = [m for m in self._store.derived_from_any(frontier) if m.id not in tainted]
+            fresh = [
+                m
+                for m in self._store.derived_from_any(frontier, space=space)
+                if m.id not in tainted
+            ]
             for memory in fresh:
                 tainted.add(memory.id)
                 found[memory.id] = memory

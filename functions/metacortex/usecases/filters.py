@@ -33,6 +33,7 @@ def read_states(
 
 def applied_filters(where: MemoryFilter) -> dict[str, Any]:
     applied: dict[str, Any] = {
+        "space": where.space,
         "topic": where.topic,
         "states": [state.value for state in where.states],
         "origin": where.origin.value if where.origin else None,

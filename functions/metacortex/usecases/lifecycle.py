@@ -7,6 +7,7 @@ from typing import Any
 
 from metacortex.domain import limits
 from metacortex.domain.records import (
+    Attribution,
     BranchState,
     Initiator,
     Memory,
@@ -15,6 +16,7 @@ from metacortex.domain.records import (
     utc_now,
 )
 from metacortex.errors import Conflict, FailedPrecondition, Forbidden, InvalidArgument, NotFound
+from metacortex.spaces.model import Level
 from metacortex.storage.base import MemoryStore, StoreTransaction
 from metacortex.usecases.access import Access, parse_enum, visible
 from metacortex.usecases.save import Saving
@@ -37,7 +39,9 @@ class Lifecycle:
         superseding_id: str | None = None,
         supersession_reason: str | None = None,
         initiator: str | None = None,
+        space: str | None = None,
     ) -> dict[str, Any]:
+        space_key = access.space(space, Level.WRITE)
         target_id = limits.check_id(id)
         replacement_id = (
             limits.check_id(superseding_id, "superseding_id") if superseding_id else None
@@ -66,6 +70,8 @@ class Lifecycle:
                     f"{target.supersession_reason.value if target.supersession_reason else None!r})"
                     "; deprecating it differently is not allowed"
                 )
+            if contested(access, target):
+                return _contested_result(target, replacement_id)
             now = utc_now()
             valid_until = target.valid_until
             if reason is SupersessionReason.CHANGED and (valid_until is None or valid_until > now):
@@ -79,14 +85,16 @@ class Lifecycle:
                 initiator=who or target.initiator,
                 valid_until=valid_until,
                 updated_at=now,
+                changed_by=Attribution(access.person, access.principal),
             )
             txn.put(updated)
             return _deprecation_result(updated, target.branch_state)
 
-        return self._store.transaction(apply)
+        return self._store.transaction(apply, space=space_key)
 
-    def promote(self, access: Access, *, id: str) -> dict[str, Any]:
+    def promote(self, access: Access, *, id: str, space: str | None = None) -> dict[str, Any]:
         """A draft (``wip``) becomes ``active``; promoting an active record changes nothing."""
+        space_key = access.space(space, Level.WRITE)
         target_id = limits.check_id(id)
         if not access.may_write_lifecycle:
             raise Forbidden("this endpoint may not change a memory's branch_state")
@@ -97,7 +105,11 @@ class Lifecycle:
                 raise NotFound(f"no memory with id {target_id!r}")
             previous = target.branch_state
             if previous is BranchState.WIP:
-                target = target.with_changes(branch_state=BranchState.ACTIVE, updated_at=utc_now())
+                target = target.with_changes(
+                    branch_state=BranchState.ACTIVE,
+                    updated_at=utc_now(),
+                    changed_by=Attribution(access.person, access.principal),
+                )
                 txn.put(target)
             elif previous is not BranchState.ACTIVE:
                 raise FailedPrecondition(
@@ -108,7 +120,7 @@ class Lifecycle:
                 "previous_state": previous.value,
             }
 
-        return self._store.transaction(apply)
+        return self._store.transaction(apply, space=space_key)
 
     def correct(
         self,
@@ -119,10 +131,13 @@ class Lifecycle:
         topic: str | None = None,
         valid_from: str | datetime | None = None,
         valid_until: str | datetime | None = None,
+        space: str | None = None,
     ) -> dict[str, Any]:
         """The ``correct_memory`` flow: save the right memory (user-asserted), then deprecate
-        the wrong one with reason ``corrected`` and the new one as its replacement."""
-        wrong = visible(self._store, access, limits.check_id(id))
+        the wrong one with reason ``corrected`` and the new one as its replacement
+        (unless someone else wrote it: then it stays, and ``contested_ids`` says so)."""
+        space_key = access.space(space, Level.WRITE)
+        wrong = visible(self._store, access, limits.check_id(id), space_key)
         if wrong.branch_state is BranchState.DEPRECATED:
             raise Conflict(f"memory {wrong.id!r} is already deprecated; correct its replacement")
         if not corrected_content.strip():
@@ -134,6 +149,7 @@ class Lifecycle:
             valid_from=valid_from,
             valid_until=valid_until,
             origin=Origin.USER_ASSERTED.value,
+            space=space_key,
         )
         new_id = str(saved["item"]["id"])
         deprecated = self.deprecate(
@@ -142,12 +158,49 @@ class Lifecycle:
             superseding_id=new_id,
             supersession_reason=SupersessionReason.CORRECTED.value,
             initiator=Initiator.USER.value,
+            space=space_key,
         )
-        return {
+        result = {
             "item": saved["item"],
             "write_status": saved["write_status"],
             "deprecated": deprecated,
         }
+        if "contested_ids" in deprecated:
+            result["contested_ids"] = deprecated["contested_ids"]
+            result["message"] = deprecated["message"]
+        return result
+
+
+def contested(access: Access, memory: Memory) -> bool:
+    """Whether retiring ``memory`` would retire someone else's memory behind their back:
+    it names an author who is not the caller, and the caller is not the owner. A record
+    from before attribution names no one, so anyone with the right retires it as before."""
+    author = memory.created_by
+    return not access.is_owner and author is not None and author.person != access.person
+
+
+def _contested_result(memory: Memory, replacement_id: str | None) -> dict[str, Any]:
+    replaced = (
+        f", and {replacement_id!r} is recorded as its proposed replacement"
+        if (replacement_id)
+        else ""
+    )
+    return {
+        "item": {
+            "id": memory.id,
+            "branch_state": memory.branch_state.value,
+            "superseded_by": memory.superseded_by,
+            "supersession_reason": (
+                memory.supersession_reason.value if memory.supersession_reason else None
+            ),
+        },
+        "previous_state": memory.branch_state.value,
+        "contested_ids": [memory.id],
+        "message": (
+            f"memory {memory.id!r} was written by someone else, so it stays "
+            f"{memory.branch_state.value}{replaced}; its author or the owner can retire it"
+        ),
+    }
 
 
 def _refuse_cycle(txn: StoreTransaction, target_id: str, replacement: Memory) -> None:

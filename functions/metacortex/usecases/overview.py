@@ -37,27 +37,37 @@ class Overview:
     def __init__(self, store: MemoryStore) -> None:
         self._store = store
 
-    def topics(self, access: Access) -> list[TopicCount]:
-        """Every topic holding records in a state the caller may read, with the count per
-        readable state, by topic name; states it may not read are neither counted nor
-        named (a topic holding only those is absent)."""
+    def topics(self, access: Access, *, space: str | None = None) -> list[TopicCount]:
+        """Every topic of one space holding records in a state the caller may read, with
+        the count per readable state, by topic name; states it may not read are neither
+        counted nor named (a topic holding only those is absent)."""
+        space_key = access.space(space)
         readable = [state for state in ALL_STATES if state in access.readable_states]
         found: list[TopicCount] = []
-        for topic, counts in sorted(self._store.topic_counts().items()):
+        for topic, counts in sorted(self._store.topic_counts(space=space_key).items()):
             visible = {state: counts[state] for state in readable if counts.get(state)}
             if visible:
                 found.append(TopicCount(topic, visible))
         return found
 
-    def recent(self, access: Access, *, topic: str | None = None, limit: int) -> Recent:
-        """The newest ``active`` memories (of ``topic``, or of all), newest first: one
-        store query. Forbidden when the caller may not read active memories."""
+    def recent(
+        self,
+        access: Access,
+        *,
+        topic: str | None = None,
+        limit: int,
+        space: str | None = None,
+    ) -> Recent:
+        """The newest ``active`` memories of one space (of ``topic``, or of all), newest
+        first: one store query. Forbidden when the caller may not read active memories."""
+        space_key = access.space(space)
         if BranchState.ACTIVE not in access.readable_states:
             raise Forbidden("this endpoint may not read memories in state 'active'")
         count = limits.check_limit(limit, limits.MAX_LIST_LIMIT)
         where = MemoryFilter(
             states=(BranchState.ACTIVE,),
             topic=limits.check_topic(topic, "topic") if topic else None,
+            space=space_key,
         )
         page = self._store.list_page(where, count + 1, None)
         return Recent(page[:count], more=len(page) > count)

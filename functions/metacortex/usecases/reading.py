@@ -25,19 +25,25 @@ class Reading:
         self._store = store
 
     def fetch(
-        self, access: Access, *, id: str | None = None, document_id: str | None = None
+        self,
+        access: Access,
+        *,
+        id: str | None = None,
+        document_id: str | None = None,
+        space: str | None = None,
     ) -> dict[str, Any]:
         if id is not None and document_id is not None and id != document_id:
             raise InvalidArgument("id and document_id name different memories; give one")
         memory_id = id if id is not None else document_id
         if memory_id is None:
             raise InvalidArgument("id is required")
-        memory = visible(self._store, access, limits.check_id(memory_id))
-        return {"item": memory.to_item()}
+        space_key = access.space(space)
+        memory = visible(self._store, access, limits.check_id(memory_id), space_key)
+        return {"item": memory.to_item(access.names)}
 
-    def memory(self, access: Access, memory_id: str) -> Memory:
+    def memory(self, access: Access, memory_id: str, space: str | None = None) -> Memory:
         """The whole record (with its retrieval text), as ``fetch`` would find it."""
-        return visible(self._store, access, limits.check_id(memory_id))
+        return visible(self._store, access, limits.check_id(memory_id), access.space(space))
 
     def list_memories(
         self,
@@ -51,10 +57,12 @@ class Reading:
         limit: int | None = None,
         cursor: str | None = None,
         valid_at: str | datetime | None = None,
+        space: str | None = None,
     ) -> dict[str, Any]:
         count = _limit(limit)
         where = _where(
             access,
+            space,
             filter_topic,
             filter_state,
             filter_origin,
@@ -70,7 +78,7 @@ class Reading:
         next_cursor = encode_cursor(page[-1], applied) if more and page else None
         return {
             "items": [
-                {"id": m.id, "summary": summarize(m.content), "metadata": m.metadata()}
+                {"id": m.id, "summary": summarize(m.content), "metadata": m.metadata(access.names)}
                 for m in page
             ],
             "next_cursor": next_cursor,
@@ -88,13 +96,16 @@ class Reading:
         limit: int | None = None,
         cursor: str | None = None,
         newer: bool = False,
+        space: str | None = None,
     ) -> MemoryPage:
         """The console's listing: whole records newest first, the count of every record
         the filters match, and cursors both ways. ``cursor`` names a record of an earlier
         page: the page is the records just older than it, or with ``newer`` just newer
         (still newest first); ``list_memories``' cursors are accepted too."""
         count = _limit(limit)
-        where = _where(access, filter_topic, filter_state, filter_origin, None, None, valid_at)
+        where = _where(
+            access, space, filter_topic, filter_state, filter_origin, None, None, valid_at
+        )
         applied = applied_filters(where)
         key = decode_cursor(cursor, applied) if cursor else None
         if key is not None and newer:
@@ -131,6 +142,7 @@ def _limit(limit: int | None) -> int:
 
 def _where(
     access: Access,
+    space: str | None,
     filter_topic: str | None,
     filter_state: str | Sequence[str] | None,
     filter_origin: str | None,
@@ -145,6 +157,7 @@ def _where(
         created_after=limits.parse_instant(created_after, "created_after"),
         created_before=limits.parse_instant(created_before, "created_before"),
         valid_at=limits.parse_instant(valid_at, "valid_at"),
+        space=access.space(space),
     )
     if (
         where.created_after is not None

@@ -11,6 +11,7 @@ from metacortex.domain.fingerprint import WriteIdentity
 from metacortex.domain.images import ImagePayload, decode_image
 from metacortex.domain.records import (
     DEFAULT_TOPIC,
+    Attribution,
     BranchState,
     Memory,
     Modality,
@@ -21,6 +22,7 @@ from metacortex.domain.records import (
 )
 from metacortex.errors import FailedPrecondition, Forbidden, InvalidArgument
 from metacortex.providers.base import Embedder, ImageDescriber
+from metacortex.spaces.model import Level
 from metacortex.storage.base import MemoryStore
 from metacortex.usecases.access import Access, parse_enum
 
@@ -57,7 +59,9 @@ class Saving:
         image_base64: str | None = None,
         image_mime_type: str | None = None,
         artifact_refs: Sequence[str] | None = None,
+        space: str | None = None,
     ) -> dict[str, Any]:
+        space_key = access.space(space, Level.WRITE)
         text = limits.check_content(content or "")
         has_text = bool(text.strip())
         if not has_text and not image_base64:
@@ -85,6 +89,7 @@ class Saving:
             valid_until=until_at,
             provenance=provenance,
             writer_scope=None if state in access.readable_states else access.principal,
+            space=space_key,
         )
         fingerprint = identity.fingerprint()
         now = utc_now()
@@ -92,7 +97,7 @@ class Saving:
         # Dedupe before any model call: a retried write costs nothing.
         existing = self._store.find_duplicate(fingerprint, not_before)
         if existing is not None and existing.branch_state is state:
-            return {"item": existing.to_item(), "write_status": "duplicate"}
+            return {"item": existing.to_item(access.names), "write_status": "duplicate"}
 
         retrieval_text = text.strip()
         if image is not None:
@@ -122,11 +127,13 @@ class Saving:
             valid_from=from_at,
             valid_until=until_at,
             provenance=provenance,
+            space=space_key,
+            created_by=Attribution(access.person, access.principal),
         )
         [vector] = self._embedder.embed_documents([retrieval_text])
         outcome = self._store.insert(memory, vector, fingerprint, not_before)
         return {
-            "item": outcome.memory.to_item(),
+            "item": outcome.memory.to_item(access.names),
             "write_status": "created" if outcome.created else "duplicate",
         }
 

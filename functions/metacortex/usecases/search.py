@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -22,13 +22,15 @@ from metacortex.usecases.options import ServiceOptions
 CANDIDATE_POOL = 100
 
 
-def _match(memory: Memory, score: float, similarity: float | None) -> dict[str, Any]:
+def _match(
+    memory: Memory, score: float, similarity: float | None, names: Mapping[str, str]
+) -> dict[str, Any]:
     return {
         "id": memory.id,
         "summary": summarize(memory.content),
         "score": round(score, 6),
         "similarity": None if similarity is None else round(similarity, 6),
-        "metadata": memory.metadata(),
+        "metadata": memory.metadata(names),
     }
 
 
@@ -51,10 +53,12 @@ class Searching:
         valid_at: str | datetime | None = None,
         filter_origin: str | None = None,
         explain: bool = False,
+        space: str | None = None,
     ) -> dict[str, Any]:
         """Hybrid search. ``explain`` adds each match's ``breakdown``: the parts of its
         score from semantic similarity, keywords and conversational context (the owner's
         console shows them; the ranking is the same either way)."""
+        space_key = access.space(space)
         query = limits.check_query(query)
         count = limits.check_limit(
             limit if limit is not None else self._options.search_result_limit,
@@ -65,6 +69,7 @@ class Searching:
             topic=limits.check_topic(filter_topic, "filter_topic") if filter_topic else None,
             origin=parse_enum(Origin, filter_origin, "filter_origin"),
             valid_at=limits.parse_instant(valid_at, "valid_at"),
+            space=space_key,
         )
         vector = self._embedder.embed_query(query)
         pool = max(CANDIDATE_POOL, count)
@@ -76,7 +81,7 @@ class Searching:
         ranked = fused[:count]
         # The raw cosine similarity, for clients that thresholded the original's score.
         cosine = {hit.memory.id: hit.score for hit in dense}
-        matches = [_match(r.memory, r.score, cosine.get(r.memory.id)) for r in ranked]
+        matches = [_match(r.memory, r.score, cosine.get(r.memory.id), access.names) for r in ranked]
         if explain:
             for match, r in zip(matches, ranked, strict=True):
                 match["breakdown"] = {

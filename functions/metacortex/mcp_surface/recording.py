@@ -54,4 +54,16 @@ def record_request(
             response_summary=response,
             error=error,
             protocol_version=protocol_version,
+            space=_space_named(arguments, profile),
+            person=profile.person,
         )
+
+
+def _space_named(arguments: Mapping[str, Any], profile: Profile) -> str:
+    """The space a request named, else its credential's default (bounded: it may be
+    any string a caller sent)."""
+    named = arguments.get("space")
+    uri = arguments.get("uri")
+    if named is None and isinstance(uri, str) and "?space=" in uri:
+        named = uri.partition("?space=")[2]
+    return named[:64] if isinstance(named, str) and named else profile.grants.default

@@ -74,9 +74,22 @@ def summarize_result(tool_name: str, payload: Mapping[str, Any]) -> dict[str, An
             "id": item["id"],
             "previous_state": payload["previous_state"],
             "superseding_id": item["superseded_by"],
-        }
+        } | _contested(payload)
     if tool_name == "consolidate_context":
-        return {"merged_id": payload["item"]["merged_id"], "source_count": payload["source_count"]}
+        return {
+            "merged_id": payload["item"]["merged_id"],
+            "source_count": payload["source_count"],
+        } | _contested(payload)
+    if tool_name == "list_spaces":
+        return {"space_count": len(payload["spaces"]), "default_space": payload["default_space"]}
+    if tool_name == "who_am_i":
+        return {"person_id": payload["person"]["id"], "space_count": len(payload["spaces"])}
     if tool_name == "erase_context":
         return event_summary(payload)
     return {}
+
+
+def _contested(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """The memories of others a call left in place (the relation the call asserted)."""
+    contested = payload.get("contested_ids")
+    return {"contested_ids": list(contested)} if contested else {}

@@ -125,13 +125,18 @@ class EventRecorder:
         response_summary: Mapping[str, Any] | None = None,
         error: Mapping[str, str] | None = None,
         protocol_version: str | None = None,
+        space: str | None = None,
+        person: str | None = None,
     ) -> None:
         """One MCP request: a tool call (``tool_call``), a resource read
         (``resource_read``) or a prompt get (``prompt_get``); ``tool_name`` holds the
-        tool, resource or prompt name."""
+        tool, resource or prompt name; ``space`` the space it named (or the credential's
+        default), ``person`` whose credential it was."""
         self._memory_event(
             {
                 "client_id": client_id,
+                "space": space,
+                "person": person,
                 "event_type": event_type,
                 "tool_name": name,
                 "status": status,
@@ -152,12 +157,17 @@ class EventRecorder:
         request_summary: Mapping[str, Any],
         response_summary: Mapping[str, Any] | None = None,
         error: Mapping[str, str] | None = None,
+        space: str | None = None,
+        person: str = "owner",
     ) -> None:
-        """A change the owner made in the console (``metacortex.console``)."""
+        """A change made in the console (``metacortex.console``) by the owner or, in
+        their spaces, a signed-in person."""
         self._memory_event(
             {
-                "client_id": "owner",
-                "initiator": "owner",
+                "client_id": "owner" if person == "owner" else "console",
+                "space": space,
+                "person": person,
+                "initiator": "owner" if person == "owner" else "user",
                 "event_type": "owner_action",
                 "tool_name": action,
                 "status": status,

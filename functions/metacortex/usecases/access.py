@@ -23,7 +23,7 @@ from metacortex.storage.base import MemoryStore
 E = TypeVar("E", BranchState, Origin, SupersessionReason, Initiator)
 
 _DEFAULT_ONLY: Final[Mapping[str, Level]] = MappingProxyType({DEFAULT_SPACE: Level.WRITE})
-_NO_NAMES: Final[Mapping[str, str]] = MappingProxyType({})
+_FRESH_NAMES: Final[Mapping[str, str]] = MappingProxyType(FRESH.names())
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +47,7 @@ class Access:
     # ``default`` for the admin token, ``console``, ``stdio``), recorded on what it writes.
     person: str = OWNER_ID
     # person id -> display name, to name authors in results (no store read).
-    names: Mapping[str, str] = field(default_factory=lambda: _NO_NAMES)
+    names: Mapping[str, str] = field(default_factory=lambda: _FRESH_NAMES)
     # The spaces and people as the access was built (names, descriptions, roles).
     directory: Directory = FRESH
 
@@ -71,7 +71,7 @@ class Access:
             principal=principal,
             may_erase=True,
             levels=MappingProxyType({key: Level.WRITE for key in spaces}),
-            names=MappingProxyType(directory.names()) if directory is not None else _NO_NAMES,
+            names=MappingProxyType(directory.names()) if directory is not None else _FRESH_NAMES,
             directory=directory or FRESH,
         )
 

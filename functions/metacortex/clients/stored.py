@@ -16,7 +16,6 @@ stays the same (``clients.directory``).
 from __future__ import annotations
 
 import logging
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Final, Literal
@@ -25,11 +24,12 @@ from metacortex.config import Settings
 from metacortex.domain.records import to_wire_time, utc_now
 from metacortex.errors import ConfigurationError
 from metacortex.server.profiles import Profile, client_profile
+from metacortex.spaces.marker import mark_changed, read_marker
 from metacortex.storage.base import MemoryStore
 
+__all__ = ["KIND", "StoredClient", "decode", "mark_changed", "read_all", "read_marker", "record"]
+
 KIND: Final = "client_profile"
-MARKER_KIND: Final = "client_profiles"
-MARKER_KEY: Final = "changed"
 Source = Literal["environment", "store"]
 
 _log = logging.getLogger("metacortex.clients")
@@ -85,22 +85,6 @@ def _text(value: object) -> str | None:
 
 def read_all(store: MemoryStore) -> list[StoredClient]:
     return [decode(key, data) for key, data in store.auth_list(KIND)]
-
-
-def read_marker(store: MemoryStore) -> str | None:
-    """The current version of the stored set; None when nothing was ever stored."""
-    data = store.auth_get(MARKER_KIND, MARKER_KEY)
-    return None if data is None else _text(data.get("version"))
-
-
-def mark_changed(store: MemoryStore) -> None:
-    """Written after every change of a stored client (see the module's note on order)."""
-    store.auth_put(
-        MARKER_KIND,
-        MARKER_KEY,
-        {"version": secrets.token_hex(16), "at": to_wire_time(utc_now())},
-        None,
-    )
 
 
 def valid_profiles(

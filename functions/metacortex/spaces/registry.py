@@ -13,7 +13,7 @@ expiry, like stored clients:
   record of it only names it.
 
 Every change rewrites the marker the client directory watches
-(``clients.stored.mark_changed``), so deactivating a person, changing a role or
+(``spaces.marker``), so deactivating a person, changing a role or
 removing a space reaches every server process within
 ``METACORTEX_CLIENT_REFRESH_SECONDS``, as pausing a client does.
 """
@@ -25,9 +25,9 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, Final
 
-from metacortex.clients import stored
 from metacortex.domain.records import to_wire_time, utc_now
 from metacortex.errors import Conflict, FailedPrecondition, InvalidArgument, NotFound
+from metacortex.spaces.marker import mark_changed
 from metacortex.spaces.model import (
     DEFAULT_SPACE,
     DEFAULT_SPACE_RECORD,
@@ -153,7 +153,7 @@ class Registry:
             SPACE_KIND, key, _space_record(space), None
         ):
             raise Conflict(f"a space {key!r} already exists")
-        stored.mark_changed(self._store)
+        mark_changed(self._store)
         return space
 
     def rename_space(
@@ -169,7 +169,7 @@ class Registry:
         )
         # The default space has no record until it is renamed.
         self._store.auth_put(SPACE_KIND, key, _space_record(changed), None)
-        stored.mark_changed(self._store)
+        mark_changed(self._store)
         return changed
 
     def remove_space(self, key: str) -> Space:
@@ -179,7 +179,7 @@ class Registry:
         if key == DEFAULT_SPACE:
             raise FailedPrecondition("the default space cannot be removed")
         self._store.auth_delete(SPACE_KIND, key)
-        stored.mark_changed(self._store)
+        mark_changed(self._store)
         return current
 
     # -------------------------------------------------------------- people
@@ -211,7 +211,7 @@ class Registry:
         if not self._store.auth_create(EMAIL_KIND, address, {"id": person.id}, None):
             raise Conflict(f"a person with the email {address!r} already exists")
         self._store.auth_put(PERSON_KIND, person.id, _person_record(person), None)
-        stored.mark_changed(self._store)
+        mark_changed(self._store)
         return person
 
     def change_person(self, who: str, **changes: Any) -> Person:
@@ -227,7 +227,7 @@ class Registry:
             self._check_spaces(self.directory(), changes["spaces"])
         changed = replace(current, **changes)
         self._store.auth_put(PERSON_KIND, current.id, _person_record(changed), None)
-        stored.mark_changed(self._store)
+        mark_changed(self._store)
         return changed
 
     def grant(self, who: str, key: str, level: Level) -> Person:

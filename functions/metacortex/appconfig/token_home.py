@@ -60,12 +60,19 @@ def token_home(target: Target, place: Place, dirs: ApplicationDirs) -> TokenHome
     if target.bearer_home == "header" and place.private:
         where = f"in the entry's Authorization header in {place.path} (mode 0600)"
         return TokenHome("header", where)
+    if target.bearer_home == "header" and place.scope == "project":
+        return TokenHome(
+            None,
+            "",
+            reason=f"{place.path} is a project's file, which others read and often commit: "
+            "the token was not written into it",
+        )
     if target.bearer_home == "header":
         return TokenHome(
             None,
             "",
-            reason=f"{place.path} is not known to be the user's own file (a project's file "
-            "is read by others and often committed), so the token was not written into it",
+            reason=f"{place.path} was named with --config but not said to be yours: the token "
+            "was not written into it (add --scope user if the file is yours alone)",
         )
     return TokenHome(None, "", reason=f"{target.app} reads the token only from its environment")
 

@@ -7,12 +7,16 @@ which a local ``metacortex serve`` uses; Firestore when configured): named after
 the application, ``codex`` or ``codex-2`` when that is taken, with the default
 tools. Its token is printed once, as the ``export`` line to run (the store keeps
 only its sha256); the entry refers to that variable (``token_variable_for``) and
-never holds the token. With ``--client ID`` an existing client is used: its token
-cannot be shown again, the user must already have it.
+never holds the token. With ``--store-token`` the token is kept where the
+application reads it instead, where that is safe (``appconfig/token_home.py``:
+Codex's ``.env``, a header in the user's own file, VS Code's secret prompt); the
+export line stays the fallback. With ``--client ID`` an existing client is used:
+its token cannot be shown again, the user must already have it.
 
 Re-running is safe: an entry under ``--name`` that already points at a client of
 this server that still exists is kept, and so is that client; nothing is added
-twice. A malformed file is refused before any client is created, and a client
+twice (an entry holding its token itself is kept too). A malformed or hostile
+file (``appconfig/files.py``) is refused before any client is created, and a client
 created for a file that then cannot be written is removed again. Claude Desktop
 takes remote servers only as connectors in its settings: refused, nothing done.
 """
@@ -22,6 +26,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 from metacortex.appconfig import remote
 from metacortex.appconfig.edit import Plan, plan_entry, read_entry, write
@@ -136,7 +141,7 @@ def run_remote(
             return 0
         if store is None and choice.create:  # a data directory without a store yet
             store = build_store(settings)
-        return _apply(settings, store, target, server, choice, plan_for, keeping, home, args)
+        return _apply(settings, store, target, server, choice, place, plan_for, keeping, home, args)
     finally:
         if store is not None:
             store.close()
@@ -240,6 +245,7 @@ def _create_and_write(
     store: MemoryStore,
     target: Target,
     client_id: str,
+    path: Path,
     plan_for: Callable[[str], Plan],
     private: bool,
 ) -> str:
@@ -247,7 +253,6 @@ def _create_and_write(
     client is removed again when the file cannot be written (no client without the
     entry that uses it). Its token."""
     manager = ClientManager(store, settings)
-    plan = plan_for("")
     created = recorded(
         settings,
         store,
@@ -255,7 +260,7 @@ def _create_and_write(
         client_id,
         lambda: manager.create(
             client_id,
-            description=f"{target.app} ({plan.path}), by metacortex init",
+            description=f"{target.app} ({path}), by metacortex init",
             created_by="metacortex init",
         ),
     )
@@ -273,6 +278,7 @@ def _apply(
     target: Target,
     server: remote.Server,
     choice: Choice,
+    place: Place,
     plan_for: Callable[[str], Plan],
     keeping: TokenHome | None,
     home: TokenHome,
@@ -283,7 +289,9 @@ def _apply(
     if choice.create:
         assert store is not None  # created for the client
         private = keeping is not None and keeping.kind == "header"
-        token = _create_and_write(settings, store, target, choice.client_id, plan_for, private)
+        token = _create_and_write(
+            settings, store, target, choice.client_id, place.path, plan_for, private
+        )
         print(
             f"Created client {choice.client_id!r} in {where} (tools: "
             f"{', '.join(DEFAULT_TOOLS)}); every server on this store accepts it within "

@@ -28,24 +28,16 @@ def place(place_with_reader: Path) -> Path:
 
 
 @pytest.fixture
-def home(place: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The user's home (HOME), with a ``.bashrc``, apart from the project directory."""
-    home = place / "home"
-    home.mkdir()
+def home(home: Path) -> Path:
+    """The user's home, holding a ``.bashrc`` a repository's links aim at."""
     (home / ".bashrc").write_bytes(BASHRC)
-    monkeypatch.setenv("HOME", str(home))
-    for name in ("CODEX_HOME", "XDG_CONFIG_HOME", "APPDATA"):
-        monkeypatch.delenv(name, raising=False)
     return home
 
 
 @pytest.fixture
-def repository(place: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def repository(project: Path) -> Path:
     """A cloned repository, the current directory (its project files are the default)."""
-    repository = place / "repo"
-    repository.mkdir()
-    monkeypatch.chdir(repository)
-    return repository
+    return project
 
 
 def init_here(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:

@@ -17,24 +17,6 @@ from metacortex.config import ApplicationDirs
 from tests.appconfig.support import copy
 
 
-@pytest.fixture
-def home(place: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = place / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    for name in ("CODEX_HOME", "XDG_CONFIG_HOME", "APPDATA"):
-        monkeypatch.delenv(name, raising=False)
-    return home
-
-
-@pytest.fixture
-def project(place: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    project = place / "project"
-    project.mkdir()
-    monkeypatch.chdir(project)
-    return project
-
-
 def init(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
     code = main(["init", "--data-dir", "data", *argv])
     captured = capsys.readouterr()

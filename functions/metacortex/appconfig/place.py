@@ -9,9 +9,12 @@ token never goes there and links inside the project are refused. A user's file
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from metacortex.appconfig.edit import Item, Plan, plan_entry, read_entry
 from metacortex.appconfig.targets import Scope, Target
 from metacortex.config import ApplicationDirs
 from metacortex.errors import InvalidArgument
@@ -29,6 +32,30 @@ class Place:
     def private(self) -> bool:
         """The user's own file, where a secret may be kept."""
         return self.scope == "user"
+
+    def plan(self, target: Target, name: str, entry: Any, items: Sequence[Item] = ()) -> Plan:
+        """The change that sets ``name`` to ``entry`` in this file (``edit.plan_entry``)."""
+        return plan_entry(
+            self.path,
+            target.format,
+            target.container,
+            name,
+            entry,
+            items,
+            follow_links=self.follow_links,
+            project=self.project,
+        )
+
+    def entry_now(self, target: Target, name: str) -> Any:
+        """The entry under ``name`` in this file now (``edit.read_entry``)."""
+        return read_entry(
+            self.path,
+            target.format,
+            target.container,
+            name,
+            follow_links=self.follow_links,
+            project=self.project,
+        )
 
     def heading(self, target: Target) -> str:
         """What ``init`` says before anything else: the application, the file, whose."""

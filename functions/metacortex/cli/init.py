@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any, Final
 
-from metacortex.appconfig.edit import plan_entry, write
+from metacortex.appconfig.edit import write
 from metacortex.appconfig.files import FOLLOW_FLAG
 from metacortex.appconfig.place import Place, locate
 from metacortex.appconfig.targets import TARGETS, Scope, Target
@@ -143,15 +143,7 @@ def _one(
         stdio_args += ["--client", profile.id]
     entry = target.stdio_entry(command, stdio_args)
     print(place.heading(target))
-    plan = plan_entry(
-        place.path,
-        target.format,
-        target.container,
-        args.name,
-        entry,
-        follow_links=place.follow_links,
-        project=place.project,
-    )
+    plan = place.plan(target, args.name, entry)
     who = "the admin" if profile.is_admin else f"client profile {profile.id!r}"
     if not plan.changed:
         print(

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from metacortex.appconfig import remote
-from metacortex.appconfig.edit import Plan, plan_entry, read_entry, write
+from metacortex.appconfig.edit import Plan, write
 from metacortex.appconfig.place import Place
 from metacortex.appconfig.targets import Target
 from metacortex.appconfig.token_home import (
@@ -83,14 +83,7 @@ def run_remote(
         )
     server = remote.parse(args.url)
     print(place.heading(target))
-    existing = read_entry(  # Malformed or Refused before any client is made
-        place.path,
-        target.format,
-        target.container,
-        args.name,
-        follow_links=place.follow_links,
-        project=place.project,
-    )
+    existing = place.entry_now(target, args.name)  # Malformed, Refused: before a client
     store = _existing_store(settings)
     try:
         clients = _Clients(settings, store)
@@ -120,16 +113,7 @@ def run_remote(
                 if keeping is not None
                 else (entry, [])
             )
-            return plan_entry(
-                place.path,
-                target.format,
-                target.container,
-                args.name,
-                kept_entry,
-                items,
-                follow_links=place.follow_links,
-                project=place.project,
-            )
+            return place.plan(target, args.name, kept_entry, items)
 
         plan = plan_for(PLACEHOLDER)
         if plan.changed:

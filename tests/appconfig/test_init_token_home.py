@@ -192,3 +192,12 @@ def test_the_preview_offers_to_store_the_token_and_says_where(
     assert '"Authorization": "Bearer <token>"' in header  # the token itself comes with --yes
     assert not (place / "data").exists()
     assert not (codex_home / ".env").exists()
+
+
+def test_store_token_without_url_is_refused(
+    place: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = run_init(capsys, "codex", place / "config.toml", "--store-token", "--yes")
+    assert code == 2
+    assert "--store-token goes with --url" in out
+    assert list(place.iterdir()) == []

@@ -116,6 +116,8 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidArgument(
             "--name is 1-64 letters, digits, '-' or '_', starting with a letter or digit"
         )
+    if args.store_token and args.url is None:
+        raise InvalidArgument("--store-token goes with --url: a local (stdio) entry needs no token")
     dirs, cwd = ApplicationDirs(), Path.cwd()
     if args.target is None:
         return _survey(args, settings, dirs, cwd)

@@ -1,5 +1,5 @@
-"""The ready-to-paste connections (``metacortex.clients.snippets``): one renderer for the
-banner, the console and ``metacortex init``.
+"""The ready-to-paste connections (``metacortex.clients.snippets``): one renderer for
+``metacortex client snippets`` and ``client add``, the console and ``metacortex init``.
 
 Formats as each vendor documents them (sources in the module). Codex's and Claude
 Code's own command-line programs read them in ``tests/server/test_snippets_real_clients.py``;
@@ -117,7 +117,9 @@ def test_loopback_urls_warn_that_web_connectors_need_a_public_https_url() -> Non
     assert "public https URL" not in public["chatgpt"].note
 
 
-def test_the_banner_prints_the_same_snippets_for_the_admin_endpoint(tmp_path: Path) -> None:
+def test_the_banner_lists_client_ids_and_leaves_the_snippets_to_their_command(
+    tmp_path: Path,
+) -> None:
     settings = Settings(_env_file=None)  # type: ignore[call-arg]
     text = banner(
         url="http://127.0.0.1:8765",
@@ -125,15 +127,16 @@ def test_the_banner_prints_the_same_snippets_for_the_admin_endpoint(tmp_path: Pa
         profiles=load_profiles(settings),
         token_path=tmp_path / "admin-token",
         new_token=None,
+        passphrase_set=True,
+        command=lambda words: f"mc {words}",
         stored_clients=["laptop"],
     )
 
     for shown in render(Endpoint("http://127.0.0.1:8765/mcp")):
         for line in shown.text.splitlines():
-            assert f"  {line}" in text
-        assert shown.note in text
+            assert line not in text
     assert "(ids: laptop)" in text
-    assert text.rstrip().splitlines()[-1].startswith("Scoped endpoints for other clients")
+    assert text.splitlines()[-1].endswith(": mc client snippets")
 
 
 def test_a_client_endpoint_names_its_own_variable_and_one_snippet_can_be_asked_for() -> None:

@@ -31,3 +31,25 @@ def place_with_reader(place: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     directory is ``data`` there."""
     monkeypatch.setenv("MCP_CLIENT_PROFILES_JSON", json.dumps([READER]))
     return place
+
+
+@pytest.fixture
+def home(place: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The user's home (HOME, none of the applications' own variables), ``home`` in the
+    clean directory: where the user's files are looked for."""
+    home = place / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    for name in ("CODEX_HOME", "XDG_CONFIG_HOME", "APPDATA"):
+        monkeypatch.delenv(name, raising=False)
+    return home
+
+
+@pytest.fixture
+def project(place: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project directory (a cloned repository), the current directory: its project
+    files are the ones found and, for some applications, the default."""
+    project = place / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    return project

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Final
 
@@ -33,6 +35,23 @@ def run_init(
     code = main(["init", "--target", target, "--config", str(config), "--data-dir", "data", *extra])
     captured = capsys.readouterr()
     return code, captured.out + captured.err
+
+
+def run_init_process(
+    place: Path, target: str, config: Path, *extra: str
+) -> subprocess.CompletedProcess[str]:
+    """``metacortex init`` as the operator runs it: a fresh process in ``place`` (this
+    test's environment, the data directory ``data``), so a traceback would show on its
+    stderr. Bounded: a file that makes it wait (a FIFO) fails the test, not the suite."""
+    argv = ["init", "--target", target, "--config", str(config), "--data-dir", "data", *extra]
+    return subprocess.run(  # noqa: S603 (this interpreter, fixed arguments)
+        [sys.executable, "-m", "metacortex.cli.main", *argv],
+        cwd=place,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
 
 
 def assert_malformed_file_refused_untouched(

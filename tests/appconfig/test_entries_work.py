@@ -1,9 +1,10 @@
 """The entries ``metacortex init`` writes, read by their real counterparts: Codex's own
 CLI (npm ``@openai/codex``, the connector matrix's pinned install) lists the servers it
-wrote into ``config.toml`` (stdio and remote), the command of a written entry, started
-by the MCP SDK's stdio client as an application would, serves MetaCortex, and a remote
-entry, with the token of its printed export line, reaches a running ``metacortex
-serve`` through the SDK's streamable-HTTP client."""
+wrote into ``config.toml`` (stdio and remote) and sends the token ``--store-token``
+kept in its ``.env``, the command of a written entry, started by the MCP SDK's stdio
+client as an application would, serves MetaCortex, and a remote entry, with the token
+of its printed export line, reaches a running ``metacortex serve`` through the SDK's
+streamable-HTTP client."""
 
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import tomllib
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Final
 
@@ -23,6 +26,9 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from metacortex.cli.main import main
+from metacortex.clients.lookup import profiles_with_stored
+from metacortex.config import Settings
+from metacortex.server.profiles import token_digest
 from tests.appconfig.conftest import ENV_PREFIXES
 from tests.connectors.npm_tools import install
 from tests.processes import WatchedProcess
@@ -169,3 +175,85 @@ def test_codex_lists_the_remote_server_init_wrote(
     assert transport["type"] == "streamable_http"
     assert transport["url"] == "https://memory.example.com/clients/codex/mcp"
     assert transport["bearer_token_env_var"] == "METACORTEX_TOKEN_CODEX"
+
+
+# ------------------------------------------------------------ --store-token, Codex
+class _Recorder(BaseHTTPRequestHandler):
+    """Answers every request 500 and keeps (path, Authorization) of each."""
+
+    seen: list[tuple[str, str | None]]
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        self.rfile.read(length)
+        self.seen.append((self.path, self.headers.get("authorization")))
+        self.send_response(500)
+        self.send_header("content-length", "0")
+        self.end_headers()
+
+    do_GET = do_POST
+
+    def log_message(self, format: str, *args: object) -> None:
+        return
+
+
+@pytest.fixture
+def recorder() -> Iterator[tuple[str, list[tuple[str, str | None]]]]:
+    """A loopback HTTP server that records what it is sent: its base URL and the list."""
+    seen: list[tuple[str, str | None]] = []
+    handler = type("Recorder", (_Recorder,), {"seen": seen})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def test_codex_sends_the_token_init_kept_in_its_env_file(
+    place: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    recorder: tuple[str, list[tuple[str, str | None]]],
+) -> None:
+    """``init --url --store-token`` puts the token in ``$CODEX_HOME/.env``; Codex, started
+    with nothing in its environment, loads that file and sends the token as its bearer
+    (offline: its model provider is the same recorder, so the run ends in an error after
+    Codex has started its MCP servers)."""
+    tools = install()
+    if isinstance(tools, str):
+        pytest.skip(f"CODEX CLI NOT AVAILABLE: {tools}")
+    base, seen = recorder
+    home = place / "codex-home"
+    home.mkdir()
+    monkeypatch.setenv("CODEX_HOME", str(home))
+    (home / "config.toml").write_text(
+        'model_provider = "offline"\nmodel = "offline"\n\n[model_providers.offline]\n'
+        f'name = "offline"\nbase_url = "{base}/v1"\nwire_api = "responses"\n'
+        "request_max_retries = 0\nstream_max_retries = 0\n"
+    )
+    argv = ["init", "--target", "codex", "--config", str(home / "config.toml"), "--url", base]
+    assert main([*argv, "--store-token", "--data-dir", "data", "--yes"]) == 0, capsys.readouterr()
+    assert "export " not in capsys.readouterr().out
+
+    environment = {"CODEX_HOME": str(home), "HOME": str(home), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(  # noqa: S603 (the pinned Codex binary, fixed arguments)
+        [str(tools.codex), "exec", "--skip-git-repo-check", "say hi"],
+        env=environment,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+    sent = [auth for path, auth in seen if path == "/clients/codex/mcp"]
+    assert sent, (seen, done.stderr[-2000:])
+    assert sent[0] is not None
+    assert sent[0].startswith("Bearer ")
+    client = profiles_with_stored(Settings(metacortex_data_dir=place / "data")).get("codex")
+    assert client is not None
+    assert client.token_sha256 == token_digest(sent[0].removeprefix("Bearer "))

@@ -185,22 +185,6 @@ def test_an_unknown_client_profile_is_refused_before_anything_is_written(
 
 
 # ------------------------------------------------------------ how it writes
-def test_a_symbolic_link_stays_a_link_and_its_target_is_written(
-    place: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    dotfiles = place / "dotfiles" / "mcp.json"
-    copy("json-existing.before.json", dotfiles)
-    link = place / "mcp.json"
-    link.symlink_to(dotfiles)
-
-    code, out = init(capsys, "windsurf", link, "--yes")
-
-    assert code == 0, out
-    assert link.is_symlink()
-    assert "metacortex" in json.loads(dotfiles.read_text())["mcpServers"]
-    assert (place / "dotfiles" / "mcp.json.bak").exists()
-
-
 def test_a_file_changed_after_it_was_read_is_not_overwritten(place: Path) -> None:
     config = place / "mcp.json"
     config.write_text('{"mcpServers": {}}\n')

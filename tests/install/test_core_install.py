@@ -136,7 +136,7 @@ def test_serve_smoke_backup_and_restore_run_from_the_built_wheel(
     data = tmp_path / "data"
     server = WatchedProcess(
         [str(core_install.bin / "metacortex"), "serve", "--port", "0", "--data-dir", str(data)],
-        "Scoped endpoints",
+        " client snippets",  # the banner's last line
         env=core_install.env(),
         cwd=core_install.home,
     )

@@ -87,6 +87,8 @@ def test_it_names_the_store_it_wrote_to(tmp_path: Path, home: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert f"owner passphrase set in the SQLite store in {data} " in done.stderr
     assert "held no store before" not in done.stderr
+    # No server recorded its address there: the default bind's console.
+    assert "sign in at http://127.0.0.1:8765/console" in done.stderr
 
 
 def test_run_without_the_servers_data_dir_it_warns_that_the_store_is_new(

@@ -133,7 +133,7 @@ def _banner(process: subprocess.Popen[str]) -> str:
     lines: list[str] = []
     for line in process.stdout:
         lines.append(line)
-        if line.startswith("Scoped endpoints"):
+        if " client snippets" in line:
             return "".join(lines)
     raise AssertionError("serve exited before it was ready:\n" + "".join(lines))
 
@@ -151,8 +151,11 @@ def serve_env(clean_env: Path) -> dict[str, str]:
 def test_serve_shows_a_new_token_once_then_only_where_it_is(
     clean_env: Path, serve_env: dict[str, str]
 ) -> None:
+    """Between the two starts the owner sets the passphrase: the second banner's next
+    step is signing in, and the command names the console the first server had."""
     data_dir = clean_env / "data"
     outputs = []
+    signed_up: list[str] = []
     for _ in range(2):
         with _start(data_dir, serve_env) as process:
             try:
@@ -175,6 +178,8 @@ def test_serve_shows_a_new_token_once_then_only_where_it_is(
             finally:
                 process.send_signal(signal.SIGINT)  # Ctrl-C: graceful shutdown
             assert process.wait(timeout=60) == 0
+            if not signed_up:
+                signed_up.append(_set_passphrase(data_dir, serve_env))
     (first, token), (second, same_token) = outputs
     assert token == same_token
     assert stat.S_IMODE((data_dir / "admin-token").stat().st_mode) == 0o600
@@ -182,7 +187,27 @@ def test_serve_shows_a_new_token_once_then_only_where_it_is(
     assert "shown only this once" in first
     assert token not in second
     assert str(data_dir / "admin-token") in second
-    assert "claude mcp add --transport http metacortex" in second
+    first_url = first.split("is ready at ", 1)[1].split()[0]
+    second_url = second.split("is ready at ", 1)[1].split()[0]
+    assert "Next: set the owner passphrase" in first
+    assert signed_up[0].rstrip().endswith(f"sign in at {first_url}/console")
+    assert f"Next: sign in at {second_url}/console with the owner passphrase." in second
+    assert "set-passphrase" not in second
+
+
+def _set_passphrase(data_dir: Path, env: dict[str, str]) -> str:
+    """``metacortex owner set-passphrase`` with the passphrase piped in: what it says."""
+    done = subprocess.run(
+        [sys.executable, "-m", "metacortex.cli.main", "owner", "set-passphrase"],
+        input="a passphrase of several words\n",
+        capture_output=True,
+        text=True,
+        cwd=data_dir.parent,
+        env={**env, "METACORTEX_DATA_DIR": str(data_dir)},
+        timeout=120,
+        check=True,
+    )
+    return done.stderr
 
 
 def test_the_command_table_names_what_each_module_registers() -> None:

@@ -46,7 +46,7 @@ def _serve(data_dir: Path) -> tuple[WatchedProcess, str]:
     command = [sys.executable, "-m", "metacortex.cli.main", "serve", "--port", "0"]
     process = WatchedProcess(
         [*command, "--data-dir", str(data_dir)],
-        "Scoped endpoints",
+        " client snippets",  # the banner's last line
         env=env,
         cwd=data_dir.parent,
     )

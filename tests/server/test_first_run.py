@@ -1,20 +1,20 @@
-"""The first run of a new user, as the README tells it (issue 21 §4, "first-run friction").
+"""The first run of a new user, as the README tells it (issue 21 §4, "first-run friction";
+issue 29 §1, "start-up says what to do next").
 
 Counterparts: the real ``metacortex serve`` in its own process (SQLite store, the
-local embedding model) with its standard error on a real pseudo-terminal, as in a
-terminal window (``tests.terminal_support``); the commands it prints, run as
-printed in processes without a terminal; the console's sign-in over loopback HTTP
-as a browser posts it; ``metacortex smoke`` with no variable set.
+local embedding model) from a fresh clone (the venv's bin not on ``PATH``), with
+its standard error on a real pseudo-terminal, as in a terminal window
+(``tests.terminal_support``); the commands it prints, run exactly as printed in
+processes without a terminal; the console's sign-in over loopback HTTP as a
+browser posts it; ``metacortex smoke`` with no variable set.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,14 +24,18 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from metacortex.clients import Endpoint, render
 from tests.abuse_support import sign_in
+from tests.commands import BY_PATH, COMMAND, fresh_clone, run_command
 from tests.server.conftest import STATELESS_MODE
 from tests.terminal_support import Terminal, terminal
 
 pytestmark = pytest.mark.slow
 
 PASSPHRASE = "first run owner passphrase"
-_OWN_PREFIXES = ("MCP_", "METACORTEX_", "GEMINI_", "GOOGLE_", "GCLOUD_", "FIRESTORE_")
+# Lines of the first start's banner, the admin token shown once included (issue 29: the
+# console and the next step scrolled away behind 64).
+BANNER_LINES = 14
 
 
 @dataclass
@@ -44,24 +48,13 @@ class Served:
     cwd: Path
 
 
-def _clean_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(_OWN_PREFIXES)}
-    return {**env, "HOME": str(home)}
-
-
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    pytest.importorskip(
-        "metacortex.providers.local", reason="LOCAL EMBEDDER NOT AVAILABLE: serve cannot start"
-    )
-    root = tmp_path_factory.mktemp("first-run")
-    (root / "home").mkdir()
+    root, env = fresh_clone(tmp_path_factory, "first-run")
     data_dir = root / "server-data"  # not the default: the passphrase must follow it
-    env = _clean_env(root / "home")
-    command = [sys.executable, "-m", "metacortex.cli.main", "serve", "--port", "0"]
     with terminal() as term:
         process = subprocess.Popen(  # noqa: S603 (our own interpreter and arguments)
-            [*command, "--data-dir", str(data_dir)],
+            [*COMMAND, "serve", "--port", "0", "--data-dir", str(data_dir)],
             cwd=root,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -74,7 +67,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             lines: list[str] = []
             for line in process.stdout:
                 lines.append(line)
-                if line.startswith("Scoped endpoints"):
+                if " client snippets" in line:  # the banner's last line
                     break
             banner = "".join(lines)
             match = re.search(r"is ready at (http://\S+)", banner)
@@ -91,32 +84,56 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 def _run(
     argv: list[str], served: Served, stdin: str | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(  # noqa: S603 (the command serve printed, or our own)
-        argv,
-        input=stdin,
-        stdin=subprocess.DEVNULL if stdin is None else None,
-        capture_output=True,
-        text=True,
-        cwd=served.cwd,
-        env=served.env,
-        start_new_session=True,
-        timeout=180,
-        check=False,
+    return run_command(argv, env=served.env, cwd=served.cwd, stdin=stdin)
+
+
+def test_the_banner_fits_a_screen_and_says_the_one_next_step_and_where_clients_are_set_up(
+    served: Served,
+) -> None:
+    lines = served.banner.splitlines()
+
+    assert len(lines) <= BANNER_LINES, served.banner
+    assert f"  console           {served.url}/console" in lines
+    assert f"Next: set the owner passphrase, then sign in at {served.url}/console:" in lines
+    assert f"Connect an application at {served.url}/console/clients, or from here" in (
+        served.banner
     )
+    init = f"  {BY_PATH} init --target APP --data-dir {served.data_dir}"
+    assert init in lines
+    assert "bearer_token_env_var" not in served.banner  # the snippets are one command away
+    assert lines[-1].endswith(f": {BY_PATH} client snippets --data-dir {served.data_dir}")
+
+
+def test_the_snippets_command_the_banner_ends_with_prints_every_applications_configuration(
+    served: Served,
+) -> None:
+    command = shlex.split(served.banner.splitlines()[-1].split(": ", 1)[1])
+
+    done = _run(command, served)  # exactly as printed
+
+    assert done.returncode == 0, done.stderr
+    token_file = served.data_dir / "admin-token"
+    assert f'export MCP_ADMIN_TOKEN="$(cat {token_file})"' in done.stdout
+    assert "METACORTEX_TOKEN" not in done.stdout
+    for shown in render(Endpoint(f"{served.url}/mcp")):
+        assert f"{shown.app} ({shown.where}):" in done.stdout
+        for line in shown.text.splitlines():
+            assert f"  {line}" in done.stdout
+        assert shown.note in done.stdout
 
 
 def test_the_banner_names_the_console_and_the_command_that_sets_its_passphrase(
     served: Served,
 ) -> None:
-    assert f"  console           {served.url}/console\n" in served.banner
     lines = served.banner.splitlines()
-    intro = lines.index("No owner passphrase is set; set one to sign in to the console:")
+    intro = lines.index(f"Next: set the owner passphrase, then sign in at {served.url}/console:")
     command = shlex.split(lines[intro + 1])
-    assert command[-4:] == ["owner", "set-passphrase", "--data-dir", str(served.data_dir)]
+    assert command == [BY_PATH, "owner", "set-passphrase", "--data-dir", str(served.data_dir)]
 
     done = _run(command, served, stdin=PASSPHRASE + "\n")  # exactly as printed
     assert done.returncode == 0, done.stderr
     assert f"set in the SQLite store in {served.data_dir} " in done.stderr
+    assert done.stderr.splitlines()[0].endswith(f"; sign in at {served.url}/console")
 
     with httpx2.Client(base_url=served.url, timeout=30, follow_redirects=False) as http:
         signed_in = sign_in(http, PASSPHRASE)
@@ -124,17 +141,14 @@ def test_the_banner_names_the_console_and_the_command_that_sets_its_passphrase(
         assert http.get("/console").status_code == 200
 
 
-def test_the_banner_names_the_admin_token_as_the_server_and_smoke_read_it(
-    served: Served,
-) -> None:
+def test_the_banner_says_where_the_admin_token_is(served: Served) -> None:
     token_file = served.data_dir / "admin-token"
-    assert f'export MCP_ADMIN_TOKEN="$(cat {token_file})"' in served.banner
-    assert 'bearer_token_env_var = "MCP_ADMIN_TOKEN"' in served.banner
+    assert f"  admin endpoint    POST {served.url}/mcp (token in {token_file})" in served.banner
     assert "METACORTEX_TOKEN" not in served.banner
 
 
 def test_smoke_passes_against_the_local_server_with_no_variable_set(served: Served) -> None:
-    smoke = [sys.executable, "-m", "metacortex.cli.main", "smoke", "--url", f"{served.url}/mcp"]
+    smoke = [*COMMAND, "smoke", "--url", f"{served.url}/mcp"]
     done = _run([*smoke, "--data-dir", str(served.data_dir)], served)
 
     assert done.returncode == 0, done.stderr

@@ -87,6 +87,8 @@ def upsert_item(
     """``text`` with the array at ``path`` holding ``item``: the element whose ``key``
     equals ``item[key]`` is replaced, or ``item`` is appended (the array is created)."""
     data = load(text, comments=True, where=where) if text.strip() else {}
+    if text.strip():
+        refuse_repeated(text, path, where=where)
     found = get_member(data, path)
     if found is None:
         return set_member(text, path, [item], where=where)
@@ -114,6 +116,25 @@ def upsert_item(
         _append_value(node, new, depth, unit)
     rendered: str = dump_model(model, dumper=ModelDumper())  # type: ignore[arg-type]
     return rendered
+
+
+def refuse_repeated(text: str, path: Sequence[str], *, where: str) -> None:
+    """Malformed when an object on ``path`` names the next key more than once: the
+    applications read the last of them, so an edit of the first would be lost."""
+    node: Any = load_model(text, loader=ModelLoader()).value
+    for depth, key in enumerate(path):
+        if not isinstance(node, JSONObject):
+            return
+        found = [index for index, candidate in enumerate(node.keys) if _key_text(candidate) == key]
+        if len(found) > 1:
+            dotted = ".".join(path[: depth + 1])
+            raise Malformed(
+                f"{where} has {dotted} {len(found)} times; applications read only the last, "
+                "so the file is left as it is: keep one and run again"
+            )
+        if not found:
+            return
+        node = node.values[found[0]]
 
 
 def get_member(data: Any, path: Sequence[str]) -> Any:

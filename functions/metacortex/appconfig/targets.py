@@ -70,6 +70,9 @@ class Target:
     # (url, token variable) -> an HTTP entry; None: no remote servers in this file.
     remote_entry: Callable[[str, str], dict[str, Any]] | None = None
     url_key: str = "url"  # where a remote entry keeps its URL
+    # Where ``--store-token`` keeps a new client's token (``appconfig/token_home.py``):
+    # an env file the application loads, a literal header, or its own secret prompt.
+    bearer_home: Literal["dotenv", "header", "prompt"] | None = None
 
     def path(self, scope: Scope, dirs: ApplicationDirs, cwd: Path) -> Path:
         return self.scopes[scope](dirs, cwd)
@@ -163,6 +166,7 @@ TARGETS: Final[Mapping[str, Target]] = {
             stdio_entry=_typed_stdio,
             after="Start Claude Code in this directory and approve the server (/mcp lists it).",
             remote_entry=_claude_code_http,
+            bearer_home="header",
         ),
         Target(
             key="codex",
@@ -178,6 +182,7 @@ TARGETS: Final[Mapping[str, Target]] = {
             stdio_entry=_command,
             after="Start Codex again; /mcp lists the server.",
             remote_entry=_codex_http,
+            bearer_home="dotenv",
         ),
         Target(
             key="cursor",
@@ -193,6 +198,7 @@ TARGETS: Final[Mapping[str, Target]] = {
             stdio_entry=_command,
             after="Cursor picks it up in Settings → MCP (reload the window if it does not).",
             remote_entry=_cursor_http,
+            bearer_home="header",
         ),
         Target(
             key="vscode",
@@ -208,6 +214,7 @@ TARGETS: Final[Mapping[str, Target]] = {
             stdio_entry=_typed_stdio,
             after="VS Code shows a Start action above the server in mcp.json.",
             remote_entry=_vscode_http,
+            bearer_home="prompt",
         ),
         Target(
             key="windsurf",
@@ -223,6 +230,7 @@ TARGETS: Final[Mapping[str, Target]] = {
             after="Refresh the MCP servers in Windsurf's Cascade panel.",
             remote_entry=_windsurf_http,
             url_key="serverUrl",
+            bearer_home="header",
         ),
     )
 }

@@ -1,22 +1,25 @@
-"""What ``metacortex serve`` prints once it is ready: endpoints and client configurations.
+"""What ``metacortex serve`` prints once it is ready: where it is and the one next step.
 
-The token itself appears only on the run that generated it; the snippets
-(``metacortex.clients.snippets``, the same as the console's) read it from the
-environment variable ``MCP_ADMIN_TOKEN`` (the name the server and ``metacortex
-smoke`` read too), so a pasted configuration never contains it.
+About a dozen lines, so the console's address and what to do next stay on the
+screen: the address and endpoints, the admin token on the run that generated it,
+the next step (set the owner passphrase while none is set, else sign in at the
+console) and where applications are connected (the console's clients page,
+``metacortex init``). Each application's snippet is one command away
+(``metacortex client snippets``, the same renderer as the console's and
+``client add``'s), not in the banner. Commands are spelled as they run from
+where the user is (``cli/program.py``); the last line is the snippets command.
 """
 
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from metacortex import __version__
-from metacortex.clients.snippets import ADMIN_TOKEN_VARIABLE, Endpoint, render
+from metacortex.appconfig.targets import TARGETS
+from metacortex.clients.snippets import ADMIN_TOKEN_VARIABLE
 from metacortex.server.profiles import Profiles
-
-SHELL_VARIABLE = ADMIN_TOKEN_VARIABLE
 
 
 def base_url(host: str, port: int) -> str:
@@ -39,52 +42,46 @@ def banner(
     profiles: Profiles,
     token_path: Path | None,
     new_token: str | None,
+    passphrase_set: bool,
+    command: Callable[[str], str],
     oauth: bool = False,
-    passphrase_command: str | None = None,
     stored_clients: Iterable[str] = (),
 ) -> str:
-    """``passphrase_command``: how to set the owner passphrase, when none is set."""
-    admin_url = f"{url}/mcp"
+    """``command("owner set-passphrase")``: that command spelled to run from here on
+    this server's store."""
+    token = f"token in {token_path}" if token_path is not None else f"token ${ADMIN_TOKEN_VARIABLE}"
     lines = [
         f"MetaCortex {__version__} is ready at {url}",
-        f"  data directory    {data_dir}",
-        f"  admin endpoint    POST {admin_url}",
+        f"  admin endpoint    POST {url}/mcp ({token})",
     ]
     client_ids = sorted({*profiles.clients, *stored_clients})
     if client_ids:
         ids = ", ".join(client_ids)
-        lines.append(f"  client endpoints  POST {url}/clients/<id>/mcp  (ids: {ids})")
-    lines += [f"  health            GET  {url}/healthz", f"  console           {url}/console", ""]
-    if passphrase_command is not None:
-        lines += ["No owner passphrase is set; set one to sign in to the console:"]
-        lines += [f"  {passphrase_command}", ""]
+        lines.append(f"  client endpoints  POST {url}/clients/<id>/mcp (ids: {ids})")
+    lines += [f"  console           {url}/console", f"  data directory    {data_dir}", ""]
     if new_token is not None:
         lines += [
             f"Admin token, shown only this once (stored in {token_path}, mode 0600):",
             f"  {new_token}",
             "",
         ]
-    if token_path is not None:
-        lines.append(f"The admin token is stored in {token_path}. Load it into your shell:")
-        lines.append(f'  export {SHELL_VARIABLE}="$(cat {token_path})"')
+    if passphrase_set:
+        lines += [f"Next: sign in at {url}/console with the owner passphrase.", ""]
     else:
-        lines.append(f"The admin token is {SHELL_VARIABLE}, from the environment.")
-    lines += ["", "Connect an application to the admin endpoint:"]
-    endpoint = Endpoint(admin_url, token_variable=SHELL_VARIABLE, oauth=oauth)
-    for snippet in render(endpoint):
-        lines.append(f"{snippet.app} ({snippet.where}):")
-        lines += [f"  {line}" for line in snippet.text.splitlines()]
-        lines.append(f"  {snippet.note}")
-    lines += [
-        "",
-        "Scoped endpoints for other clients: metacortex client add <id> --help, or the "
-        f"console's clients page ({url}/console/clients)",
-    ]
-    if oauth:
         lines += [
+            f"Next: set the owner passphrase, then sign in at {url}/console:",
+            f"  {command('owner set-passphrase')}",
             "",
-            f"OAuth is on: give a client the URL {admin_url} and approve it at the consent",
-            f"page (owner sign-in: {url}/owner/sign-in; passphrase: metacortex owner",
-            "set-passphrase). Step by step: docs/CONNECTORS.md",
         ]
+    if oauth:
+        lines.append(
+            f"OAuth is on: an application takes the URL {url}/mcp and the owner approves it "
+            "on the consent page (docs/CONNECTORS.md)."
+        )
+    lines += [
+        f"Connect an application at {url}/console/clients, or from here "
+        f"(APP: {', '.join(TARGETS)}):",
+        f"  {command('init --target APP')}",
+        f"Every application's configuration, to paste: {command('client snippets')}",
+    ]
     return "\n".join(lines)

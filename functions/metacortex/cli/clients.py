@@ -1,18 +1,23 @@
-"""``metacortex client add|list|pause|resume|remove``: the client endpoints kept in the store.
+"""``metacortex client add|list|snippets|pause|resume|remove``: the client endpoints.
 
 ``add`` creates a client endpoint (``/clients/<id>/mcp``) in the configured store,
 prints its token once (the store keeps its sha256) and the ready-to-paste
 connections; every server on that store accepts it within
 ``METACORTEX_CLIENT_REFRESH_SECONDS``, without a restart. ``pause``, ``resume`` and
-``remove`` take effect within the same time. Clients defined in
-``MCP_CLIENT_PROFILES_JSON`` are listed as read-only. Each change is recorded as
-an ``owner_action`` event (never the token).
+``remove`` take effect within the same time (``remove`` asks first, ``y`` or
+``yes``). Clients defined in ``MCP_CLIENT_PROFILES_JSON`` are listed as read-only.
+Each change is recorded as an ``owner_action`` event (never the token).
+``snippets`` prints again what ``add`` printed, without the token: each
+application's connection to a client's endpoint, or to the admin endpoint (what
+``serve``'s banner points to). Addresses are the server's as the user reaches it
+(``cli/server_address.py``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 import time
 from collections.abc import Callable
@@ -21,8 +26,11 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
-from metacortex.clients import ClientManager, ClientView, client_endpoint, render
+from metacortex.cli.program import program
+from metacortex.cli.server_address import server_url
+from metacortex.clients import ClientManager, ClientView, Endpoint, client_endpoint, render
 from metacortex.clients.manage import DEFAULT_TOOLS
+from metacortex.clients.snippets import ADMIN_TOKEN_VARIABLE, APPS
 from metacortex.composition import build_store
 from metacortex.config import Settings
 from metacortex.errors import MetaCortexError
@@ -93,6 +101,21 @@ def add_parser(commands: Any) -> None:
     listing = actions.add_parser("list", help="list client endpoints (stored and configured)")
     listing.add_argument("--json", action="store_true", help="print JSON")
     listing.set_defaults(run=run_list)
+    snippets = actions.add_parser(
+        "snippets",
+        help="print how to connect each application to an endpoint (no token in them)",
+        description="Print the ready-to-paste connection of ChatGPT, Claude, Claude Code, "
+        "Codex, Cursor and VS Code to a client's endpoint /clients/<id>/mcp, or without an "
+        "id to the admin endpoint /mcp, and how to load the token they read. The address is "
+        "--url, else METACORTEX_PUBLIC_URL, else where `metacortex serve` last answered on "
+        "this data directory.",
+    )
+    snippets.add_argument("id", nargs="?", help="a client's id (default: the admin endpoint)")
+    snippets.add_argument("--app", choices=APPS, help="only this application's")
+    snippets.add_argument(
+        "--url", help="the server's base URL as clients reach it (default: see above)"
+    )
+    snippets.set_defaults(run=run_snippets)
     for name, verb in (
         ("pause", "refuse every request of a client until it is resumed"),
         ("resume", "let a paused client in again"),
@@ -103,7 +126,12 @@ def add_parser(commands: Any) -> None:
         if name == "remove":
             sub.add_argument("--yes", action="store_true", help="do not ask (for scripts)")
         sub.set_defaults(run=run_change)
-    for sub in (add, listing, *(actions.choices[n] for n in ("pause", "resume", "remove"))):
+    for sub in (
+        add,
+        listing,
+        snippets,
+        *(actions.choices[n] for n in ("pause", "resume", "remove")),
+    ):
         sub.add_argument(
             "--data-dir",
             type=Path,
@@ -173,15 +201,6 @@ def recorded(
         events.close()
 
 
-def base_url(settings: Settings, given: str | None) -> str:
-    if given:
-        return given.rstrip("/")
-    if settings.metacortex_public_url:
-        return settings.metacortex_public_url.rstrip("/")
-    smoke = settings.mcp_base_url.rstrip("/")
-    return smoke[: -len("/mcp")] if smoke.endswith("/mcp") else smoke
-
-
 def run_add(args: argparse.Namespace) -> int:
     def add(settings: Settings, store: MemoryStore) -> int:
         manager = ClientManager(store, settings)
@@ -204,7 +223,7 @@ def run_add(args: argparse.Namespace) -> int:
         )
         client, token = created.client, created.token
         endpoint = client_endpoint(
-            base_url(settings, args.url),
+            server_url(settings, args.url),
             client.id,
             oauth=settings.metacortex_oauth,
             url_token=client.url_token,
@@ -232,15 +251,63 @@ def run_add(args: argparse.Namespace) -> int:
         print(f"  {token}")
         print("Load it into the shell the application starts from:")
         print(f"  export {variable}='{token}'")
-        for snippet in render(endpoint):
-            print()
-            print(f"{snippet.app} ({snippet.where}):")
-            for line in (snippet.text or "(no configuration)").splitlines():
-                print(f"  {line}")
-            print(f"  {snippet.note}")
+        _print_snippets(endpoint, None)
         return 0
 
     return _with_store(args, add)
+
+
+def run_snippets(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    base = server_url(settings, args.url)
+    if args.id is None:
+        endpoint = Endpoint(f"{base}/mcp", oauth=settings.metacortex_oauth)
+        print(f"Connections to the admin endpoint POST {endpoint.url}")
+        print(_admin_token_line(settings))
+    else:
+
+        def client(settings: Settings, store: MemoryStore) -> ClientView:
+            return ClientManager(store, settings).get(args.id)
+
+        view = _with_store(args, client)
+        endpoint = client_endpoint(
+            base, view.id, oauth=settings.metacortex_oauth, url_token=view.url_token
+        )
+        print(f"Connections to client {view.id!r}: POST {endpoint.url}")
+        print(
+            f"They read its token from {endpoint.token_variable}: export it where the "
+            "application starts (`client add` printed the token once; a lost one cannot be "
+            "shown again: remove the client and add it anew)."
+        )
+    _print_snippets(endpoint, args.app)
+    return 0
+
+
+def _admin_token_line(settings: Settings) -> str:
+    if settings.mcp_admin_token is not None:
+        return f"They read the admin token from {ADMIN_TOKEN_VARIABLE}, which is set here."
+    path = settings.admin_token_path
+    if path.is_file():
+        return (
+            f"They read the admin token from {ADMIN_TOKEN_VARIABLE}; load it into the shell "
+            f"the application starts from:\n"
+            f'  export {ADMIN_TOKEN_VARIABLE}="$(cat {shlex.quote(str(path))})"'
+        )
+    return (
+        f"They read the admin token from {ADMIN_TOKEN_VARIABLE}; `metacortex serve` on this "
+        f"data directory generates one into {path} when it first starts."
+    )
+
+
+def _print_snippets(endpoint: Endpoint, only: str | None) -> None:
+    for snippet in render(endpoint):
+        if only is not None and snippet.key != only:
+            continue
+        print()
+        print(f"{snippet.app} ({snippet.where}):")
+        for line in (snippet.text or "(no configuration)").splitlines():
+            print(f"  {line}")
+        print(f"  {snippet.note}")
 
 
 def _public(client: ClientView) -> dict[str, Any]:
@@ -256,7 +323,7 @@ def run_list(args: argparse.Namespace) -> int:
         print(json.dumps([_public(client) for client in clients], indent=2))
         return 0
     if not clients:
-        print("no client endpoints; create one with: metacortex client add <id>", file=sys.stderr)
+        print(f"no client endpoints; create one with: {program()} client add <id>", file=sys.stderr)
     for client in clients:
         source = "MCP_CLIENT_PROFILES_JSON, read-only" if client.read_only else "stored"
         since = f"  since {client.created_at}" if client.created_at else ""
@@ -280,11 +347,8 @@ def run_change(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
                 return EXIT_REFUSED
-            answer = input(
-                f"Remove client {args.id!r}? Its token stops working for good. "
-                "Type yes to confirm: "
-            )
-            if answer.strip().lower() != "yes":
+            answer = input(f"Remove client {args.id!r}? Its token stops working for good. [y/N] ")
+            if answer.strip().lower() not in ("y", "yes"):
                 print("nothing was removed")
                 return 1
         action: Callable[[], object] = {

@@ -11,18 +11,19 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
-import shlex
 import socket
 import sys
+from collections.abc import Callable
 from typing import Any, Final
 
 import uvicorn
 
 from metacortex import owner
+from metacortex.cli import server_address
 from metacortex.cli.admin_token import ensure_admin_token
 from metacortex.cli.banner import banner, base_url
 from metacortex.cli.data_dir import add_data_dir_option, settings_for
-from metacortex.cli.program import program
+from metacortex.cli.program import spelled
 from metacortex.clients import ClientManager
 from metacortex.composition import build_service
 from metacortex.config import Settings
@@ -99,16 +100,18 @@ def run(args: argparse.Namespace) -> int:
             gc.enable()
             release_freed_memory()
             listener.listen(2048)
-            port = listener.getsockname()[1]
+            url = base_url(host, listener.getsockname()[1])
+            _record_address(settings, url)
             print(
                 banner(
-                    url=base_url(host, port),
+                    url=url,
                     data_dir=settings.metacortex_data_dir,
                     profiles=profiles,
                     token_path=admin.path,
                     new_token=admin.value if admin.created else None,
+                    passphrase_set=owner.is_set(service.store),
+                    command=_command_for(settings),
                     oauth=settings.metacortex_oauth,
-                    passphrase_command=_passphrase_command(settings, service),
                     stored_clients=stored_client_ids(service, settings),
                 ),
                 flush=True,
@@ -127,14 +130,19 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _passphrase_command(settings: Settings, service: MemoryService) -> str | None:
-    """The exact command that sets the console's passphrase in this store, or None when set."""
-    if owner.is_set(service.store):
-        return None
-    command = f"{program()} owner set-passphrase"
-    if settings.store_kind == "sqlite":
-        command += f" --data-dir {shlex.quote(str(settings.metacortex_data_dir))}"
-    return command
+def _command_for(settings: Settings) -> Callable[[str], str]:
+    """Commands as the banner prints them: spelled to run from here, on this server's
+    data directory (its store, admin token and recorded address)."""
+    data_dir = settings.metacortex_data_dir if settings.store_kind == "sqlite" else None
+    return lambda words: spelled(words, data_dir)
+
+
+def _record_address(settings: Settings, url: str) -> None:
+    """Where this server answers, for the commands that print its address."""
+    try:
+        server_address.record(settings, url)
+    except OSError as error:
+        status(f"could not record the server's address in {settings.metacortex_data_dir}: {error}")
 
 
 def _bind(host: str, port: int) -> socket.socket:

@@ -1,20 +1,31 @@
 """``metacortex smoke``: check a running endpoint end to end with a real MCP client.
 
-Modes (``MCP_SMOKE_MODE`` or ``--mode``):
-- ``admin-read-write``: tools/list has all six tools; save, search, fetch, list,
-  then remove the smoke memory: erased when the endpoint offers ``erase_context``
-  (``METACORTEX_ADMIN_ERASE_TOOL=true``), so it leaves nothing behind; otherwise
-  deprecated, with a warning that it stays in topic ``metacortex-smoke``.
-- ``browser-read-write``: as a browser connector would: an ``Origin`` header
-  (``MCP_SMOKE_ORIGIN``) and, with ``MCP_SMOKE_URL_TOKEN=true``, the token in
-  ``?auth_token=``; save, search, fetch; a client endpoint cannot erase, so it
-  warns which memory it left.
-- ``search-only``: search and fetch work; save_context is not offered.
+It runs the checks the endpoint offers (``tools/list``) and says which ran and
+which the endpoint does not offer, so it works on any endpoint as created: the
+admin's, or a client's from ``metacortex client add`` (save, search, fetch).
+
+- Write checks (every mode but ``search-only``, when ``save_context`` is
+  offered): save a memory in topic ``metacortex-smoke``, find it with
+  ``search_context``, ``fetch_context`` it, ``list_context`` the topic, then
+  remove it: with ``erase_context`` where offered
+  (``METACORTEX_ADMIN_ERASE_TOOL=true``); else, for an endpoint on this machine
+  whose store is the data directory's (``--data-dir``, as for ``serve``), erased
+  there as ``metacortex erase`` does; else deprecated where offered, with a
+  warning that it stays in the topic and how to erase it.
+- Read checks (``search-only``, or an endpoint that cannot save): search, and
+  fetch what was found.
+
+Modes (``MCP_SMOKE_MODE`` or ``--mode``): ``admin-read-write`` (the default) and
+``browser-read-write`` run the write checks; ``search-only`` never writes. As a
+browser connector would: an ``Origin`` header (``MCP_SMOKE_ORIGIN``) and, with
+``MCP_SMOKE_URL_TOKEN=true``, the token in ``?auth_token=``.
 
 Endpoint ``MCP_BASE_URL`` (default the local admin endpoint); token
 ``MCP_SMOKE_TOKEN``, else ``MCP_ADMIN_TOKEN``, else, for a local endpoint, the
 admin token in the data directory (``cli/endpoint_token.py``): against a local
-server no variable is needed. Each step prints one line.
+server no variable is needed. Each step prints one line; a refused request
+shows the server's own reason (the body of its 401, 403 or 429), which the MCP
+client replaces with a stand-in.
 """
 
 from __future__ import annotations
@@ -23,8 +34,8 @@ import argparse
 import json
 import secrets
 import sys
-from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Final
 from urllib.parse import urlencode
 
 import anyio
@@ -33,11 +44,20 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from metacortex.cli.data_dir import add_data_dir_option, settings_for
-from metacortex.cli.endpoint_token import endpoint_token
+from metacortex.cli.data_dir import add_data_dir_option, describe_store, settings_for
+from metacortex.cli.endpoint_token import endpoint_token, is_local
+from metacortex.cli.program import spelled
+from metacortex.composition import build_store
+from metacortex.config import Settings
 from metacortex.operations.remote_evaluation import RemoteEvaluationError
+from metacortex.usecases.access import Access
+from metacortex.usecases.erase import Erasure
 
-SMOKE_TOPIC = "metacortex-smoke"
+SMOKE_TOPIC: Final = "metacortex-smoke"
+ERASED_BY: Final = "metacortex smoke"
+_WRITE_CHECKS: Final = ("save_context", "search_context", "fetch_context", "list_context")
+_READ_CHECKS: Final = ("search_context", "fetch_context")
+_REASON_CHARS: Final = 300  # of a refusal's body: enough for a message, never a page
 
 
 class SmokeFailure(Exception):
@@ -54,6 +74,64 @@ def add_parser(commands: Any) -> None:
     parser.set_defaults(run=run)
 
 
+@dataclass
+class Checks:
+    """What ran, each said as it passes."""
+
+    ran: list[str] = field(default_factory=list)
+
+    def ok(self, check: str, message: str) -> None:
+        self.ran.append(check)
+        print(f"ok  {message}", file=sys.stderr)
+
+
+@dataclass
+class Refusal:
+    status: int
+    reason: str
+
+
+@dataclass
+class Refusals:
+    """The server's own reason for a refused request. The MCP client answers a non-2xx
+    reply without a JSON-RPC error by "Server returned an error response"; this reads
+    the body first (an httpx response hook), as the server wrote it."""
+
+    last: Refusal | None = None
+
+    async def keep(self, response: httpx2.Response) -> None:
+        if response.status_code < 400 or response.request.method != "POST":
+            return
+        await response.aread()  # cached: the client reads the same body after
+        self.last = Refusal(response.status_code, _reason(response))
+
+
+def _reason(response: httpx2.Response) -> str:
+    try:
+        body = response.json()
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return f"HTTP {response.status_code}"
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        message = error["message"][:_REASON_CHARS]
+        code = error.get("code")
+        named = f" {code}" if isinstance(code, str) else ""
+        return f"HTTP {response.status_code}{named}: {message}"
+    return f"HTTP {response.status_code}"
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    url: str
+    token: str
+    mode: str
+    origin: str | None
+    url_token: bool
+    # The data directory's store, for a local endpoint: where the smoke memory can be
+    # erased when the endpoint offers no erase_context. None: not a local endpoint.
+    local: Settings | None
+
+
 def _payload(result: Any, tool: str) -> dict[str, Any]:
     if result.is_error:
         text = result.content[0].text if result.content else "(no text)"
@@ -65,43 +143,58 @@ def _payload(result: Any, tool: str) -> dict[str, Any]:
     return dict(result.structured_content)
 
 
-async def smoke(url: str, token: str, mode: str, origin: str | None, url_token: bool) -> None:
-    headers = {} if url_token else {"Authorization": f"Bearer {token}"}
-    if origin:
-        headers["Origin"] = origin
-    target = (
-        f"{url}{'&' if '?' in url else '?'}{urlencode({'auth_token': token})}" if url_token else url
-    )
-
-    def step(message: str) -> None:
-        print(f"ok  {message}", file=sys.stderr)
-
+async def smoke(target: Target, refusals: Refusals) -> Checks:
+    headers = {} if target.url_token else {"Authorization": f"Bearer {target.token}"}
+    if target.origin:
+        headers["Origin"] = target.origin
+    url = target.url
+    if target.url_token:
+        url += f"{'&' if '?' in url else '?'}{urlencode({'auth_token': target.token})}"
+    checks = Checks()
     async with (
-        httpx2.AsyncClient(headers=headers, timeout=60) as http,
-        Client(streamable_http_client(target, http_client=http)) as client,
+        httpx2.AsyncClient(
+            headers=headers, timeout=60, event_hooks={"response": [refusals.keep]}
+        ) as http,
+        Client(streamable_http_client(url, http_client=http)) as client,
     ):
         tools = {tool.name for tool in (await client.list_tools()).tools}
-        step(f"tools/list: {', '.join(sorted(tools))}")
-        if mode == "search-only":
-            if "save_context" in tools:
-                raise SmokeFailure("search-only endpoint offers save_context")
-            found = _payload(
-                await client.call_tool("search_context", {"query": "smoke test"}), "search"
-            )
-            step(f"search_context: {len(found['matches'])} matches")
-            if found["matches"]:
-                first = found["matches"][0]["id"]
-                _payload(await client.call_tool("fetch_context", {"id": first}), "fetch")
-                step("fetch_context")
-            return
-        nonce = secrets.token_hex(6)
-        content = f"MetaCortex smoke test memory {nonce}"
-        saved = _payload(
-            await client.call_tool("save_context", {"content": content, "topic": SMOKE_TOPIC}),
-            "save",
+        checks.ok("tools/list", f"tools/list: {', '.join(sorted(tools))}")
+        writes = target.mode != "search-only" and "save_context" in tools
+        wanted = _WRITE_CHECKS if target.mode != "search-only" else _READ_CHECKS
+        if writes:
+            await _write_checks(client, tools, checks, target)
+        else:
+            await _read_checks(client, tools, checks)
+    print(f"checks run: {', '.join(checks.ran)}", file=sys.stderr)
+    missing = [tool for tool in wanted if tool not in tools]
+    if missing:
+        print(f"not offered here: {', '.join(missing)} (not checked)", file=sys.stderr)
+    return checks
+
+
+async def _read_checks(client: Client, tools: set[str], checks: Checks) -> None:
+    if "search_context" not in tools:
+        raise SmokeFailure(
+            "this endpoint offers neither save_context nor search_context: nothing to check"
         )
-        memory_id = saved["item"]["id"]
-        step(f"save_context: {memory_id} ({saved['write_status']})")
+    found = _payload(await client.call_tool("search_context", {"query": "smoke test"}), "search")
+    checks.ok("search_context", f"search_context: {len(found['matches'])} matches")
+    if found["matches"] and "fetch_context" in tools:
+        first = found["matches"][0]["id"]
+        _payload(await client.call_tool("fetch_context", {"id": first}), "fetch")
+        checks.ok("fetch_context", "fetch_context")
+
+
+async def _write_checks(client: Client, tools: set[str], checks: Checks, target: Target) -> None:
+    nonce = secrets.token_hex(6)
+    content = f"MetaCortex smoke test memory {nonce}"
+    saved = _payload(
+        await client.call_tool("save_context", {"content": content, "topic": SMOKE_TOPIC}),
+        "save",
+    )
+    memory_id = saved["item"]["id"]
+    checks.ok("save_context", f"save_context: {memory_id} ({saved['write_status']})")
+    if "search_context" in tools:
         found = _payload(
             await client.call_tool(
                 "search_context", {"query": f"smoke {nonce}", "filter_topic": SMOKE_TOPIC}
@@ -110,72 +203,120 @@ async def smoke(url: str, token: str, mode: str, origin: str | None, url_token: 
         )
         if memory_id not in [m["id"] for m in found["matches"]]:
             raise SmokeFailure("search_context did not find the memory just saved")
-        step("search_context found it")
+        checks.ok("search_context", "search_context found it")
+    if "fetch_context" in tools:
         fetched = _payload(await client.call_tool("fetch_context", {"id": memory_id}), "fetch")
         if fetched["item"]["content"] != content:
             raise SmokeFailure("fetch_context returned other content")
-        step("fetch_context")
-        if mode == "admin-read-write":
-            listed = _payload(
-                await client.call_tool("list_context", {"filter_topic": SMOKE_TOPIC}), "list"
-            )
-            step(f"list_context: {len(listed['items'])} in {SMOKE_TOPIC}")
-        if "erase_context" in tools:
-            await _erase(client, memory_id, step)
-            return
-        if mode == "admin-read-write":
-            _payload(await client.call_tool("deprecate_context", {"id": memory_id}), "deprecate")
-            step("deprecate_context (smoke memory retired)")
-        print(
-            f"warn could not clean up: the smoke memory {memory_id} stays in topic "
-            f"{SMOKE_TOPIC!r}, since this endpoint offers no erase_context. Erase it with "
-            f"`metacortex erase --topic {SMOKE_TOPIC}` where the store is, or from the "
-            "console; to let smoke erase it, set METACORTEX_ADMIN_ERASE_TOOL=true on the "
-            "server and smoke the admin endpoint.",
-            file=sys.stderr,
+        checks.ok("fetch_context", "fetch_context")
+    if "list_context" in tools:
+        listed = _payload(
+            await client.call_tool("list_context", {"filter_topic": SMOKE_TOPIC}), "list"
         )
+        checks.ok("list_context", f"list_context: {len(listed['items'])} in {SMOKE_TOPIC}")
+    await _clean_up(client, tools, checks, target, memory_id, content)
 
 
-async def _erase(client: Client, memory_id: str, step: Callable[[str], None]) -> None:
-    """Erase the smoke memory and check that it is gone."""
-    erased = _payload(await client.call_tool("erase_context", {"ids": [memory_id]}), "erase")
-    if erased["erased_ids"] != [memory_id]:
-        raise SmokeFailure(f"erase_context did not erase {memory_id}: {erased}")
-    step("erase_context (smoke memory erased)")
-    after = await client.call_tool("fetch_context", {"id": memory_id})
-    if not after.is_error:
-        raise SmokeFailure("fetch_context still returns the erased smoke memory")
-    step("fetch_context: the smoke memory is gone")
+async def _clean_up(
+    client: Client,
+    tools: set[str],
+    checks: Checks,
+    target: Target,
+    memory_id: str,
+    content: str,
+) -> None:
+    """Leave nothing behind where it can: erase over MCP, else in the local store."""
+    if "erase_context" in tools:
+        erased = _payload(await client.call_tool("erase_context", {"ids": [memory_id]}), "erase")
+        if erased["erased_ids"] != [memory_id]:
+            raise SmokeFailure(f"erase_context did not erase {memory_id}: {erased}")
+        checks.ok("erase_context", "erase_context (smoke memory erased)")
+    elif target.local is not None and await anyio.to_thread.run_sync(
+        _erase_here, target.local, memory_id, content
+    ):
+        store = describe_store(target.local)
+        checks.ok("erase (local store)", f"erased the smoke memory in {store}")
+    else:
+        if "deprecate_context" in tools:
+            _payload(await client.call_tool("deprecate_context", {"id": memory_id}), "deprecate")
+            checks.ok("deprecate_context", "deprecate_context (smoke memory retired)")
+        _warn_left(memory_id, target)
+        return
+    if "fetch_context" in tools:
+        after = await client.call_tool("fetch_context", {"id": memory_id})
+        if not after.is_error:
+            raise SmokeFailure("fetch_context still returns the erased smoke memory")
+        checks.ok("gone", "fetch_context: the smoke memory is gone")
 
 
-def failure_reason(error: BaseException) -> str:
+def _erase_here(settings: Settings, memory_id: str, content: str) -> bool:
+    """Erase the smoke memory from the data directory's store, when that store is the
+    server's (it holds this very memory); False, touching nothing, when it is not."""
+    if settings.store_kind != "sqlite" or not settings.sqlite_path.is_file():
+        return False
+    store = build_store(settings)
+    try:
+        memory = store.get(memory_id)
+        if memory is None or memory.topic != SMOKE_TOPIC or memory.content != content:
+            return False
+        Erasure(store).erase(Access.admin(), erased_by=ERASED_BY, ids=[memory_id], expected_count=1)
+    finally:
+        store.close()
+    return True
+
+
+def _warn_left(memory_id: str, target: Target) -> None:
+    print(
+        f"warn could not clean up: the smoke memory {memory_id} stays in topic "
+        f"{SMOKE_TOPIC!r}: this endpoint offers no erase_context, and its store is not the "
+        f"data directory's here. Erase it with `{spelled(f'erase --topic {SMOKE_TOPIC}')}` "
+        "(with the server's --data-dir) where the store is, or from the console; to let "
+        "smoke erase it, run smoke with the server's --data-dir on its machine, or set "
+        "METACORTEX_ADMIN_ERASE_TOOL=true on the server and smoke the admin endpoint.",
+        file=sys.stderr,
+    )
+
+
+def failure_reason(error: BaseException, refusal: Refusal | None = None) -> str:
     """The innermost causes, one line: task groups wrap the client's errors."""
     if isinstance(error, BaseExceptionGroup):
-        return "; ".join(dict.fromkeys(failure_reason(inner) for inner in error.exceptions))
+        return "; ".join(
+            dict.fromkeys(failure_reason(inner, refusal) for inner in error.exceptions)
+        )
     if isinstance(error, SmokeFailure | RemoteEvaluationError):
         return str(error)
     if isinstance(error, MCPError):
-        hint = " (is the token right?)" if "401" in str(error.data) else ""
-        return f"the server refused the request: {error}{hint}"
+        if refusal is None:
+            hint = " (is the token right?)" if "401" in str(error.data) else ""
+            return f"the server refused the request: {error}{hint}"
+        hint = " (is the token right?)" if refusal.status == 401 else ""
+        return f"the server refused the request ({refusal.reason}){hint}"
     return f"{type(error).__name__}: {error}"
 
 
 def run(args: argparse.Namespace) -> int:
     settings = settings_for(args)
     url = args.url or settings.mcp_base_url
-    token = endpoint_token(settings, url)
     mode = args.mode or settings.mcp_smoke_mode
+    target = Target(
+        url=url,
+        token=endpoint_token(settings, url),
+        mode=mode,
+        origin=settings.mcp_smoke_origin,
+        url_token=settings.mcp_smoke_url_token,
+        local=settings if is_local(url) else None,
+    )
+    refusals = Refusals()
     try:
-        anyio.run(
-            smoke,
-            url,
-            token,
-            mode,
-            settings.mcp_smoke_origin,
-            settings.mcp_smoke_url_token,
-        )
+        checks = anyio.run(smoke, target, refusals)
     except (SmokeFailure, MCPError, httpx2.HTTPError, ExceptionGroup) as error:
-        print(f"FAIL {mode} against {url}: {failure_reason(error)}", file=sys.stderr)
+        reason = failure_reason(error, refusals.last)
+        if refusals.last is not None and refusals.last.status == 401 and "/clients/" in url:
+            reason += (
+                "; a client just created is accepted within the server's "
+                "METACORTEX_CLIENT_REFRESH_SECONDS (10 s unless set): try again then"
+            )
+        print(f"FAIL {mode} against {url}: {reason}", file=sys.stderr)
         return 1
-    print(f"smoke test passed ({mode}) against {url}")
+    print(f"smoke test passed ({mode}) against {url}: {len(checks.ran)} checks")
     return 0

@@ -4,18 +4,23 @@ Claude Desktop, Claude Code, Codex, Cursor and VS Code can run a local server as
 a child process (``metacortex init`` writes that entry). It serves the admin
 profile, or a client profile with ``--client ID``, on the embedded store of the
 data directory, safely beside a running ``metacortex serve`` on the same one.
-Everything but the protocol goes to stderr.
+Everything but the protocol goes to stderr. Started by hand in a terminal (stdin
+a TTY) it says there what it waits for and how to connect an application, since
+it otherwise shows nothing and seems to hang.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
 
+from metacortex.appconfig.targets import TARGETS
+from metacortex.cli.program import spelled
 from metacortex.clients.lookup import profiles_with_stored
 from metacortex.composition import check_configuration
 from metacortex.config import Settings
@@ -56,8 +61,21 @@ def run(args: argparse.Namespace) -> int:
     logging.captureWarnings(True)  # warnings become log lines on stderr, never stdout
     check_configuration(settings)
     profile = choose_profile(settings, args.client)
+    if sys.stdin.isatty():
+        print(_waiting(args.data_dir), file=sys.stderr, flush=True)
     anyio.run(serve_stdio, settings, profile)
     return 0
+
+
+def _waiting(data_dir: Path | None) -> str:
+    """What a person who typed ``metacortex stdio`` reads (stderr: stdout is the protocol's)."""
+    targets = ", ".join(sorted(TARGETS))
+    return (
+        "metacortex stdio waits for an MCP client on standard input: an application starts "
+        "it and speaks MCP to it; typed by hand it only waits (Ctrl-D ends it).\n"
+        f"To connect an application, run: {spelled('init --target APP', data_dir)} "
+        f"(APP: {targets}); to serve over HTTP instead: {spelled('serve', data_dir)}"
+    )
 
 
 def choose_profile(settings: Settings, client_id: str | None) -> Profile:

@@ -14,6 +14,12 @@ from metacortex.storage.base import MemoryStore
 KIND: Final = "owner"
 KEY: Final = "passphrase"
 MIN_CHARS: Final = 12
+MIN_DISTINCT_CHARS: Final = 6
+# The rule as the owner is told it before typing one (``metacortex owner set-passphrase``).
+RULE: Final = (
+    f"at least {MIN_CHARS} characters, with at least {MIN_DISTINCT_CHARS} different ones; "
+    "a few words make a good one"
+)
 _HASHER: Final = PasswordHasher()  # argon2id with the library's current defaults
 
 
@@ -30,7 +36,7 @@ def passphrase_weakness(passphrase: str) -> str | None:
     """Why a passphrase is refused, or None."""
     if len(passphrase) < MIN_CHARS:
         return f"is {len(passphrase)} characters; use at least {MIN_CHARS}"
-    if len(set(passphrase)) < 6:
+    if len(set(passphrase)) < MIN_DISTINCT_CHARS:
         return "repeats too few characters to be hard to guess"
     return None
 

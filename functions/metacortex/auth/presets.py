@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from metacortex.auth import scopes as scope_names
 from metacortex.domain.records import ALL_STATES, BranchState
-from metacortex.server.profiles import Profile, entry_grants
+from metacortex.server.profiles import SPACE_TOOL_NAMES, Profile, entry_grants
 from metacortex.spaces.model import OWNER_ID
 
 
@@ -67,6 +67,7 @@ PRESETS: Final = (
     ),
 )
 BY_ID: Final = {preset.id: preset for preset in PRESETS}
+SPACE_TOOLS: Final = frozenset(SPACE_TOOL_NAMES)
 CHATGPT_HOSTS: Final = frozenset({"chatgpt.com", "chat.openai.com"})
 CLAUDE_HOSTS: Final = frozenset({"claude.ai", "claude.com"})
 
@@ -119,7 +120,12 @@ def grant_profile(
     return Profile(
         id=f"oauth-{grant_id}",
         token_sha256=None,
-        allowed_tools=frozenset(preset.tools) & endpoint.allowed_tools,
+        # A grant made since spaces exist (it records them) also lists the space tools.
+        allowed_tools=(
+            frozenset(preset.tools)
+            | (SPACE_TOOLS if isinstance(grant.get("spaces"), dict) else frozenset())
+        )
+        & endpoint.allowed_tools,
         readable_states=states,
         default_state=default,
         may_write_lifecycle=preset.may_write_lifecycle and endpoint.may_write_lifecycle,

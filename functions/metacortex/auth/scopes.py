@@ -26,6 +26,8 @@ TOOL_SCOPE: Final = {
     "list_context": READ,
     "search": READ,
     "fetch": READ,
+    "list_spaces": READ,
+    "who_am_i": READ,
     "save_context": WRITE,
     "deprecate_context": WRITE,
     "consolidate_context": WRITE,

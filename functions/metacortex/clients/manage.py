@@ -39,7 +39,13 @@ from metacortex.server.profiles import (
 )
 from metacortex.storage.base import MemoryStore
 
-DEFAULT_TOOLS: Final = ("save_context", "search_context", "fetch_context")
+DEFAULT_TOOLS: Final = (
+    "save_context",
+    "search_context",
+    "fetch_context",
+    "list_spaces",
+    "who_am_i",
+)
 # OAuth grants are named ``oauth-<grant id>`` in events and on the clients page
 # (``auth.presets.grant_profile``): a stored client may not take such a name.
 RESERVED_PREFIX: Final = "oauth-"

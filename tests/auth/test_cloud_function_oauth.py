@@ -177,20 +177,12 @@ def test_an_app_starting_oauth_itself_connects_where_the_function_has_a_root(
     assert first["result"] == "REDIRECT"
     assert first["issuer"] == deployed.base
     assert query_of(first["authorizationUrl"])["resource"] == server_url
-    with httpx2.Client(timeout=60, follow_redirects=False) as owner:
-        answer = approve_over_http(
-            owner, first["authorizationUrl"], passphrase="the cloud owner passphrase"
-        )
-    second = ts_oauth.run(
+    second = ts_oauth.approve_and_finish(
         sdk,
-        "auth",
-        serverUrl=server_url,
-        redirectUrl=CALLBACK,
-        stateFile=state,
-        code=answer["code"],
-        iss=answer["iss"],
+        first["authorizationUrl"],
+        server_url,
+        state,
+        passphrase="the cloud owner passphrase",
         challenge=False,
     )
-    assert second["ok"], second
-    assert second["result"] == "AUTHORIZED"
     assert tools_list(server_url, second["tokens"]["access_token"]).status_code == 200

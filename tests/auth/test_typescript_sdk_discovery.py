@@ -16,7 +16,7 @@ import pytest
 
 from metacortex.server.routes import FUNCTION_PREFIX
 from tests import ts_oauth
-from tests.oauth_support import CALLBACK, approve_over_http, oauth_server, query_of, tools_list
+from tests.oauth_support import CALLBACK, oauth_server, query_of, tools_list
 
 pytestmark = pytest.mark.slow
 
@@ -79,19 +79,7 @@ def test_the_sdk_discovers_registers_gets_tokens_and_refreshes_at_the_url_it_was
         authorization_url = first["authorizationUrl"]
         assert authorization_url.startswith(base + "/oauth/authorize?")
         assert query_of(authorization_url)["resource"] == server_url
-        with httpx2.Client(timeout=30, follow_redirects=False) as owner:
-            answer = approve_over_http(owner, authorization_url)
-        second = ts_oauth.run(
-            sdk,
-            "auth",
-            serverUrl=server_url,
-            redirectUrl=CALLBACK,
-            stateFile=state,
-            code=answer["code"],
-            iss=answer["iss"],
-        )
-        assert second["ok"], second
-        assert second["result"] == "AUTHORIZED"
+        second = ts_oauth.approve_and_finish(sdk, authorization_url, server_url, state)
         tokens = second["tokens"]
         assert tools_list(server_url, tokens["access_token"]).status_code == 200
         assert tokens.get("refresh_token"), tokens

@@ -27,7 +27,7 @@ import httpx2
 import pytest
 from pydantic import SecretStr
 
-from metacortex.auth.tokens import REFRESH, Exchanged, TokenStore
+from metacortex.auth.tokens import REFRESH, Exchanged, Presenter, TokenStore
 from metacortex.clients import ClientDirectory, ClientManager
 from metacortex.config import Settings
 from metacortex.domain.records import BranchState, Memory
@@ -323,7 +323,10 @@ def test_a_refresh_spends_its_token_in_one_transaction_after_writing_the_new_pai
             grant = tokens.grant(grant_id)
             assert binding is not None
             assert grant is not None
-            return tokens.exchange(REFRESH, token, binding, ("memory:read",), refresh=True)
+            presenter = Presenter("ip:203.0.113.7", "client")
+            return tokens.exchange(
+                REFRESH, token, binding, ("memory:read",), refresh=True, presenter=presenter
+            )
 
         used, tally = recorder.measure(refresh)
         repeated, repeat_tally = recorder.measure(refresh)

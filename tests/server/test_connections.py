@@ -292,6 +292,24 @@ def test_a_refused_body_that_stops_coming_is_closed_at_the_body_deadline(serve: 
         assert _closed_by_server(client)
 
 
+def test_past_the_cap_a_connection_dropping_a_refused_body_makes_room_before_an_idle_one(
+    serve: Any,
+) -> None:
+    served = serve(head=60.0, body=60.0, cap=8)
+    idle = [served.connect() for _ in range(7)]  # idle longer than the refused one below
+    try:
+        with served.connect() as refused:
+            refused.sendall(_refused_head(1_000))  # and the body never follows
+            assert _head_and_body(refused).startswith(b"HTTP/1.1 401")
+            with served.connect() as fresh:
+                assert _get(fresh, "/healthz").startswith(b"HTTP/1.1 200")
+            assert _closed_by_server(refused)
+        assert _get(idle[0], "/still-open").startswith(b"HTTP/1.1 200")
+    finally:
+        for sock in idle:
+            sock.close()
+
+
 def test_a_response_finished_while_the_server_shuts_down_says_the_connection_closes(
     serve: Any,
 ) -> None:

@@ -144,29 +144,32 @@ def guarded_protocol(limits: ConnectionLimits) -> type[H11Protocol]:
             self._arm(self._limits.head_timeout)
 
         def _victim(self) -> GuardedH11Protocol | None:
-            """Who makes room: the connection idle longest; else the one that has been
-            sending its request body longest (a slow body must not hold a slot that a
-            quick request needs). A request whose body is read is never cut."""
-            others = [
-                other
+            """Who makes room, first to last: a connection already closing; one dropping
+            the rest of a refused body (its client has the answer); the one idle longest;
+            the one that has been sending its request body longest (a slow body must not
+            hold a slot that a quick request needs). A request whose body is read is
+            never cut."""
+            ranked = [
+                (rank, other)
                 for other in self.connections
-                if isinstance(other, GuardedH11Protocol) and other is not self
+                if isinstance(other, GuardedH11Protocol)
+                and other is not self
+                and (rank := other._eviction_rank()) is not None
             ]
-            idle = [other for other in others if other._idle()]
-            if idle:
-                return min(idle, key=lambda other: other._idle_since)
-            sending: list[tuple[float, GuardedH11Protocol]] = [
-                (other._body_since, other) for other in others if other._body_since is not None
-            ]
-            return min(sending, key=lambda pair: pair[0])[1] if sending else None
+            return min(ranked, key=lambda pair: pair[0])[1] if ranked else None
 
-        def _idle(self) -> bool:
-            """No request in flight: only waiting for (the rest of) a request head, or
-            closing."""
-            return self.transport.is_closing() or (
-                self.conn.their_state is h11.IDLE
-                and (self.cycle is None or self.cycle.response_complete)
-            )
+        def _eviction_rank(self) -> tuple[int, float] | None:
+            if self.transport.is_closing():
+                return (0, self._idle_since)
+            if self._drain_deadline is not None:
+                return (1, self._body_since if self._body_since is not None else 0.0)
+            if self.conn.their_state is h11.IDLE and (
+                self.cycle is None or self.cycle.response_complete
+            ):
+                return (2, self._idle_since)  # waiting for (the rest of) a request head
+            if self._body_since is not None:
+                return (3, self._body_since)
+            return None
 
         # -- keep-alive: a response before the body was read ----------------------
         def _client_still_sending(self) -> bool:

@@ -16,8 +16,14 @@ the whole request:
   the client still sends is read and dropped until it closes its side or
   ``LINGER_SECONDS`` pass, as Apache and nginx do.
 
-Whether a refused body is drained and the connection kept, or the connection is
-closed, is the protocol's decision (``connections.py``).
+How uvicorn decides (0.55, both its h11 and httptools protocols): a connection is
+kept after a response unless the request or the response says ``Connection: close``
+or the request is HTTP/1.0; then it closes right after the response, whatever is
+still unread. A kept connection whose request body was not read drops the rest as it
+arrives and then reads the next request, with no bound: the first chunk cancels the
+keep-alive timer, so a body trickled a byte a minute holds it forever. That is why
+the guarded protocol once closed such connections at once, and now drains within the
+body limit and deadline (``connections.py``), closing otherwise.
 """
 
 from __future__ import annotations

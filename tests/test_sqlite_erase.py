@@ -130,3 +130,23 @@ def test_a_running_process_stops_returning_and_scoring_a_record_another_process_
         service.fetch(ADMIN, id=secret)
     assert sum(_occurrences(database, MARKER).values()) == 0
     store.close()
+
+
+def test_a_tombstone_that_does_not_know_the_state_is_described_only_to_who_reads_every_state(
+    tmp_path: Path,
+) -> None:
+    """Tombstones written before the store kept the erased record's state (schema 6)."""
+    database = tmp_path / "memories.sqlite3"
+    store = SQLiteStore(database)
+    service = MemoryService(store, HashingEmbedder(), merger=SentenceUnionMerger())
+    gone = service.save(ADMIN, content="Erased before states were kept")["item"]["id"]
+    service.erase(ADMIN, ids=[gone], erased_by="owner (test)")
+    with sqlite3.connect(database) as conn:
+        conn.execute("UPDATE erased_memories SET branch_state = NULL")
+    active_only = Access(frozenset({BranchState.ACTIVE}), BranchState.ACTIVE, False)
+
+    with pytest.raises(NotFound, match=rf"^no memory with id '{gone}'$"):
+        service.fetch(active_only, id=gone)
+    with pytest.raises(NotFound, match=rf"^memory '{gone}' was erased on "):
+        service.fetch(ADMIN, id=gone)
+    store.close()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+from collections.abc import Mapping
 from datetime import timedelta
 
 import pytest
@@ -118,7 +119,7 @@ def test_a_caller_that_could_never_read_an_erased_record_is_told_only_no_memory_
 
 
 def _recorded(
-    recorder: EventRecorder, tool: str, arguments: dict[str, object], result: object
+    recorder: EventRecorder, tool: str, arguments: Mapping[str, object], result: object
 ) -> None:
     """A tool call's event, summarized as the server summarizes it."""
     recorder.tool_call(
@@ -141,10 +142,11 @@ def test_an_erase_that_empties_a_topic_takes_its_name_out_of_memory_events(
     recorder.start(store)
     try:
         for topic in ("alice-divorce", "garden"):
-            arguments = {"content": f"Notes about {topic}", "topic": topic}
-            _recorded(recorder, "save_context", arguments, service.save(admin, **arguments))
-            arguments = {"query": "notes", "filter_topic": topic}
-            _recorded(recorder, "search_context", arguments, service.search(admin, **arguments))
+            content = f"Notes about {topic}"
+            saved = service.save(admin, content=content, topic=topic)
+            _recorded(recorder, "save_context", {"content": content, "topic": topic}, saved)
+            found = service.search(admin, query="notes", filter_topic=topic)
+            _recorded(recorder, "search_context", {"query": "notes", "filter_topic": topic}, found)
             _recorded(recorder, "list_context", {"filter_topic": topic}, None)
             _recorded(recorder, "consolidate_context", {"topic": topic}, None)
             recorder.mcp_request(

@@ -650,8 +650,10 @@ class FirestoreStore:
         erased = self._run(body)
         # After the commit (a query inside would lock every event it reads): the names
         # of the topics this erase emptied leave memory_events (storage/event_topics.py).
-        emptied = [topic for topic in sorted(topics) if not self._holds_topic(topic)]
-        scrub_event_topics(self._client, emptied)
+        ordered = sorted(topics)
+        held = self._executor.map(self._holds_topic, ordered)
+        emptied = [topic for topic, holds in zip(ordered, held, strict=True) if not holds]
+        scrub_event_topics(self._client, emptied, self._executor)
         return erased
 
     def _holds_topic(self, topic: str) -> bool:

@@ -125,6 +125,13 @@ def _one_message(result: subprocess.CompletedProcess[str]) -> str:
     return line
 
 
+@pytest.fixture
+def small_store(tmp_path: Path) -> tuple[Path, Path]:
+    """A data directory holding a store of three records, and its database file."""
+    data = tmp_path / "data"
+    return data, _store(data, count=3)
+
+
 @pytest.fixture(params=["serve", "backup"])
 def command(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[Path], list[str]]:
     """The command line of each command under test, for a data directory."""
@@ -153,10 +160,9 @@ def test_a_damaged_store_is_refused_with_the_file_the_damage_and_what_to_do(
 
 @pytest.mark.slow
 def test_a_store_from_a_newer_metacortex_is_refused_and_left_as_it_was(
-    tmp_path: Path, command: Callable[[Path], list[str]]
+    tmp_path: Path, command: Callable[[Path], list[str]], small_store: tuple[Path, Path]
 ) -> None:
-    data = tmp_path / "data"
-    database = _store(data, count=3)
+    data, database = small_store
     _from_the_future(database)
     before = database.read_bytes()
 
@@ -173,10 +179,9 @@ def test_a_store_from_a_newer_metacortex_is_refused_and_left_as_it_was(
 
 @pytest.mark.slow
 def test_a_store_locked_by_another_process_is_refused_naming_that_process(
-    tmp_path: Path, command: Callable[[Path], list[str]]
+    tmp_path: Path, command: Callable[[Path], list[str]], small_store: tuple[Path, Path]
 ) -> None:
-    data = tmp_path / "data"
-    database = _store(data, count=3)
+    data, database = small_store
     with holding(database, EXCLUSIVE) as holder:
         line = _one_message(_run(*command(data), cwd=tmp_path))
 
@@ -190,10 +195,9 @@ def test_a_store_locked_by_another_process_is_refused_naming_that_process(
 
 @pytest.mark.slow
 def test_an_empty_store_file_is_refused_until_the_operator_says_to_start_fresh(
-    tmp_path: Path, command: Callable[[Path], list[str]]
+    tmp_path: Path, command: Callable[[Path], list[str]], small_store: tuple[Path, Path]
 ) -> None:
-    data = tmp_path / "data"
-    database = _store(data, count=3)
+    data, database = small_store
     _emptied(database)
 
     line = _one_message(_run(*command(data), cwd=tmp_path))
@@ -226,10 +230,9 @@ def _serving(data: Path, *flags: str) -> Iterator[WatchedProcess]:
 
 @pytest.mark.slow
 def test_serve_start_fresh_makes_a_new_store_in_place_of_an_empty_file_only(
-    tmp_path: Path,
+    small_store: tuple[Path, Path],
 ) -> None:
-    data = tmp_path / "data"
-    database = _store(data, count=3)
+    data, database = small_store
     _emptied(database)
 
     with _serving(data, "--start-fresh") as fresh:

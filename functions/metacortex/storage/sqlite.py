@@ -10,7 +10,12 @@
   connection runs with ``secure_delete`` (deleted and rewritten cells are
   zeroed, so no stale copy survives an earlier update either), the FTS5 index
   is optimized (a delete only adds a tombstone segment; the old segments keep
-  the terms until merged), and the WAL is checkpointed and truncated.
+  the terms until merged), and the WAL is checkpointed and truncated, the last
+  two without making any writer wait (``sqlite_erasure``, ``sqlite_scrub``: a
+  reader from before the erase keeps the WAL until it ends). Every process
+  drops erased records from memory within a second of any erase.
+- A file that cannot be a store is refused with what to do (``sqlite_faults``);
+  a lock kept past the busy timeout is ``StoreBusy``, retryable.
 """
 
 from __future__ import annotations

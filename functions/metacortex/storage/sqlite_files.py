@@ -5,7 +5,9 @@ data directory is created 0700 and the database 0600 before SQLite opens it
 (SQLite gives ``-wal`` and ``-shm`` the database file's mode). Existing ones
 that are looser are left as the operator set them, with a warning at start.
 A directory the server cannot write to is refused at start, because SQLite
-would open it and then fail on every write.
+would open it and then fail on every write. A full disk is ``StorageFull``; a
+small reserve file beside the database gives an erase, which is how an owner
+frees space, the room even a delete needs (``keep_reserve``, ``release_reserve``).
 """
 
 from __future__ import annotations

@@ -10,8 +10,9 @@ Collections (``memory_vectors`` stands for the configured ``MEMORY_COLLECTION``)
 - ``memory_vectors_auth_state``: OAuth and owner sign-in records, id ``kind:key``,
   with ``expires_at`` (TTL);
 - ``memory_vectors_erased``: the tombstone of each erased memory (id = memory id,
-  ``erased_at``, ``erased_by``); erasing deletes the record's document (content,
-  embedding, term index) and its write fingerprints.
+  ``erased_at``, ``erased_by``, the ``branch_state`` it was in); erasing deletes the
+  record's document (content, embedding, term index) and its write fingerprints, and
+  the name of a topic it empties from ``memory_events``.
 
 Dedupe and lifecycle changes run in Firestore transactions (reads lock, writes
 are buffered and committed together; contention re-runs the function). Dense
@@ -71,6 +72,7 @@ from metacortex.storage.firestore_codec import (
     storable_id,
     to_stored_time,
 )
+from metacortex.storage.firestore_event_topics import scrub_event_topics
 from metacortex.storage.firestore_lexical import RARE_BUDGET, CorpusStats, LexicalIndex
 from metacortex.storage.firestore_neighbours import assemble, plan
 from metacortex.storage.firestore_queries import (
@@ -617,7 +619,7 @@ class FirestoreStore:
         if not wanted:
             return []
         records = [self._memories.document(memory_id) for memory_id in wanted]
-        tombstone = encode_tombstone(erased_by, erased_at)
+        topics: set[str] = set()
 
         def body(transaction: Transaction) -> list[str]:
             pointing = [
@@ -625,15 +627,19 @@ class FirestoreStore:
                 for chunk in _chunks(wanted, MAX_DISJUNCTIONS)
             ]
             present = {
-                snapshot.id
+                snapshot.id: snapshot.to_dict() or {}
                 for snapshot in self._client.get_all(
-                    records, field_paths=["branch_state"], transaction=transaction
+                    records, field_paths=["branch_state", "module_name"], transaction=transaction
                 )
                 if snapshot.exists
             }
             fingerprints = [ref for future in pointing for ref in future.result()]
             erased = [memory_id for memory_id in wanted if memory_id in present]
+            topics.clear()
             for memory_id in erased:
+                fields = present[memory_id]
+                topics.add(str(fields.get("module_name") or ""))
+                tombstone = encode_tombstone(erased_by, erased_at, fields.get("branch_state"))
                 transaction.delete(self._memories.document(memory_id))
                 transaction.set(self._erased.document(memory_id), tombstone)
             for memory_id, reference in fingerprints:
@@ -641,7 +647,18 @@ class FirestoreStore:
                     transaction.delete(reference)
             return erased
 
-        return self._run(body)
+        erased = self._run(body)
+        # After the commit (a query inside would lock every event it reads): the names
+        # of the topics this erase emptied leave memory_events (storage/event_topics.py).
+        ordered = sorted(topics)
+        held = self._executor.map(self._holds_topic, ordered)
+        emptied = [topic for topic, holds in zip(ordered, held, strict=True) if not holds]
+        scrub_event_topics(self._client, emptied, self._executor)
+        return erased
+
+    def _holds_topic(self, topic: str) -> bool:
+        query = self._memories.where(filter=FieldFilter("module_name", "==", topic)).limit(1)
+        return any(True for _ in query.select([]).stream())
 
     def _fingerprints_of(
         self, memory_ids: Sequence[str], transaction: Transaction

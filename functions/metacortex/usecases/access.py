@@ -54,7 +54,7 @@ def visible(store: MemoryStore, access: Access, memory_id: str) -> Memory:
     (saying so when the record was erased)."""
     memory = store.get(memory_id)
     if memory is None or memory.branch_state not in access.readable_states:
-        raise not_found(store, memory_id, memory)
+        raise not_found(store, access, memory_id, memory)
     return memory
 
 
@@ -63,15 +63,24 @@ def all_visible(store: MemoryStore, access: Access, memory_ids: Sequence[str]) -
     found = store.get_many(memory_ids)
     for memory_id, memory in zip(memory_ids, found, strict=True):
         if memory is None or memory.branch_state not in access.readable_states:
-            raise not_found(store, memory_id, memory)
+            raise not_found(store, access, memory_id, memory)
     return [memory for memory in found if memory is not None]
 
 
-def not_found(store: MemoryStore, memory_id: str, memory: Memory | None) -> NotFound:
-    """The error for an id the caller cannot see: an erased record's says so (one more
-    read, only on this path); a record in a state the caller may not read stays unnamed."""
+def not_found(
+    store: MemoryStore, access: Access, memory_id: str, memory: Memory | None
+) -> NotFound:
+    """The error for an id the caller cannot see. An erased record's says so (one more
+    read, only on this path), but only to a caller that could have read the record (its
+    state then, or every state for a tombstone that does not know it); to any other
+    caller an erased record, like one in a state it may not read, is exactly an id that
+    never existed."""
     if memory is None:
         tombstone = store.tombstones([memory_id]).get(memory_id)
-        if tombstone is not None:
+        if tombstone is not None and (
+            tombstone.branch_state in access.readable_states
+            if tombstone.branch_state is not None
+            else access.readable_states.issuperset(ALL_STATES)
+        ):
             return NotFound(f"{tombstone.describe()}; its content is gone")
     return NotFound(f"no memory with id {memory_id!r}")

@@ -1,6 +1,8 @@
-"""What abuse costs a running ``metacortex serve`` (issue 19 items 10, 12, 15): measured.
+"""What abuse costs a running ``metacortex serve`` (issue 19 items 10, 12, 15; issue 28
+item 2): measured.
 
     .venv/bin/python bench/abuse.py slow-bodies   # 1,000 sockets trickling bodies, /healthz probed
+    .venv/bin/python bench/abuse.py keep-alive    # refusals on one client connection pool
     .venv/bin/python bench/abuse.py log-bytes     # log bytes written per refused request
     .venv/bin/python bench/abuse.py sign-in-flood # server memory under sign-ins with 30 KB XFF
     .venv/bin/python bench/abuse.py limiter       # the rate limiter's memory bound, in process
@@ -18,6 +20,11 @@ the settings the shell has cleared, and attacks it over loopback:
   ``GET /healthz`` on a new connection every second, 5 s to answer. Reported: the
   probes answered and their latency, and the attack connections the server held
   at the end (ESTABLISHED in ``/proc/net/tcp``) and how often it closed them.
+* ``keep-alive``: ``--requests`` refused ``POST /mcp`` on one ``httpx2`` connection
+  pool, as an OAuth client meets them (in turn: no token and a wrong one, a small
+  body and a 200 KB one), with a valid ``initialize`` after every fifth. Reported:
+  the 401s that arrived whole, the requests that failed (a reset), the connections
+  the pool opened (its trace hook) and the time.
 * ``log-bytes``: ``--requests`` unauthenticated 404s with a 60 KB ``User-Agent``,
   then a tenth as many ``GET /oauth/authorize`` with a 20 KB ``state`` and
   ``code_challenge``; the bytes the server wrote to its log for each.
@@ -70,6 +77,7 @@ class Server:
     url: str
     port: int
     process: WatchedProcess
+    admin_token: str
 
     def rss_kib(self) -> int:
         status = Path(f"/proc/{self.process.pid}/status").read_text()
@@ -97,8 +105,9 @@ def local_server(source: Path | None) -> Iterator[Server]:
     fresh data directory."""
     with tempfile.TemporaryDirectory(prefix="metacortex-abuse-") as folder:
         keep = {k: v for k, v in os.environ.items() if not k.startswith(_OWN_PREFIXES)}
+        admin_token = secrets.token_urlsafe(32)
         env = keep | {
-            "MCP_ADMIN_TOKEN": secrets.token_urlsafe(32),
+            "MCP_ADMIN_TOKEN": admin_token,
             "METACORTEX_DATA_DIR": str(Path(folder) / "data"),
             "METACORTEX_STORE": "sqlite",
             "METACORTEX_EMBEDDINGS": "local",
@@ -115,7 +124,7 @@ def local_server(source: Path | None) -> Iterator[Server]:
             url = next(m[1] for line in server.log if (m := _READY.search(line)))
             if httpx2.get(f"{url}/healthz", timeout=60).status_code != 200:
                 raise RuntimeError("metacortex serve is not healthy")
-            yield Server(url, int(url.rsplit(":", 1)[1]), server)
+            yield Server(url, int(url.rsplit(":", 1)[1]), server, admin_token)
         finally:
             server.stop()
 
@@ -187,10 +196,14 @@ async def slow_bodies(
     ]
     await asyncio.sleep(min(5.0, seconds))  # let every attacker connect first
     probes: list[float | None] = []
-    deadline = time.monotonic() + seconds
+    missed: list[float] = []  # seconds into the attack
+    attack_started = time.monotonic()
+    deadline = attack_started + seconds
     while time.monotonic() < deadline:
         started = time.monotonic()
         probes.append(await _probe(server.port))
+        if probes[-1] is None:
+            missed.append(round(started - attack_started, 1))
         await asyncio.sleep(max(0.0, 1.0 - (time.monotonic() - started)))
     held = server.established()
     for attacker in attackers:
@@ -205,9 +218,77 @@ async def slow_bodies(
         "probes_answered": len(answered),
         "probe_p50_ms": round(statistics.median(answered) * 1000, 1) if answered else None,
         "probe_max_ms": round(max(answered) * 1000, 1) if answered else None,
+        "probes_missed_at_s": missed,
         "connections_held_at_end": held,
         "attack_connections_opened": tally["connections"],
         "attack_connections_closed_by_server": tally["closed_by_server"],
+        "load_average": round(load_average(), 2),
+    }
+
+
+# ----------------------------------------------------------------- keep-alive
+_MCP_HEADERS: Final = {
+    "content-type": "application/json",
+    "accept": "application/json, text/event-stream",
+}
+_INITIALIZE: Final = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "abuse", "version": "1"},
+        },
+    }
+).encode()
+
+
+def keep_alive(server: Server, requests: int) -> dict[str, Any]:
+    large = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "save_context", "arguments": {"content": "x" * 200_000}},
+        }
+    ).encode()
+    kinds = [(None, _INITIALIZE), ("expired", _INITIALIZE), (None, large), ("expired", large)]
+    connections = 0
+
+    def trace(event: str, _info: dict[str, Any]) -> None:
+        nonlocal connections
+        connections += event == "connection.connect_tcp.complete"
+
+    outcomes: dict[str, int] = {}
+
+    def post(token: str | None, body: bytes, expect: int) -> None:
+        headers = _MCP_HEADERS | ({"authorization": f"Bearer {token}"} if token else {})
+        try:
+            answer = http.post("/mcp", content=body, headers=headers, extensions={"trace": trace})
+            whole = answer.status_code == expect and (
+                expect != 401 or answer.json()["error"]["code"] == "unauthorized"
+            )
+            key = "whole" if whole else f"status {answer.status_code}"
+        except httpx2.TransportError as error:
+            key = type(error).__name__
+        outcomes[key] = outcomes.get(key, 0) + 1
+
+    started = time.perf_counter()
+    valid = 0
+    with httpx2.Client(base_url=server.url, timeout=30) as http:
+        for n in range(requests):
+            post(*kinds[n % len(kinds)], 401)
+            if n % 5 == 4:
+                valid += 1
+                post(server.admin_token, _INITIALIZE, 200)
+    return {
+        "refused_requests": requests,
+        "valid_requests": valid,
+        "outcomes": outcomes,
+        "connections_opened": connections,
+        "seconds": round(time.perf_counter() - started, 1),
         "load_average": round(load_average(), 2),
     }
 
@@ -306,7 +387,7 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "scenario", choices=["slow-bodies", "log-bytes", "sign-in-flood", "limiter"]
+        "scenario", choices=["slow-bodies", "keep-alive", "log-bytes", "sign-in-flood", "limiter"]
     )
     parser.add_argument("--sockets", type=int, default=1000)
     parser.add_argument("--interval", type=float, default=2.0, help="seconds between body bytes")
@@ -329,6 +410,8 @@ def main() -> int:
             if args.scenario == "slow-bodies":
                 seconds = args.seconds or 75.0
                 report = asyncio.run(slow_bodies(server, args.sockets, seconds, args.interval))
+            elif args.scenario == "keep-alive":
+                report = keep_alive(server, args.requests)
             elif args.scenario == "log-bytes":
                 report = log_bytes(server, args.requests)
             else:

@@ -82,7 +82,10 @@ def live_server(
         if like == "serve"
         else uvicorn.Config(app, log_config=None, access_log=False)
     )
-    listener = socket.socket()
+    # A TCP socket as serve binds it (proto IPPROTO_TCP): asyncio sets TCP_NODELAY only
+    # on those, and without it every response on a reused connection waits for the
+    # client's delayed ACK (40 ms).
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     listener.bind(("127.0.0.1", 0))
     listener.listen(2048)  # connections queue here until the server accepts them
     port = listener.getsockname()[1]

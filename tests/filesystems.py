@@ -6,6 +6,7 @@ or skips, and says so loudly.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -40,3 +41,18 @@ def tmpfs(mount_point: Path, *, size_kib: int = 1024, read_only: bool = False) -
         yield mount_point
     finally:
         _run([umount, "-l", str(mount_point)], check=False)
+
+
+@contextmanager
+def filled(directory: Path) -> Iterator[Path]:
+    """Every free byte of ``directory``'s file system taken by one file, until the block
+    ends (a full disk, for real)."""
+    filler = directory / "filler"
+    with contextlib.suppress(OSError), filler.open("wb") as handle:
+        while True:
+            handle.write(b"\0" * 4096)
+            handle.flush()
+    try:
+        yield filler
+    finally:
+        filler.unlink()

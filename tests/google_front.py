@@ -22,13 +22,16 @@ Two shapes of the same rule:
 - ``CloudFunctionsFrontEnd`` is a separate hop over loopback in front of any server,
   a subprocess too (``functions-framework``): it reads the body whole, keeps the
   client's ``Host``, adds ``X-Forwarded-For``/``X-Forwarded-Proto`` and a trace header,
-  drops hop-by-hop headers, and records what it answered itself (``refused``).
+  drops hop-by-hop headers, passes cookies per request and keeps none (no jar: a
+  session one caller signed in with never reaches another), and records what it
+  answered itself (``refused``).
 """
 
 from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Final
 
 import httpx2
@@ -143,7 +146,12 @@ class CloudFunctionsFrontEnd:
 
     async def _forward(self, scope: Scope, receive: Receive, send: Send, path: bytes) -> None:
         if self._http is None:
-            self._http = httpx2.AsyncClient(timeout=60, follow_redirects=False)
+            # No cookie jar: Google's front end is no browser. A Cookie header reaches the
+            # function with the request that carries it, a Set-Cookie goes back to that
+            # caller, and nothing is kept for the next caller (an allowed-domain list that
+            # is empty refuses every cookie, for storing and for sending).
+            no_jar = CookieJar(DefaultCookiePolicy(allowed_domains=[]))
+            self._http = httpx2.AsyncClient(timeout=60, follow_redirects=False, cookies=no_jar)
         body = b""
         message: Message = {"more_body": True}
         while message.get("more_body", False):

@@ -101,9 +101,11 @@ def test_records_the_tools_would_refuse_are_refused_counted_and_named(
     _rewrite(folder, [*records, *hostile, _like(good, "fine-extra")])
     data_dir = tmp_path / "data"
 
-    assert main(["restore", str(folder), "--data-dir", str(data_dir)]) == 0
+    assert main(["restore", str(folder), "--data-dir", str(data_dir)]) == 1
 
-    out = capsys.readouterr().out
+    printed = capsys.readouterr()
+    out = printed.out
+    assert "11 of the backup's records were refused" in printed.err
     assert "restored 3 memories" in out
     assert "11 refused" in out
     for named in ("has space", "trailing-newline\\n", "nul-content", "huge-content"):

@@ -27,7 +27,7 @@ import httpx2
 import pytest
 from pydantic import SecretStr
 
-from metacortex.auth.tokens import REFRESH, Exchanged, TokenStore
+from metacortex.auth.tokens import REFRESH, Exchanged, Presenter, TokenStore
 from metacortex.clients import ClientDirectory, ClientManager
 from metacortex.config import Settings
 from metacortex.domain.records import BranchState, Memory
@@ -237,7 +237,7 @@ def test_neighbour_reads_stop_at_records_the_search_already_holds(
     assert docs == {"run": 4, "run, all held": 2, "spread": 16, "spread, all held": 8}
 
 
-def test_erase_is_one_read_then_a_transaction_of_three_round_trips_then_the_lineage_query(
+def test_erase_is_a_read_a_transaction_of_three_round_trips_the_topic_check_and_the_lineage(
     counted: tuple[MemoryService, RpcRecorder],
 ) -> None:
     service, recorder = counted
@@ -248,13 +248,15 @@ def test_erase_is_one_read_then_a_transaction_of_three_round_trips_then_the_line
     tally = _cost(recorder, lambda: service.erase(ADMIN, ids=ids, erased_by="owner"))
 
     # the 3 records in one BatchGet; BeginTransaction; the 3 records (BatchGet) and the
-    # fingerprints pointing at them (RunQuery) together; Commit; then the records
-    # consolidated from them (one array_contains_any query).
-    assert tally.depth == 5
+    # fingerprints pointing at them (RunQuery) together; Commit; whether their topic
+    # still holds a record (one query per topic); it does not, so the events naming it
+    # (one `in` query per place a topic sits, 3 at once); then the records consolidated
+    # from them (one array_contains_any query).
+    assert tally.depth == 7
     assert tally.kinds == {
         "BatchGetDocuments": 2,
         "BeginTransaction": 1,
-        "RunQuery": 2,
+        "RunQuery": 6,
         "Commit": 1,
     }
     assert tally.documents == 9  # 3 records twice, 3 fingerprints
@@ -323,7 +325,10 @@ def test_a_refresh_spends_its_token_in_one_transaction_after_writing_the_new_pai
             grant = tokens.grant(grant_id)
             assert binding is not None
             assert grant is not None
-            return tokens.exchange(REFRESH, token, binding, ("memory:read",), refresh=True)
+            presenter = Presenter("ip:203.0.113.7", "client")
+            return tokens.exchange(
+                REFRESH, token, binding, ("memory:read",), refresh=True, presenter=presenter
+            )
 
         used, tally = recorder.measure(refresh)
         repeated, repeat_tally = recorder.measure(refresh)

@@ -16,9 +16,11 @@ import tempfile
 from pathlib import Path
 from typing import Any, Final, NoReturn
 
+import httpx2
 import pytest
 
 from tests.connectors import npm_tools
+from tests.oauth_support import CALLBACK, PASSPHRASE, approve_over_http
 
 SCRIPT: Final = Path(__file__).with_name("ts_oauth_client.mjs")
 SDKS: Final = ("v1", "v2")
@@ -58,3 +60,30 @@ def run(sdk: str, action: str, **request: Any) -> dict[str, Any]:
     assert done.returncode == 0, done.stderr
     answer: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return answer
+
+
+def approve_and_finish(
+    sdk: str,
+    authorization_url: str,
+    server_url: str,
+    state: str,
+    passphrase: str = PASSPHRASE,
+    **request: Any,
+) -> dict[str, Any]:
+    """The owner approves ``authorization_url`` over HTTP (signing in), and the SDK's
+    ``auth()`` finishes with the code the redirect carried: its answer, AUTHORIZED."""
+    with httpx2.Client(timeout=60, follow_redirects=False) as owner:
+        answer = approve_over_http(owner, authorization_url, passphrase=passphrase)
+    finished = run(
+        sdk,
+        "auth",
+        serverUrl=server_url,
+        redirectUrl=CALLBACK,
+        stateFile=state,
+        code=answer["code"],
+        iss=answer["iss"],
+        **request,
+    )
+    assert finished["ok"], finished
+    assert finished["result"] == "AUTHORIZED"
+    return finished

@@ -9,8 +9,10 @@
 // as a real client keeps it on disk.
 //   action "schemas":   {documents: [url]} -> each document parsed with the SDK's
 //                       OAuthMetadataSchema and OpenIdProviderDiscoveryMetadataSchema
-//   action "auth":      {serverUrl, redirectUrl, code?, iss?} -> what the SDK's
-//                       transport does on a 401: read the challenge, then auth()
+//   action "auth":      {serverUrl, redirectUrl, code?, iss?, challenge?} -> what the
+//                       SDK's transport does on a 401: read the challenge, then auth();
+//                       challenge false: auth() alone, as an app that starts OAuth
+//                       itself (a "Connect" button) before any MCP request
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 
 const request = JSON.parse(readFileSync(process.argv[2], 'utf8'));
@@ -80,13 +82,17 @@ async function runAuth() {
   };
   // As the SDK's Streamable HTTP transport does on a 401: the challenge names the
   // resource metadata and the scope, and auth() takes it from there.
-  const challenge = await fetch(request.serverUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
-  });
-  const { resourceMetadataUrl, scope } = client.extractWWWAuthenticateParams(challenge);
-  out.challengeStatus = challenge.status;
+  let resourceMetadataUrl;
+  let scope;
+  if (request.challenge !== false) {
+    const challenge = await fetch(request.serverUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+    });
+    ({ resourceMetadataUrl, scope } = client.extractWWWAuthenticateParams(challenge));
+    out.challengeStatus = challenge.status;
+  }
   out.result = await client.auth(provider, {
     serverUrl: request.serverUrl,
     resourceMetadataUrl,

@@ -58,6 +58,11 @@ class Unavailable(MetaCortexError):
     retryable = True
 
 
+class StoreBusy(Unavailable):
+    """Another connection held the store's write lock longer than the store waits for it
+    (SQLite's busy timeout): an expected condition under contention, worth a retry."""
+
+
 class RateLimited(MetaCortexError):
     code = "rate_limited"
     retryable = True

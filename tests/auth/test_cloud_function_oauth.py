@@ -3,15 +3,21 @@ the Firestore store on the real emulator (Gemini faked at the HTTP wire). The ``
 SDK's OAuth client discovers, registers, is approved and calls tools under the
 function's ``/metaCortexMcp`` prefix; every OAuth record lives in Firestore.
 
-Both ways the prefix reaches a deployed function: through the cloudfunctions.net
-front end (emulated by ``tests.google_front``: the name stripped, every other path
-Google's 404, ``METACORTEX_PUBLIC_URL`` set as the docs say), and with the full path
-(Hosting rewrites, run.app URLs)."""
+Every way a deployed function is reached: through the cloudfunctions.net front end
+(emulated by ``tests.google_front``: the name stripped, every other path Google's 404,
+``METACORTEX_PUBLIC_URL`` set as the docs say), with the full path (a Hosting rewrite of
+``/metaCortexMcp/**``), and at the root of its run.app URL (every path as sent; the issuer
+is then the request's own origin, as ``METACORTEX_PUBLIC_URL`` set to that URL makes it).
+
+An application that starts OAuth itself, before any MCP request (the TypeScript SDK's
+``auth()`` with no 401 to follow), needs the function at a root: it finds nothing at the
+cloudfunctions.net URL and connects at the run.app one (docs/CONNECTORS.md)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import anyio.to_thread
 import httpx2
@@ -26,20 +32,30 @@ from bench.cold_start import FunctionProcess, production_settings
 from metacortex.guard.routes import FUNCTION_PREFIX
 from metacortex.owner import set_passphrase
 from metacortex.storage.firestore import FirestoreStore
+from tests import ts_oauth
 from tests.auth.test_sdk_client_flow import MemoryTokens
 from tests.firestore_support import Emulator
 from tests.gemini_wire import FakeGemini, serve_over_http
 from tests.google_front import CloudFunctionsFrontEnd
-from tests.oauth_support import CALLBACK, approve_over_http, loopback_listener, serving
+from tests.oauth_support import (
+    CALLBACK,
+    approve_over_http,
+    loopback_listener,
+    query_of,
+    serving,
+    tools_list,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.firestore, pytest.mark.slow]
 
 
 @dataclass
 class Deployed:
+    form: str
     process: FunctionProcess
     store: FirestoreStore
-    base: str  # the function's public URL, /metaCortexMcp included
+    base: str  # the function's public URL (/metaCortexMcp included but at the run.app root)
+    front: CloudFunctionsFrontEnd | None = None
 
 
 @pytest.fixture
@@ -47,7 +63,7 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture(params=["cloudfunctions.net", "full path"])
+@pytest.fixture(params=["cloudfunctions.net", "full path", "run.app root"])
 def deployed(
     firestore_emulator: Emulator, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> Iterator[Deployed]:
@@ -68,12 +84,14 @@ def deployed(
         try:
             with FunctionProcess(env) as process:
                 process.wait_listening()
-                if request.param == "full path":
+                if request.param != "cloudfunctions.net":
                     front.close()
-                    yield Deployed(process, store, process.url + FUNCTION_PREFIX)
+                    prefix = FUNCTION_PREFIX if request.param == "full path" else ""
+                    yield Deployed(request.param, process, store, process.url + prefix)
                     return
-                with serving(CloudFunctionsFrontEnd(process.url), front):
-                    yield Deployed(process, store, public)
+                google = CloudFunctionsFrontEnd(process.url)
+                with serving(google, front):
+                    yield Deployed(request.param, process, store, public, google)
         finally:
             store.close()
 
@@ -129,3 +147,42 @@ async def test_the_sdk_oauth_client_connects_to_the_function_on_firestore(
     assert grant["resource"] == issuer + "/mcp"
     assert grant["client_name"] == "Cloud SDK client"
     assert deployed.store.auth_list("access_token")
+
+
+@pytest.mark.parametrize("sdk", ts_oauth.SDKS)
+@pytest.mark.parametrize("deployed", ["cloudfunctions.net", "run.app root"], indirect=True)
+def test_an_app_starting_oauth_itself_connects_where_the_function_has_a_root(
+    deployed: Deployed, sdk: str, tmp_path: Path
+) -> None:
+    """The TypeScript SDK's ``auth()`` called up front, as an app with its own "Connect"
+    button does: discovery from the server URL alone (RFC 9728's path-inserted
+    ``/.well-known/oauth-protected-resource/...``, then the origin's metadata, then
+    ``/register`` at the origin). At cloudfunctions.net every one of those is a root
+    path, Google's 404; where the function has a root it connects."""
+    server_url = deployed.base + "/mcp"
+    state = str(tmp_path / "state.json")
+    mark = len(deployed.front.refused) if deployed.front is not None else 0
+    first = ts_oauth.run(
+        sdk, "auth", serverUrl=server_url, redirectUrl=CALLBACK, stateFile=state, challenge=False
+    )
+    if deployed.front is not None:
+        assert not first["ok"], first
+        assert "404" in first["error"], first
+        assert deployed.store.auth_list("client") == []
+        probes = deployed.front.refused[mark:]
+        assert "GET /.well-known/oauth-protected-resource/metaCortexMcp/mcp" in probes
+        assert "POST /register" in probes
+        return
+    assert first["ok"], first
+    assert first["result"] == "REDIRECT"
+    assert first["issuer"] == deployed.base
+    assert query_of(first["authorizationUrl"])["resource"] == server_url
+    second = ts_oauth.approve_and_finish(
+        sdk,
+        first["authorizationUrl"],
+        server_url,
+        state,
+        passphrase="the cloud owner passphrase",
+        challenge=False,
+    )
+    assert tools_list(server_url, second["tokens"]["access_token"]).status_code == 200

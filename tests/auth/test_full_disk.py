@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from tests.filesystems import can_mount, tmpfs
+from tests.filesystems import can_mount, filled, tmpfs
 from tests.oauth_support import (
     CALLBACK,
     PASSPHRASE,
@@ -26,20 +26,6 @@ from tests.oauth_support import (
 )
 
 FULL_MESSAGE = "Retrying will not help until the operator frees disk space"
-
-
-@contextlib.contextmanager
-def _full(directory: Path) -> Iterator[None]:
-    """Every free byte of ``directory``'s file system taken, until the block ends."""
-    filler = directory / "filler"
-    with contextlib.suppress(OSError), filler.open("wb") as handle:
-        while True:
-            handle.write(b"\0" * 4096)
-            handle.flush()
-    try:
-        yield
-    finally:
-        filler.unlink()
 
 
 @pytest.fixture
@@ -77,7 +63,7 @@ def test_every_route_that_writes_answers_a_full_disk_with_a_clear_error(
             form = {"csrf": csrf, "next": "", "passphrase": passphrase}
             return owner.post("/owner/sign-in", data=form, headers=browser)
 
-        with _full(small_disk):
+        with filled(small_disk):
             registered = agent.http.post(
                 "/oauth/register",
                 json={"redirect_uris": [CALLBACK], "token_endpoint_auth_method": "none"},

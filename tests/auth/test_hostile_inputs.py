@@ -1,8 +1,9 @@
 """An attacker's malformed inputs to the OAuth side, over real loopback HTTP (issue 19,
 item 15): a 100,000-deep JSON body carrying a valid OAuth token, client metadata
 documents and key sets nested past Python's parser, and client_id URLs whose host is an
-IPv6 form that reaches a private IPv4 address (NAT64, 6to4, IPv4-compatible and
--mapped, site-local) or an IETF-reserved IPv4 one (192.0.0.0/24)."""
+IPv6 form that reaches a private IPv4 address (NAT64, 6to4, Teredo, IPv4-compatible,
+-mapped and -translated, site-local) or an IETF-reserved IPv4 one (192.0.0.0/24); every
+row of the special-purpose registries is in test_reachable_addresses.py."""
 
 from __future__ import annotations
 
@@ -111,6 +112,10 @@ def test_a_key_set_nested_past_the_parser_is_invalid_client(
         "[::127.0.0.1]",  # IPv4-compatible (deprecated)
         "[::a9fe:a9fe]",  # IPv4-compatible 169.254.169.254
         "[::ffff:10.1.2.3]",  # IPv4-mapped
+        "[::ffff:0:7f00:1]",  # IPv4-translated (RFC 2765) of 127.0.0.1: issue 28's probe
+        "[::ffff:0:a9fe:a9fe]",  # IPv4-translated 169.254.169.254
+        "[2001:0:7f00:1::]",  # Teredo whose server is 127.0.0.1
+        "[3fff::1]",  # documentation (RFC 9637), global to Python before 3.13
         "[fec0::1]",  # site-local (deprecated)
         "192.0.0.8",  # IETF protocol assignments (RFC 7600's ipv4only dummy address)
         "192.0.0.170",  # NAT64 discovery (RFC 7050)

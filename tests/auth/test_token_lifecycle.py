@@ -128,6 +128,77 @@ def test_a_refresh_repeated_within_the_grace_window_gets_the_first_pair_again(
     assert _refresh(agent, client["client_id"], again["refresh_token"])["refresh_token"]
 
 
+def _grace_logs(caplog: pytest.LogCaptureFixture) -> list[tuple[str, str, dict[str, Any]]]:
+    """(level, message, fields) of the server's log lines about repeated codes and tokens."""
+    return [
+        (record.levelname, record.getMessage(), dict(getattr(record, "metacortex_fields", {})))
+        for record in caplog.records
+        if record.name == "metacortex.server" and record.getMessage().startswith("oauth ")
+    ]
+
+
+def test_every_repeat_within_the_grace_window_is_logged_as_a_warning_with_its_address(
+    live: OAuthLive, agent: Browserless, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level("INFO", logger="metacortex.server")
+    client = agent.register()
+    token = agent.tokens(client["client_id"])["refresh_token"]
+    _refresh(agent, client["client_id"], token)
+    caplog.clear()
+
+    _refresh(agent, client["client_id"], token)
+
+    [(level, message, fields)] = _grace_logs(caplog)
+    assert level == "WARNING"
+    assert "refresh token repeated within the grace window" in message
+    assert fields["address"] == "127.0.0.1"
+    assert fields["user_agent"].startswith("python-httpx")
+
+
+def _elsewhere(live: OAuthLive, **headers: str) -> httpx2.Client:
+    """Another machine: a connection from another loopback address (127.0.0.2, a real
+    peer address the server sees), or the same one with another user agent."""
+    transport = httpx2.HTTPTransport(local_address="127.0.0.2") if not headers else None
+    return httpx2.Client(base_url=live.url, timeout=30, transport=transport, headers=headers)
+
+
+@pytest.mark.parametrize(
+    "attacker", ["another address", "another user agent"], ids=["address", "user-agent"]
+)
+def test_a_used_refresh_token_replayed_from_elsewhere_within_the_window_gets_nothing(
+    live: OAuthLive, agent: Browserless, caplog: pytest.LogCaptureFixture, attacker: str
+) -> None:
+    """Someone who copied a refresh token (a log, a leaked client store) replays it seconds
+    after the client used it, from another machine, with the same public client_id: the
+    grace is for the first use's own repeats, so the replay gets no pair; it counts as
+    reuse and the family is revoked, as RFC 9700 §4.14.2 asks."""
+    caplog.set_level("INFO", logger="metacortex.server")
+    client = agent.register()
+    token = agent.tokens(client["client_id"])["refresh_token"]
+    first = _refresh(agent, client["client_id"], token)
+
+    headers = {"user-agent": "curl/8.11.1"} if attacker == "another user agent" else {}
+    with _elsewhere(live, **headers) as other:
+        replay = other.post(
+            "/oauth/token",
+            data={
+                "grant_type": "refresh_token",
+                "refresh_token": token,
+                "client_id": client["client_id"],
+            },
+        )
+
+    assert replay.status_code == 400
+    assert replay.json()["error"] == "invalid_grant"
+    assert first["access_token"] not in replay.text
+    assert first["refresh_token"] not in replay.text
+    assert tools_list(live.mcp, first["access_token"]).status_code == 401
+    [(level, message, fields)] = _grace_logs(caplog)[-1:]
+    assert level == "WARNING"
+    assert "from another address or user agent than its first use" in message
+    assert fields["address"] == ("127.0.0.2" if attacker == "another address" else "127.0.0.1")
+
+
 def test_a_code_exchange_repeated_within_the_grace_window_gets_the_first_pair_again(
     live: OAuthLive, agent: Browserless
 ) -> None:

@@ -16,7 +16,7 @@ import pytest
 
 from metacortex.guard.routes import FUNCTION_PREFIX
 from tests import ts_oauth
-from tests.oauth_support import CALLBACK, approve_over_http, oauth_server, query_of, tools_list
+from tests.oauth_support import CALLBACK, oauth_server, query_of, tools_list
 
 pytestmark = pytest.mark.slow
 
@@ -79,19 +79,7 @@ def test_the_sdk_discovers_registers_gets_tokens_and_refreshes_at_the_url_it_was
         authorization_url = first["authorizationUrl"]
         assert authorization_url.startswith(base + "/oauth/authorize?")
         assert query_of(authorization_url)["resource"] == server_url
-        with httpx2.Client(timeout=30, follow_redirects=False) as owner:
-            answer = approve_over_http(owner, authorization_url)
-        second = ts_oauth.run(
-            sdk,
-            "auth",
-            serverUrl=server_url,
-            redirectUrl=CALLBACK,
-            stateFile=state,
-            code=answer["code"],
-            iss=answer["iss"],
-        )
-        assert second["ok"], second
-        assert second["result"] == "AUTHORIZED"
+        second = ts_oauth.approve_and_finish(sdk, authorization_url, server_url, state)
         tokens = second["tokens"]
         assert tools_list(server_url, tokens["access_token"]).status_code == 200
         assert tokens.get("refresh_token"), tokens
@@ -103,3 +91,50 @@ def test_the_sdk_discovers_registers_gets_tokens_and_refreshes_at_the_url_it_was
         refreshed = third["tokens"]
         assert refreshed["refresh_token"] != tokens["refresh_token"]
         assert tools_list(server_url, refreshed["access_token"]).status_code == 200
+
+
+@pytest.mark.parametrize("sdk", ts_oauth.SDKS)
+def test_an_app_starting_oauth_itself_finds_the_server_at_its_root(
+    tmp_path: Path, sdk: str
+) -> None:
+    """An application that calls the SDK's ``auth()`` before any MCP request (no 401, so
+    no ``resource_metadata`` to follow) derives every discovery URL from the server URL's
+    origin: at the server's own root they all reach the app."""
+    with oauth_server(tmp_path) as live:
+        first = ts_oauth.run(
+            sdk,
+            "auth",
+            serverUrl=live.mcp,
+            redirectUrl=CALLBACK,
+            stateFile=str(tmp_path / "state.json"),
+            challenge=False,
+        )
+    assert first["ok"], first
+    assert first["result"] == "REDIRECT"
+    assert first["issuer"] == live.url
+    assert first["authorizationUrl"].startswith(live.url + "/oauth/authorize?")
+
+
+@pytest.mark.parametrize("sdk", ts_oauth.SDKS)
+def test_an_app_starting_oauth_itself_finds_nothing_at_the_cloudfunctions_url(
+    tmp_path: Path, sdk: str
+) -> None:
+    """The same at ``https://REGION-PROJECT.cloudfunctions.net/metaCortexMcp/mcp``: the
+    protected-resource document RFC 9728 derives from it
+    (``/.well-known/oauth-protected-resource/metaCortexMcp/mcp``), the origin's
+    authorization-server documents and the SDK's last resort (``/register`` at the
+    origin) are all root paths, Google's 404s there. Such an app needs the function at a
+    root (docs/CONNECTORS.md; tests/cloud/test_function_root.py)."""
+    with oauth_server(tmp_path, front=True) as live:
+        answer = ts_oauth.run(
+            sdk,
+            "auth",
+            serverUrl=live.url + FUNCTION_PREFIX + "/mcp",
+            redirectUrl=CALLBACK,
+            stateFile=str(tmp_path / "state.json"),
+            challenge=False,
+        )
+        registered = live.store.auth_list("client")
+    assert not answer["ok"], answer
+    assert "404" in answer["error"], answer
+    assert registered == []  # nothing reached the app

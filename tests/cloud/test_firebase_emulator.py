@@ -21,17 +21,24 @@ import os
 import shutil
 import subprocess
 from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, NoReturn
+from typing import Any, Final, NoReturn
 
 import httpx2
 import pytest
+from google.cloud import firestore
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from bench.cold_start import free_port
+from metacortex.owner import set_passphrase
+from metacortex.storage.firestore import FirestoreStore
+from tests import ts_oauth
 from tests.firestore_support import Emulator
 from tests.gemini_wire import FakeGemini, serve_over_http
+from tests.oauth_support import CALLBACK, hidden, tools_list
 from tests.processes import WatchedProcess
 from tests.tool_results import payload
 
@@ -123,8 +130,17 @@ def _functions_venv() -> Path:
     return VENV
 
 
-@pytest.fixture
-def function_url(firestore_emulator: Emulator, tmp_path: Path) -> Iterator[str]:
+@contextmanager
+def emulators(
+    firestore_emulator: Emulator,
+    tmp_path: Path,
+    *,
+    hosting: dict[str, Any] | None = None,
+    settings: str = "",
+) -> Iterator[dict[str, int]]:
+    """``firebase emulators:start`` on a copy of the project's ``firebase.json`` (plus a
+    ``hosting`` section when given, and its emulator); the ports it serves on.
+    ``settings``: more lines of ``functions/.env.local``."""
     node, cli = _firebase_cli()
     venv = _functions_venv()
     firestore_emulator.wipe(PROJECT)
@@ -134,16 +150,22 @@ def function_url(firestore_emulator: Emulator, tmp_path: Path) -> Iterator[str]:
     for name in ("main.py", "metacortex", "requirements.txt"):
         (functions / name).symlink_to(ROOT / "functions" / name)
     (functions / "venv").symlink_to(venv)
-    port = free_port()
+    ports = {"functions": free_port(), "hosting": free_port()}
     config = json.loads((ROOT / "firebase.json").read_text())
     config["emulators"] = {
         "ui": {"enabled": False},
-        "functions": {"port": port},
+        "functions": {"port": ports["functions"]},
         "hub": {"port": free_port()},
         "logging": {"port": free_port()},
         "eventarc": {"port": free_port()},
         "tasks": {"port": free_port()},
     }
+    only = "functions"
+    if hosting is not None:
+        config["hosting"] = hosting
+        config["emulators"]["hosting"] = {"port": ports["hosting"]}
+        (project / hosting["public"]).mkdir()
+        only = "functions,hosting"
     (project / "firebase.json").write_text(json.dumps(config))
     # The SecretParams of the manifest, as the emulator reads them locally.
     (functions / ".secret.local").write_text(
@@ -154,25 +176,32 @@ def function_url(firestore_emulator: Emulator, tmp_path: Path) -> Iterator[str]:
         (functions / ".env.local").write_text(
             f"FIRESTORE_EMULATOR_HOST={firestore_emulator.host}\n"
             f"GOOGLE_GEMINI_BASE_URL={gemini_url}\nGEMINI_EMBEDDING_DIMENSIONS=8\n"
+            + settings.format(**ports)
         )
         environment = {
             k: v for k, v in os.environ.items() if not k.startswith(("METACORTEX_", "MCP_"))
         }
         emulator = WatchedProcess(
-            [str(node), str(cli), "emulators:start", "--only", "functions", "--project", PROJECT],
+            [str(node), str(cli), "emulators:start", "--only", only, "--project", PROJECT],
             READY,
             env=environment | {"HOME": str(tmp_path), "CI": "true"},
             cwd=project,
             own_group=True,  # the CLI leaves its Python runtime behind otherwise
         )
         try:
-            emulator.wait_ready(180, "firebase emulators:start --only functions")
-            yield f"http://127.0.0.1:{port}/{PROJECT}/us-central1/metaCortexMcp/mcp"
+            emulator.wait_ready(180, f"firebase emulators:start --only {only}")
+            yield ports
         finally:
             emulator.stop()
     log = "\n".join(emulator.log)
     assert "Loaded functions definitions from source: metaCortexMcp" in log
     assert TOKEN not in log
+
+
+@pytest.fixture
+def function_url(firestore_emulator: Emulator, tmp_path: Path) -> Iterator[str]:
+    with emulators(firestore_emulator, tmp_path) as ports:
+        yield f"http://127.0.0.1:{ports['functions']}/{PROJECT}/us-central1/metaCortexMcp/mcp"
 
 
 async def test_the_firebase_functions_emulator_serves_the_deployed_function(
@@ -193,3 +222,84 @@ async def test_the_firebase_functions_emulator_serves_the_deployed_function(
 
     assert {"save_context", "search_context", "fetch_context"} <= names
     assert found["matches"][0]["id"] == saved["item"]["id"]
+
+
+# Firebase Hosting in front of the function, every path rewritten to it: the function
+# gets a root (docs/CONNECTORS.md, "At the cloudfunctions.net URL").
+# Hosting's globs skip path segments that start with a dot, so "**" alone leaves every
+# /.well-known/ path to Hosting's own 404: they get their own rewrite, first.
+FUNCTION: Final = {"functionId": "metaCortexMcp", "region": "us-central1"}
+HOSTING: Final = {
+    "public": "hosting-public",
+    "rewrites": [
+        {"source": "/.well-known/**", "function": FUNCTION},
+        {"source": "**", "function": FUNCTION},
+    ],
+}
+PASSPHRASE: Final = "the hosted owner's passphrase"
+
+
+@dataclass
+class Hosted:
+    origin: str  # the Hosting site, e.g. https://PROJECT.web.app
+    store: FirestoreStore
+
+
+@pytest.fixture
+def hosted(
+    firestore_emulator: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Hosted]:
+    settings = "METACORTEX_OAUTH=true\nMETACORTEX_PUBLIC_URL=http://127.0.0.1:{hosting}\n"
+    with emulators(firestore_emulator, tmp_path, hosting=HOSTING, settings=settings) as ports:
+        monkeypatch.setenv("FIRESTORE_EMULATOR_HOST", firestore_emulator.host)
+        store = FirestoreStore(firestore.Client(project=PROJECT), "memory_vectors")
+        set_passphrase(store, PASSPHRASE)
+        try:
+            yield Hosted(f"http://127.0.0.1:{ports['hosting']}", store)
+        finally:
+            store.close()
+
+
+def test_firebase_hosting_gives_the_function_a_root_but_the_owner_cannot_sign_in_through_it(
+    hosted: Hosted, tmp_path: Path
+) -> None:
+    """Hosting rewriting every path to the function (firebase.json ``hosting.rewrites``)
+    puts it at the site's root: an app that starts OAuth itself (the TypeScript SDK's
+    ``auth()`` before any 401) discovers the server and registers there, and MCP answers.
+    The owner's sign-in does not survive the hop: Hosting passes only a cookie named
+    ``__session`` to a function (Firebase's "Manage cache behavior" page) and drops
+    ``Set-Cookie`` from answers not marked ``Cache-Control: private`` (what its emulator
+    does here), so the sign-in form's cookie never comes back and consent cannot be
+    given through the Hosting URL. docs/CONNECTORS.md says so; the function's run.app
+    URL is the root that works end to end (tests/auth/test_cloud_function_oauth.py)."""
+    server_url = hosted.origin + "/mcp"
+    first = ts_oauth.run(
+        "v1",
+        "auth",
+        serverUrl=server_url,
+        redirectUrl=CALLBACK,
+        stateFile=str(tmp_path / "state.json"),
+        challenge=False,
+    )
+    listed = tools_list(server_url, TOKEN)
+    with httpx2.Client(timeout=60, follow_redirects=False) as owner:
+        consent = owner.get(first.get("authorizationUrl", hosted.origin))
+        sign_in_page = owner.get(consent.headers.get("location", hosted.origin))
+        signed_in = owner.post(
+            hosted.origin + "/owner/sign-in",
+            data={
+                "csrf": hidden(sign_in_page.text, "csrf"),
+                "next": hidden(sign_in_page.text, "next"),
+                "passphrase": PASSPHRASE,
+            },
+        )
+
+    assert first["ok"], first
+    assert first["result"] == "REDIRECT"
+    assert first["issuer"] == hosted.origin
+    assert first["authorizationUrl"].startswith(hosted.origin + "/oauth/authorize?")
+    assert len(hosted.store.auth_list("client")) == 1  # registered through Hosting
+    assert listed.status_code == 200
+    assert "set-cookie" not in sign_in_page.headers
+    assert signed_in.status_code == 403
+    assert "The form expired" in signed_in.text

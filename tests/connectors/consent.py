@@ -1,7 +1,13 @@
 """The owner's browser: Debian's Chromium, headless, driven by Playwright (the system
 binary; never ``playwright install``). It opens an authorization URL as a client would
-hand it over, signs in on the first visit to a server (the session cookie then stays,
-as in a real browser), and presses *Allow* with whatever the page preselected.
+hand it over, signs in, and presses *Allow* with whatever the page preselected.
+
+Each connector (a server origin and the client_id it registered) gets its own browser
+profile, so the owner signs in once per connector and never rides another connector's
+session: the server must ask for the passphrase on a profile's first visit, and
+``ConsentFailed`` says so when it does not (a session cookie that came from elsewhere,
+such as a front end keeping a cookie jar). Later approvals for the same connector
+reuse its session cookie, as a real browser does.
 
 Playwright's sync API is bound to the thread that started it, and the tests call it
 from threads and event loops alike, so one worker thread owns the browser and runs
@@ -41,6 +47,7 @@ class Consent:
     location: str  # where the authorization server sent the browser after Allow
     preset: str  # the preset the page had preselected (and so was approved)
     csp_violations: tuple[str, ...] = field(default=())
+    signed_in: bool = False  # the owner typed the passphrase on the way
 
     @property
     def params(self) -> dict[str, str]:
@@ -98,26 +105,29 @@ class ConsentBrowser:
 
 
 class _Contexts:
-    """One browser profile per server origin: the owner signs in once per server."""
+    """One browser profile per connector: a server origin and the client_id asking."""
 
     def __init__(self, browser: Any) -> None:
         self._browser = browser
-        self._by_origin: dict[str, Any] = {}
+        self._by_connector: dict[tuple[str, str], Any] = {}
 
-    def for_url(self, url: str) -> Any:
+    def for_url(self, url: str) -> tuple[Any, bool]:
+        """The connector's profile, and whether it is new (it never signed in)."""
         parts = urlsplit(url)
-        origin = f"{parts.scheme}://{parts.netloc}"
-        if origin not in self._by_origin:
+        connector = (f"{parts.scheme}://{parts.netloc}", query_of(url).get("client_id", ""))
+        fresh = connector not in self._by_connector
+        if fresh:
             context = self._browser.new_context()
             context.set_default_timeout(_TIMEOUT_MS)
-            self._by_origin[origin] = context
-        return self._by_origin[origin]
+            self._by_connector[connector] = context
+        return self._by_connector[connector], fresh
 
 
 def _approve(contexts: _Contexts, authorization_url: str) -> Consent:
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-    page = contexts.for_url(authorization_url).new_page()
+    context, fresh = contexts.for_url(authorization_url)
+    page = context.new_page()
     violations: list[str] = []
     page.on(
         "console",
@@ -127,7 +137,13 @@ def _approve(contexts: _Contexts, authorization_url: str) -> Consent:
     )
     try:
         opened = page.goto(authorization_url)
-        if page.locator("#passphrase").count():
+        signed_in = bool(page.locator("#passphrase").count())
+        if fresh and not signed_in:
+            raise ConsentFailed(
+                f"the owner was not asked for the passphrase on a new browser profile at "
+                f"{authorization_url}: a session reached the server from elsewhere"
+            )
+        if signed_in:
             page.fill("#passphrase", PASSPHRASE)
             with page.expect_navigation():
                 page.click("button[type=submit]")
@@ -159,6 +175,6 @@ def _approve(contexts: _Contexts, authorization_url: str) -> Consent:
         # Let the browser follow the redirect as far as it goes (a real loopback listener
         # is reached; a private-use scheme ends here), so a blocked one is logged.
         page.wait_for_load_state()
-        return Consent(location=location, preset=preset, csp_violations=tuple(violations))
+        return Consent(location, preset, tuple(violations), signed_in)
     finally:
         page.close()

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from metacortex.guard.routes import FUNCTION_PREFIX
 from tests.google_front import CloudFunctionsFrontEnd
@@ -51,15 +51,23 @@ class Deployment:
         return list(self.frontend.refused[mark:]) if self.frontend is not None else []
 
 
+# The owner signs in once per connector (tests.connectors.consent), from one address,
+# faster than a person would: the sign-in limit (5 a minute) has its own tests.
+_SIGN_INS: Final[dict[str, Any]] = {
+    "metacortex_sign_in_per_minute": 600,
+    "metacortex_sign_in_per_minute_overall": 600,
+}
+
+
 @contextmanager
 def deployed(form: UrlForm, directory: Path) -> Iterator[Deployment]:
     if form == "root":
-        with oauth_server(directory) as live:
+        with oauth_server(directory, **_SIGN_INS) as live:
             yield Deployment(form, live, live.url, None)
         return
     listener = loopback_listener()
     public = f"http://127.0.0.1:{listener.getsockname()[1]}{FUNCTION_PREFIX}"
-    with oauth_server(directory, metacortex_public_url=public) as live:
+    with oauth_server(directory, metacortex_public_url=public, **_SIGN_INS) as live:
         frontend = CloudFunctionsFrontEnd(live.url)
         with serving(frontend, listener):
             yield Deployment(form, live, public, frontend)

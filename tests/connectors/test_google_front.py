@@ -28,9 +28,18 @@ async def _echo(request: Request) -> JSONResponse:
             "query": request.url.query,
             "host": request.headers["host"],
             "forwarded_for": request.headers.get("x-forwarded-for"),
+            "cookie": request.headers.get("cookie"),
             "body": (await request.body()).decode(),
         }
     )
+
+
+async def _sign_in(request: Request) -> JSONResponse:
+    """What a sign-in does: set a session cookie for the function's path."""
+    answer = JSONResponse({"signed_in": True})
+    answer.set_cookie("session", "s3cr3t-session", path="/", httponly=True, samesite="strict")
+    answer.set_cookie("scoped", "for-the-prefix", path="/metaCortexMcp", samesite="strict")
+    return answer
 
 
 @dataclass
@@ -41,7 +50,12 @@ class Front:
 
 @pytest.fixture(scope="module", params=["separate hop", "in-process"])
 def front(request: pytest.FixtureRequest) -> Iterator[Front]:
-    function = Starlette(routes=[Route("/{path:path}", _echo, methods=["GET", "POST", "OPTIONS"])])
+    function = Starlette(
+        routes=[
+            Route("/sign-in", _sign_in, methods=["POST"]),
+            Route("/{path:path}", _echo, methods=["GET", "POST", "OPTIONS"]),
+        ]
+    )
     if request.param == "in-process":
         with serving(CloudFunctionsFront(function, strip=True)) as url:
             yield Front(url, None)
@@ -100,3 +114,22 @@ def test_the_function_receives_its_paths_with_the_function_name_stripped(
     assert echoed["host"] == front.url.removeprefix("http://")  # the client's Host is kept
     if front.hop is not None:
         assert echoed["forwarded_for"] == "127.0.0.1"
+
+
+def test_cookies_pass_per_request_and_the_front_end_keeps_none(front: Front) -> None:
+    """Google's front end is no browser: a Set-Cookie goes back to the caller who got it,
+    a Cookie header goes to the function with the request that carries it, and nothing
+    is remembered between requests. (An emulation keeping a cookie jar signed every later
+    caller in with the first one's session.)"""
+    with httpx2.Client(base_url=front.url) as owner:
+        signed_in = owner.post("/metaCortexMcp/sign-in")
+        assert signed_in.status_code == 200
+        assert {cookie.name for cookie in owner.cookies.jar} == {"session", "scoped"}
+        own = owner.get("/metaCortexMcp/consent").json()
+    stranger = httpx2.get(front.url + "/metaCortexMcp/consent").json()
+    again = httpx2.get(front.url + "/metaCortexMcp/consent", headers={"cookie": "a=1"}).json()
+
+    assert own["cookie"] is not None
+    assert "session=s3cr3t-session" in own["cookie"]
+    assert stranger["cookie"] is None
+    assert again["cookie"] == "a=1"

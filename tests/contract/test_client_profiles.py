@@ -11,7 +11,7 @@ from datetime import timedelta
 import pytest
 from pydantic import SecretStr
 
-from metacortex.auth.tokens import GRANT, REFRESH, TokenStore
+from metacortex.auth.tokens import GRANT, REFRESH, Presenter, TokenStore
 from metacortex.clients import ClientDirectory, ClientManager
 from metacortex.clients import stored as stored_clients
 from metacortex.clients.grants import list_grants, pause_grant, resume_grant, revoke_grant
@@ -104,7 +104,12 @@ def test_a_grant_paused_while_its_refresh_token_is_exchanged_stays_paused(
 
     pause_grant(store_factory(), grant_id)
     exchanged = tokens.exchange(
-        REFRESH, first.refresh_token, binding, ("memory:read",), refresh=True
+        REFRESH,
+        first.refresh_token,
+        binding,
+        ("memory:read",),
+        refresh=True,
+        presenter=Presenter("ip:203.0.113.7", "client"),
     )
 
     assert exchanged.outcome == "issued"

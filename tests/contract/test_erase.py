@@ -7,8 +7,11 @@ on one data directory there too.
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
+from collections.abc import Mapping
+from datetime import timedelta
 
 import pytest
 from google.cloud import firestore
@@ -16,7 +19,9 @@ from google.cloud.firestore_v1.base_query import FieldFilter
 
 from metacortex.domain.records import BranchState
 from metacortex.errors import Conflict, Forbidden, InvalidArgument, NotFound
+from metacortex.mcp_surface.summaries import summarize_arguments, summarize_result
 from metacortex.providers.offline_merge import SentenceUnionMerger
+from metacortex.server.events import MEMORY_EVENTS, EventRecorder
 from metacortex.service import Access, MemoryService
 from metacortex.storage.base import MAX_ERASE_BATCH, MemoryFilter, MemoryStore
 from metacortex.storage.firestore import FINGERPRINTS_SUFFIX, FirestoreStore
@@ -86,6 +91,89 @@ def test_fetching_an_erased_record_says_it_was_erased_as_not_found(
         service.fetch(admin, id=secret)
     with pytest.raises(NotFound, match="no memory with id 'zz-never-stored'"):
         service.fetch(admin, id="zz-never-stored")
+
+
+def test_a_caller_that_could_never_read_an_erased_record_is_told_only_no_memory_with_id(
+    service: MemoryService, admin: Access
+) -> None:
+    """A scoped endpoint that reads active memories only learns nothing from a draft's
+    (wip) tombstone: the same words as an id that never existed. What it could read
+    still says erased."""
+    draft = _save(service, admin, "A draft the reader never saw", draft=True)
+    active = _save(service, admin, "A note the reader could read")
+    service.erase(admin, ids=[draft, active], erased_by=BY)
+    reader = Access(frozenset({BranchState.ACTIVE}), BranchState.ACTIVE, may_write_lifecycle=False)
+    never = "0" * len(draft)
+
+    with pytest.raises(NotFound) as hidden:
+        service.fetch(reader, id=draft)
+    with pytest.raises(NotFound) as missing:
+        service.fetch(reader, id=never)
+
+    assert hidden.value.message == f"no memory with id {draft!r}"
+    assert hidden.value.message.replace(draft, never) == missing.value.message
+    with pytest.raises(NotFound, match=rf"memory '{active}' was erased on .* by {re.escape(BY)}"):
+        service.fetch(reader, id=active)
+    with pytest.raises(NotFound, match=rf"memory '{draft}' was erased on"):
+        service.fetch(admin, id=draft)
+
+
+def _recorded(
+    recorder: EventRecorder, tool: str, arguments: Mapping[str, object], result: object
+) -> None:
+    """A tool call's event, summarized as the server summarizes it."""
+    recorder.tool_call(
+        client_id="default",
+        tool_name=tool,
+        status="ok",
+        latency_ms=1.0,
+        request_summary=summarize_arguments(arguments),
+        response_summary=summarize_result(tool, result) if isinstance(result, dict) else None,
+    )
+
+
+def test_an_erase_that_empties_a_topic_takes_its_name_out_of_memory_events(
+    service: MemoryService, store: MemoryStore, admin: Access
+) -> None:
+    """The events keep a topic verbatim where a tool took or returned one (save, search,
+    list, consolidate, the context prompt); a topic the erase left empty goes from all of
+    them, a topic that still holds memories stays (the store shows it anyway)."""
+    recorder = EventRecorder(retention=timedelta(days=1), retrieval_logging=False)
+    recorder.start(store)
+    try:
+        for topic in ("alice-divorce", "garden"):
+            content = f"Notes about {topic}"
+            saved = service.save(admin, content=content, topic=topic)
+            _recorded(recorder, "save_context", {"content": content, "topic": topic}, saved)
+            found = service.search(admin, query="notes", filter_topic=topic)
+            _recorded(recorder, "search_context", {"query": "notes", "filter_topic": topic}, found)
+            _recorded(recorder, "list_context", {"filter_topic": topic}, None)
+            _recorded(recorder, "consolidate_context", {"topic": topic}, None)
+            recorder.mcp_request(
+                event_type="prompt_get",
+                client_id="default",
+                name="context",
+                status="ok",
+                latency_ms=1.0,
+                request_summary=summarize_arguments({"topic": topic}),
+            )
+        kept = _save(service, admin, "More about the garden", topic="garden")
+        recorder.flush()
+        assert json.dumps(store.read_events(MEMORY_EVENTS)).count('"alice-divorce"') == 6
+
+        service.erase(admin, topic="alice-divorce", expected_count=1, erased_by=BY)
+        service.erase(admin, ids=[kept], erased_by=BY)  # "garden" still holds one
+    finally:
+        recorder.close()
+
+    events = store.read_events(MEMORY_EVENTS)
+    text = json.dumps(events)
+    assert "alice-divorce" not in text
+    assert text.count('"[erased]"') == 6
+    assert text.count('"garden"') == 6
+    saves = [e for e in events if e["tool_name"] == "save_context"]
+    assert [e["request"]["topic"] for e in saves] == ["[erased]", "garden"]
+    assert [e["response"]["topic"] for e in saves] == ["[erased]", "garden"]
 
 
 def test_the_same_text_saved_again_after_erasure_is_a_new_record_not_a_duplicate(

@@ -7,10 +7,11 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
-from metacortex.auth.tokens import REFRESH, Exchanged, TokenStore
+from metacortex.auth.tokens import REFRESH, Exchanged, Presenter, TokenStore
 from tests.contract.conftest import StoreFactory
 
 SCOPES = ("memory:read", "memory:write")
+CLIENT = Presenter("ip:203.0.113.7", "claude-user")
 
 
 def _instance(store_factory: StoreFactory, grace_seconds: int = 60) -> TokenStore:
@@ -26,10 +27,12 @@ def _family(tokens: TokenStore) -> tuple[str, str]:
     return grant, issued.refresh_token
 
 
-def _use(tokens: TokenStore, refresh_token: str) -> Exchanged:
+def _use(tokens: TokenStore, refresh_token: str, presenter: Presenter = CLIENT) -> Exchanged:
     binding = tokens.refresh_binding(refresh_token)
     assert binding is not None
-    return tokens.exchange(REFRESH, refresh_token, binding, SCOPES, refresh=True)
+    return tokens.exchange(
+        REFRESH, refresh_token, binding, SCOPES, refresh=True, presenter=presenter
+    )
 
 
 def test_racing_instances_all_get_the_winners_pair_and_nothing_else_stays(
@@ -65,4 +68,22 @@ def test_a_use_after_the_window_revokes_the_family(store_factory: StoreFactory) 
     assert _use(_instance(store_factory, grace_seconds=0), token).outcome == "reused"
     assert tokens.grant(grant) is None
     assert first.pair is not None
+    assert tokens.access(first.pair.access_token) is None
+
+
+def test_a_repeat_inside_the_window_from_another_presenter_revokes_the_family(
+    store_factory: StoreFactory,
+) -> None:
+    """The grace belongs to the first use: another address (or user agent) presenting the
+    spent token, at another instance, gets no pair, and the family is revoked."""
+    tokens = _instance(store_factory)
+    grant, token = _family(tokens)
+    first = _use(tokens, token)
+    assert first.pair is not None
+
+    elsewhere = Presenter("ip:198.51.100.9", CLIENT.user_agent)
+    replay = _use(_instance(store_factory), token, elsewhere)
+
+    assert (replay.outcome, replay.pair, replay.differs) == ("reused", None, ("address",))
+    assert tokens.grant(grant) is None
     assert tokens.access(first.pair.access_token) is None

@@ -90,8 +90,10 @@ def test_metacortex_restore_reads_the_originals_folder_and_names_what_it_refuses
 
     status = main(["restore", str(folder), "--data-dir", str(tmp_path / "data")])
 
-    out = capsys.readouterr().out
-    assert status == 0
+    printed = capsys.readouterr()
+    out = printed.out
+    assert status == 1  # some records were refused
+    assert "2 of the backup's records were refused" in printed.err
     assert (
         f"restored {len(documents)} memories from the TypeScript MetaCortex's portable "
         "archive; 0 already present; 2 refused"

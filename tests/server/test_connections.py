@@ -46,6 +46,12 @@ class Served:
     released: threading.Event  # lets the /slow handler answer
     arrived: threading.Semaphore  # released once per /slow request the app has read
     disconnects: list[str]
+    server: uvicorn.Server | None = None
+
+    def stop(self) -> None:
+        """Begin uvicorn's graceful shutdown (as Ctrl-C does)."""
+        assert self.server is not None
+        self.server.should_exit = True
 
     def connect(self) -> socket.socket:
         sock = socket.create_connection(("127.0.0.1", self.port), timeout=WAIT)
@@ -56,6 +62,11 @@ class Served:
 def _app(served: Served) -> Any:
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
+            return
+        if scope["path"] == "/refuse":  # answered on the head alone, as the guard's 401
+            headers = [(b"content-length", b"2")]
+            await send({"type": "http.response.start", "status": 401, "headers": headers})
+            await send({"type": "http.response.body", "body": b"no"})
             return
         while True:
             message = await receive()
@@ -79,12 +90,26 @@ def _app(served: Served) -> Any:
 def serve() -> Iterator[Any]:
     started: list[tuple[uvicorn.Server, threading.Thread, socket.socket]] = []
 
-    def start(head: float = 0.3, body: float = 0.3, cap: int = 100) -> Served:
-        listener = socket.socket()
+    def start(
+        head: float = 0.3,
+        body: float = 0.3,
+        cap: int = 100,
+        max_body: int = 100_000,
+        deadline: float = 60.0,
+        linger: float = 60.0,
+    ) -> Served:
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         listener.bind(("127.0.0.1", 0))
         listener.listen(64)  # connections queue here until the server accepts them
         served = Served(listener.getsockname()[1], threading.Event(), threading.Semaphore(0), [])
-        limits = ConnectionLimits(head_timeout=head, body_timeout=body, max_connections=cap)
+        limits = ConnectionLimits(
+            head_timeout=head,
+            body_timeout=body,
+            max_connections=cap,
+            max_body=max_body,
+            body_deadline=deadline,
+            linger=linger,
+        )
         config = uvicorn.Config(
             _app(served),
             http=guarded_protocol(limits),
@@ -93,7 +118,7 @@ def serve() -> Iterator[Any]:
             log_config=None,
             timeout_keep_alive=60,
         )
-        server = uvicorn.Server(config)
+        server = served.server = uvicorn.Server(config)
         thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]})
         thread.start()
         started.append((server, thread, listener))
@@ -189,6 +214,116 @@ def test_past_the_cap_with_every_connection_busy_the_new_one_is_closed(serve: An
         served.released.set()
         for sock in busy:
             sock.close()
+
+
+# ----------------------------------------------- answered before the body (issue 28)
+def _refused_head(length: int, extra: str = "") -> bytes:
+    return (
+        f"POST /refuse HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {length}\r\n{extra}\r\n"
+    ).encode()
+
+
+def _head_and_body(sock: socket.socket) -> bytes:
+    """One response (head and its 2-byte body), read off the socket."""
+    received = b""
+    while not received.endswith(b"\r\n\r\nno"):
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        received += chunk
+    return received
+
+
+def test_a_refusal_before_a_body_within_the_limit_keeps_the_connection_and_drops_the_body(
+    serve: Any,
+) -> None:
+    served = serve(head=60.0, body=60.0)
+    with served.connect() as client:
+        client.sendall(_refused_head(50_000))
+        answer = _head_and_body(client)
+        assert answer.startswith(b"HTTP/1.1 401")
+        assert b"connection: close" not in answer.lower()
+        client.sendall(b"x" * 50_000)  # the body goes on after the refusal, as a pool's does
+        assert _get(client, "/next").startswith(b"HTTP/1.1 200")  # same connection
+
+
+def test_a_refusal_before_a_body_past_the_limit_says_close_and_reads_on_until_the_client_ends(
+    serve: Any,
+) -> None:
+    served = serve(head=60.0, body=60.0, max_body=10_000)
+    with served.connect() as client:
+        client.sendall(_refused_head(1_000_000))
+        answer = _head_and_body(client)
+        assert answer.startswith(b"HTTP/1.1 401")
+        assert b"connection: close" in answer.lower()
+        # What is still on its way is read and dropped: no reset, which would destroy a
+        # response the client has not read yet; the client ends, then the server.
+        client.sendall(b"x" * 500_000)
+        client.shutdown(socket.SHUT_WR)
+        assert client.recv(4096) == b""  # an orderly end (a reset raises)
+
+
+def test_a_closing_connection_lingers_only_so_long_for_a_client_that_never_ends(
+    serve: Any,
+) -> None:
+    served = serve(head=60.0, body=60.0, max_body=10_000, linger=0.3)
+    with served.connect() as client:
+        client.sendall(_refused_head(1_000_000) + b"x" * 1000)  # then nothing, never closing
+        assert b"connection: close" in _head_and_body(client).lower()
+        assert _closed_by_server(client)
+
+
+def test_a_client_waiting_for_100_continue_is_told_the_connection_closes(serve: Any) -> None:
+    served = serve(head=60.0, body=60.0)
+    with served.connect() as client:
+        client.sendall(_refused_head(1_000, "Expect: 100-continue\r\n"))
+        answer = _head_and_body(client)  # it may never send the body it was not asked for
+        assert answer.startswith(b"HTTP/1.1 401")
+        assert b"connection: close" in answer.lower()
+        assert _closed_by_server(client)
+
+
+def test_a_refused_body_that_stops_coming_is_closed_at_the_body_deadline(serve: Any) -> None:
+    served = serve(head=60.0, body=60.0, deadline=0.5)
+    with served.connect() as client:
+        client.sendall(_refused_head(1_000))
+        assert _head_and_body(client).startswith(b"HTTP/1.1 401")
+        client.sendall(b"x")  # and no more
+        assert _closed_by_server(client)
+
+
+def test_past_the_cap_a_connection_dropping_a_refused_body_makes_room_before_an_idle_one(
+    serve: Any,
+) -> None:
+    served = serve(head=60.0, body=60.0, cap=8)
+    idle = [served.connect() for _ in range(7)]  # idle longer than the refused one below
+    try:
+        with served.connect() as refused:
+            refused.sendall(_refused_head(1_000))  # and the body never follows
+            assert _head_and_body(refused).startswith(b"HTTP/1.1 401")
+            with served.connect() as fresh:
+                assert _get(fresh, "/healthz").startswith(b"HTTP/1.1 200")
+            assert _closed_by_server(refused)
+        assert _get(idle[0], "/still-open").startswith(b"HTTP/1.1 200")
+    finally:
+        for sock in idle:
+            sock.close()
+
+
+def test_a_response_finished_while_the_server_shuts_down_says_the_connection_closes(
+    serve: Any,
+) -> None:
+    served = serve(head=60.0)
+    with served.connect() as working, served.connect() as idle:
+        working.sendall(b"GET /slow HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert served.arrived.acquire(timeout=WAIT)
+        served.stop()
+        assert _closed_by_server(idle)  # uvicorn has told every connection to finish
+        served.released.set()
+        answer = working.recv(4096)
+
+    assert answer.startswith(b"HTTP/1.1 200")
+    assert b"connection: close" in answer.lower()
 
 
 def test_the_connection_cap_is_fitted_below_the_descriptor_limit() -> None:

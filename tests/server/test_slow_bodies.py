@@ -63,10 +63,14 @@ def test_a_body_still_trickling_at_the_body_deadline_gets_408_and_the_connection
     assert b'"request_timeout"' in answer
 
 
-def test_a_refusal_answered_before_the_body_ends_the_connection_without_reading_the_rest(
+def test_a_refusal_answered_before_a_trickling_body_ends_the_connection_at_the_body_deadline(
     tmp_path: Path,
 ) -> None:
-    with live_server(tmp_path, **_LONG) as live, live.connect() as attacker:
+    """The 401 is sent at once; the rest of the body (within the size limit) is read
+    and dropped to keep the connection for the client's next request, but only within
+    the body deadline, however it trickles."""
+    settings = _LONG | {"metacortex_body_deadline_seconds": 0.5}
+    with live_server(tmp_path, **settings) as live, live.connect() as attacker:
         attacker.sendall(
             b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
             b"Content-Length: 100000\r\n\r\n{"
@@ -79,21 +83,26 @@ def test_a_refusal_answered_before_the_body_ends_the_connection_without_reading_
 
 
 def test_a_client_still_uploading_when_refused_reads_the_refusal(tmp_path: Path) -> None:
-    """The connection ends without reading the rest of the body, yet a real client (the
-    ``httpx2`` transport the MCP SDK uses) sending a large body still gets its 401."""
+    """A body past the size limit is never read: the refusal says ``Connection: close``
+    and the server reads and drops what is still on its way until the client closes
+    (a lingering close), so a real client (the ``httpx2`` transport the MCP SDK uses)
+    sending a large body gets its 401 whole."""
     body = b"{" + b" " * 4_000_000 + b"}"
     with live_server(tmp_path, **_LONG) as live:
-        statuses = [
+        answers = [
             httpx2.post(
                 f"{live.url}/mcp",
                 content=body,
                 headers={"content-type": "application/json", "authorization": "Bearer expired"},
                 timeout=30,
-            ).status_code
+            )
             for _ in range(3)
         ]
 
-    assert statuses == [401, 401, 401]
+    assert [(answer.status_code, answer.headers["connection"]) for answer in answers] == [
+        (401, "close")
+    ] * 3
+    assert all(answer.json()["error"]["code"] == "unauthorized" for answer in answers)
 
 
 def test_at_the_cap_slow_bodies_make_room_for_a_health_check_oldest_first(tmp_path: Path) -> None:

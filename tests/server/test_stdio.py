@@ -232,6 +232,16 @@ class RawSession:
         stdin.write(json.dumps(message) + "\n")
         stdin.flush()
 
+    def write_line(self, line: str) -> dict[str, Any]:
+        """Write ``line`` as it is (whatever a client with a bug writes) and read the answer."""
+        stdin, stdout = self._pipes()
+        stdin.write(line + "\n")
+        stdin.flush()
+        answer = stdout.readline()
+        self.lines.append(answer)
+        parsed: dict[str, Any] = json.loads(answer)
+        return parsed
+
     def _pipes(self) -> tuple[IO[str], IO[str]]:
         assert self.process.stdin is not None
         assert self.process.stdout is not None
@@ -302,6 +312,60 @@ def test_stdout_carries_only_protocol_and_both_endings_write_the_events(
     assert any(entry["message"] == "tool save_context ok" for entry in logged)
     events = stored_events(tmp_path / "data")
     assert [(e["tool_name"], e["status"]) for e in events] == [("save_context", "ok")]
+
+
+JUNK: Final = "secret-junk-Zq9 is not JSON"
+
+
+def test_a_client_writing_junk_a_batch_or_a_lone_surrogate_gets_an_answer_to_every_line(
+    raw: RawSession, tmp_path: Path
+) -> None:
+    """A client with a bug (or a hand-typed line) is told what was wrong with each line,
+    as over HTTP: -32700 for a line that is not JSON as the protocol reads it (a lone
+    surrogate escape included: not Unicode text), -32600 for a batch or an object that is
+    no JSON-RPC message, with the request's id whenever one can be read, so the client's
+    request fails at once instead of waiting for its timeout. The session goes on, and
+    each refusal is logged without the line's content."""
+    before_initialize = raw.write_line(JUNK)
+    assert initialize(raw)["result"]["serverInfo"]["name"] == "metacortex"
+    batch = raw.write_line(json.dumps([{"jsonrpc": "2.0", "id": 2, "method": "ping"}]))
+    surrogate_call = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "tools/call",
+        "params": {"name": "save_context", "arguments": {"content": "half a pair: \ud800"}},
+    }
+    surrogate = raw.write_line(json.dumps(surrogate_call))  # "\\ud800": ASCII on the wire
+    not_a_message = raw.write_line(json.dumps({"jsonrpc": "2.0", "id": 4, "method": 42}))
+    # A blank line is no message: nothing to answer, the next line's answer comes next.
+    still_serving = raw.write_line("\n" + json.dumps({"jsonrpc": "2.0", "id": 5, "method": "ping"}))
+
+    code, rest, err = raw.finish("eof")
+
+    assert before_initialize["id"] is None
+    assert before_initialize["error"]["code"] == types.PARSE_ERROR
+    assert before_initialize["error"]["message"].startswith("Parse error: ")
+    assert batch["id"] is None
+    assert batch["error"]["code"] == types.INVALID_REQUEST
+    assert "batches are not supported" in batch["error"]["message"]
+    assert surrogate["id"] == 3
+    assert surrogate["error"]["code"] == types.PARSE_ERROR
+    assert not_a_message["id"] == 4
+    assert not_a_message["error"]["code"] == types.INVALID_REQUEST
+    assert still_serving == {"jsonrpc": "2.0", "id": 5, "result": {}}
+    assert code == 0
+    assert rest == ""
+    logged = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
+    refusals = [entry for entry in logged if "jsonrpc_code" in entry]
+    assert [(entry["severity"], entry["jsonrpc_code"], entry["reason"]) for entry in refusals] == [
+        ("WARNING", types.PARSE_ERROR, "parse_error"),
+        ("WARNING", types.INVALID_REQUEST, "batch_not_supported"),
+        ("WARNING", types.PARSE_ERROR, "parse_error"),
+        ("WARNING", types.INVALID_REQUEST, "invalid_request"),
+    ]
+    assert "secret-junk" not in err
+    assert "half a pair" not in err
+    assert stored_events(tmp_path / "data") == []  # the half pair was saved nowhere
 
 
 # ------------------------------------------------------- two processes, one store

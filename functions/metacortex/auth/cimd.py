@@ -1,9 +1,8 @@
 """Client ID Metadata Documents: a client_id that is an https URL names its own metadata.
 
-The fetch refuses anything but https, any host that resolves to a private,
-loopback, link-local or otherwise non-public address (an IPv4 address inside an
-IPv6 one, NAT64, 6to4, Teredo, IPv4-mapped or -compatible, is checked as the IPv4
-address it reaches), redirects, bodies over
+The fetch refuses anything but https, any host that resolves to an address that
+is not globally reachable (``reachable.globally_reachable``: private, loopback,
+link-local, every IPv6 form of such an IPv4 address, ...), redirects, bodies over
 ``MAX_BYTES`` and answers slower than ``TIMEOUT_S``. Documents are cached in the
 store: fresh for ``FRESH``, and served stale for up to ``STALE`` when a refetch
 fails (hosted documents have been seen answering HTML, 403 or 503 at times).
@@ -14,7 +13,6 @@ from a loopback http fixture; it is never set in production.
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import socket
 from collections.abc import Callable, Iterable
@@ -26,6 +24,7 @@ import anyio.to_thread
 import httpcore2
 
 from metacortex import __version__
+from metacortex.auth.reachable import globally_reachable
 from metacortex.domain.records import utc_now
 from metacortex.owner.sessions import digest
 from metacortex.storage.base import MemoryStore
@@ -47,42 +46,6 @@ class MetadataDocumentError(Exception):
 
 def is_metadata_url(client_id: str) -> bool:
     return client_id.startswith(("https://", "http://"))
-
-
-# Not public, though Python's ``is_global`` says so on some versions: IETF protocol
-# assignments (192.0.0.8 among them), site-local IPv6 (deprecated, still routed inside
-# some networks), and the local-use NAT64 prefix (it reaches whatever the local
-# translator reaches).
-_NOT_PUBLIC: Final = tuple(
-    ipaddress.ip_network(net) for net in ("192.0.0.0/24", "fec0::/10", "64:ff9b:1::/48")
-)
-# Prefixes whose last 32 bits are the IPv4 address a packet ends up at: NAT64's
-# well-known prefix (RFC 6052) and the deprecated IPv4-compatible form (::a.b.c.d).
-_EMBEDDING_LAST_32: Final = tuple(ipaddress.ip_network(net) for net in ("64:ff9b::/96", "::/96"))
-
-
-def _embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
-    """The IPv4 addresses an IPv6 address leads to (empty for a native one)."""
-    if ip.ipv4_mapped is not None:
-        return [ip.ipv4_mapped]
-    if ip.sixtofour is not None:
-        return [ip.sixtofour]
-    if ip.teredo is not None:
-        return list(ip.teredo)
-    if any(ip in net for net in _EMBEDDING_LAST_32):
-        return [ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)]
-    return []
-
-
-def _public_address(address: str) -> bool:
-    ip = ipaddress.ip_address(address.split("%")[0])
-    if any(ip in net for net in _NOT_PUBLIC):
-        return False
-    if isinstance(ip, ipaddress.IPv6Address):
-        embedded = _embedded_ipv4(ip)
-        if embedded:
-            return all(_public_address(str(inner)) for inner in embedded)
-    return ip.is_global and not ip.is_multicast
 
 
 class MetadataDocuments:
@@ -141,7 +104,7 @@ class MetadataDocuments:
                 )
             except OSError:
                 raise MetadataDocumentError(f"cannot resolve {host}") from None
-            if not infos or not all(_public_address(str(info[4][0])) for info in infos):
+            if not infos or not all(globally_reachable(str(info[4][0])) for info in infos):
                 raise MetadataDocumentError(
                     f"{host} resolves to a private or loopback address; refused"
                 )

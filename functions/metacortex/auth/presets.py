@@ -27,7 +27,6 @@ from metacortex.spaces.model import OWNER_ID
 class Preset:
     id: str
     title: str
-    summary: str
     tools: tuple[str, ...]
     states: tuple[BranchState, ...]
     may_write_lifecycle: bool
@@ -37,7 +36,6 @@ PRESETS: Final = (
     Preset(
         "read",
         "Read only",
-        "Search and read your active memories.",
         ("search_context", "fetch_context"),
         (BranchState.ACTIVE,),
         False,
@@ -45,7 +43,6 @@ PRESETS: Final = (
     Preset(
         "read-write",
         "Read and save",
-        "Search, read and save memories.",
         ("save_context", "search_context", "fetch_context"),
         (BranchState.ACTIVE,),
         False,
@@ -53,7 +50,6 @@ PRESETS: Final = (
     Preset(
         "curator",
         "Curate everything",
-        "Every tool, every lifecycle state: list, deprecate and consolidate too.",
         (
             "save_context",
             "search_context",
@@ -86,6 +82,61 @@ def known_client(redirect_host: str) -> KnownClient | None:
     return None
 
 
+# How the consent page names what a grant may do, tool by tool and state by state.
+_READING: Final = (
+    ("search_context", "search"),
+    ("fetch_context", "read"),
+    ("list_context", "list"),
+)
+_CHANGING: Final = (("deprecate_context", "deprecate"), ("consolidate_context", "consolidate"))
+_STATE_WORDS: Final = {
+    BranchState.ACTIVE: "active",
+    BranchState.WIP: "draft",
+    BranchState.MERGED: "merged",
+    BranchState.DEPRECATED: "deprecated",
+}
+
+
+def tools_at(preset: Preset, endpoint: Profile | None) -> tuple[str, ...]:
+    """The preset's tools a grant gets at ``endpoint`` (None: not one of this server's)."""
+    return tuple(t for t in preset.tools if endpoint is None or t in endpoint.allowed_tools)
+
+
+def states_at(preset: Preset, endpoint: Profile | None) -> tuple[BranchState, ...]:
+    """The states a grant with ``preset`` reads at ``endpoint``: the preset's within the
+    endpoint's, or the endpoint's default state when they share none."""
+    if endpoint is None:
+        return preset.states
+    shared = tuple(s for s in ALL_STATES if s in preset.states and s in endpoint.readable_states)
+    return shared or (endpoint.default_state,)
+
+
+def describe(tools: tuple[str, ...], states: tuple[BranchState, ...]) -> str:
+    """One sentence saying what a grant with these tools and readable states may do, so
+    the consent page's words match what is granted ("your draft memories" where only
+    drafts can be read)."""
+    reading = [verb for tool, verb in _READING if tool in tools]
+    changing = [verb for tool, verb in _CHANGING if tool in tools]
+    which = (
+        "memories in every state (active, draft, merged, deprecated)"
+        if set(states) == set(ALL_STATES)
+        else f"{_and([_STATE_WORDS[s] for s in ALL_STATES if s in states])} memories"
+    )
+    parts = [f"{_and(reading)} your {which}"] if reading else []
+    if "save_context" in tools:
+        parts.append("save new ones" if reading else "save new memories")
+    if changing:
+        parts.append(f"{_and(changing)} them" if reading else f"{_and(changing)} memories")
+    if not parts:
+        return "Nothing: this endpoint offers none of its tools."
+    sentence = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + ", and " + parts[-1]
+    return sentence[0].upper() + sentence[1:] + "."
+
+
+def _and(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
 def preset_scopes(preset: Preset, endpoint_tools: frozenset[str] | None) -> frozenset[str]:
     """The resource scopes the preset's tools use at an endpoint (None: every tool)."""
     tools = [t for t in preset.tools if endpoint_tools is None or t in endpoint_tools]
@@ -113,9 +164,7 @@ def grant_profile(
 ) -> Profile:
     """The profile a request with this grant's token gets at ``endpoint``."""
     preset = BY_ID[str(grant["preset"])]
-    states = frozenset(preset.states) & endpoint.readable_states
-    if not states:
-        states = frozenset({endpoint.default_state})
+    states = frozenset(states_at(preset, endpoint))
     default = endpoint.default_state if endpoint.default_state in states else min(states)
     return Profile(
         id=f"oauth-{grant_id}",

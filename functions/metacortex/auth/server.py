@@ -59,17 +59,21 @@ from metacortex.auth.limits import (
 from metacortex.auth.presets import (
     BY_ID,
     PRESETS,
+    describe,
     granted_scopes,
     known_client,
     preselected,
+    states_at,
+    tools_at,
 )
 from metacortex.auth.resource import WELL_KNOWN_PRM, OAuthResource, resource_of, served
-from metacortex.auth.tokens import CODE, REFRESH, Issued, TokenStore, pkce_matches
+from metacortex.auth.tokens import CODE, REFRESH, Issued, Presenter, TokenStore, pkce_matches
 from metacortex.config import Settings
+from metacortex.guard.addresses import client_address
 from metacortex.guard.routes import FUNCTION_PREFIX, resolve
 from metacortex.owner import OwnerWeb, public_base, templates
 from metacortex.owner.web import origin_of
-from metacortex.server.logs import log
+from metacortex.server.logs import bounded_text, log
 from metacortex.server.runtime import Runtime
 from metacortex.storage.base import MemoryStore
 
@@ -524,23 +528,21 @@ class AuthorizationServer:
         return endpoint.allowed_tools if endpoint is not None else None
 
     def _presets_at(self, request: Request, resource: str) -> list[dict[str, Any]]:
-        """Each preset as it applies at the endpoint: what the grant would really get."""
+        """Each preset as it applies at the endpoint: what the grant would really get,
+        in words derived from it."""
         base = self.issuer(request)
         route = resolve(resource[len(base) :]) if resource.startswith(base + "/") else None
         endpoint = self.runtime.profiles.get(route.client_id) if route is not None else None
         shown: list[dict[str, Any]] = []
         for preset in PRESETS:
-            tools = [t for t in preset.tools if endpoint is None or t in endpoint.allowed_tools]
-            states = [
-                s.value for s in preset.states if endpoint is None or s in endpoint.readable_states
-            ]
+            tools, states = tools_at(preset, endpoint), states_at(preset, endpoint)
             shown.append(
                 {
                     "id": preset.id,
                     "title": preset.title,
-                    "summary": preset.summary,
-                    "tools": tools,
-                    "states": states if states or endpoint is None else [endpoint.default_state],
+                    "summary": describe(tools, states),
+                    "tools": list(tools),
+                    "states": [s.value for s in states],
                 }
             )
         return shown
@@ -616,7 +618,7 @@ class AuthorizationServer:
             if grant_type == "authorization_code":
                 body = await self._code_grant(request, form, client)
             elif grant_type == "refresh_token":
-                body = await self._refresh_grant(form, client)
+                body = await self._refresh_grant(request, form, client)
             else:
                 raise OAuthError(
                     "unsupported_grant_type", "use authorization_code or refresh_token"
@@ -641,10 +643,11 @@ class AuthorizationServer:
             raise
         scopes = tuple(binding["scopes"])
         refresh = scope_names.OFFLINE in scopes or client.refresh_grant
-        return await self._exchange(CODE, code, binding, scopes, refresh=refresh)
+        return await self._exchange(request, CODE, code, binding, scopes, refresh=refresh)
 
     async def _exchange(
         self,
+        request: Request,
         kind: Literal["code", "refresh_token"],
         presented: str,
         binding: dict[str, Any],
@@ -653,24 +656,52 @@ class AuthorizationServer:
         refresh: bool,
     ) -> dict[str, Any]:
         """Spend a checked code or refresh token; the grace window decides what a repeat
-        gets (``auth.tokens``)."""
+        gets (``auth.tokens``): the first use's pair when the same address and user agent
+        ask again, else nothing, and the grant is revoked. Every repeat is a warning that
+        names its address."""
         grant_id = str(binding["grant"])
         if await anyio.to_thread.run_sync(self.tokens.grant, grant_id) is None:
             raise OAuthError("invalid_grant", "the grant was revoked")
+        address = client_address(request)
+        user_agent = request.headers.get("user-agent", "")
+        presenter = Presenter(address.bucket, user_agent)
         exchanged = await anyio.to_thread.run_sync(
-            partial(self.tokens.exchange, kind, presented, binding, scopes, refresh=refresh)
+            partial(
+                self.tokens.exchange,
+                kind,
+                presented,
+                binding,
+                scopes,
+                refresh=refresh,
+                presenter=presenter,
+            )
         )
         what = "code" if kind == CODE else "refresh token"
+        who = {"address": address.ip, "user_agent": bounded_text(user_agent)}
         if exchanged.outcome == "reused":
-            log(logging.WARNING, f"oauth {what} reused: grant revoked", grant_id=grant_id)
+            why = (
+                "replayed within the grace window from another address or user agent than "
+                f"its first use (different: {', '.join(exchanged.differs)})"
+                if exchanged.differs
+                else "reused"
+            )
+            log(logging.WARNING, f"oauth {what} {why}: grant revoked", grant_id=grant_id, **who)
             raise OAuthError("invalid_grant", f"the {what} was already used; the grant is revoked")
         if exchanged.pair is None:
             raise OAuthError("invalid_grant", f"the {what} is unknown or expired")
         if exchanged.outcome == "repeated":
-            log(logging.INFO, f"oauth {what} repeated within the grace window", grant_id=grant_id)
+            log(
+                logging.WARNING,
+                f"oauth {what} repeated within the grace window by its first user: "
+                "answered with the pair of its first use",
+                grant_id=grant_id,
+                **who,
+            )
         return _token_body(exchanged.pair)
 
-    async def _refresh_grant(self, form: FormData, client: Client) -> dict[str, Any]:
+    async def _refresh_grant(
+        self, request: Request, form: FormData, client: Client
+    ) -> dict[str, Any]:
         token = _field(form, "refresh_token")
         if not token:
             raise OAuthError("invalid_request", "refresh_token is required")
@@ -696,7 +727,7 @@ class AuthorizationServer:
                 if s in narrowed or (s == scope_names.OFFLINE and s in scopes)
             )
         # refresh=True: the family continues
-        return await self._exchange(REFRESH, token, binding, scopes, refresh=True)
+        return await self._exchange(request, REFRESH, token, binding, scopes, refresh=True)
 
     # ------------------------------------------------------------ revoke
     async def revoke(self, request: Request) -> Response:

@@ -17,10 +17,17 @@ store keeps only their sha256 (``owner.sessions.digest``), with an expiry:
 The grace window (``METACORTEX_OAUTH_REPLAY_GRACE_SECONDS``, 60 s by default):
 a repeat of the same code exchange or refresh within it (a response lost on the
 way, two workers of one client racing) is answered with the very pair the first
-use got, which stays valid; only a use after the window counts as reuse. The
-first use keeps that pair on its spent record, sealed under the spent secret
-(``auth.successors``), in the same atomic step that spends it, so the rule holds
-across server instances and no token is stored in plaintext.
+use got, which stays valid. The first use keeps that pair on its spent record,
+sealed under the spent secret (``auth.successors``), in the same atomic step that
+spends it, so the rule holds across server instances and no token is stored in
+plaintext.
+
+The grace is the first use's own: the spent record also keeps digests of who
+presented it (``Presenter``: the client's address, IPv6 by its /64, and its
+User-Agent). A repeat from another address or user agent is no retry of that
+request but someone else holding the secret: like a use after the window, it is
+reuse and revokes the family (RFC 9700 §4.14.2). That also catches a thief who
+spends a stolen refresh token first: the real client's repeat comes from elsewhere.
 """
 
 from __future__ import annotations
@@ -66,13 +73,29 @@ class Issued:
 
 
 @dataclass(frozen=True, slots=True)
+class Presenter:
+    """Who presents a code or refresh token: the client's address (its rate-limit
+    bucket: the IPv4 address, or the IPv6 /64) and its User-Agent header."""
+
+    address: str
+    user_agent: str
+
+    def digests(self) -> dict[str, str]:
+        """What a spent record keeps of it: digests, so the store holds neither."""
+        return {"address": digest(self.address), "user_agent": digest(self.user_agent)}
+
+
+@dataclass(frozen=True, slots=True)
 class Exchanged:
     """What spending a code or refresh token came to: a new pair (``issued``), the first
-    use's pair again (``repeated``, inside the grace window), a detected reuse that
-    revoked the family (``reused``), or nothing (``gone``: expired or revoked)."""
+    use's pair again (``repeated``, inside the grace window, by the same presenter), a
+    detected reuse that revoked the family (``reused``; ``differs`` names what was not
+    the first use's when it came inside the window), or nothing (``gone``: expired or
+    revoked)."""
 
     outcome: Literal["issued", "repeated", "reused", "gone"]
     pair: Issued | None = None
+    differs: tuple[str, ...] = ()
 
 
 class TokenStore:
@@ -188,6 +211,7 @@ class TokenStore:
         scopes: tuple[str, ...],
         *,
         refresh: bool,
+        presenter: Presenter,
     ) -> Exchanged:
         """Spend ``presented`` (a code or refresh token whose request passed every check)
         for a new pair, once; see the module's note on the grace window.
@@ -210,8 +234,11 @@ class TokenStore:
                 "access_expires_at": now.timestamp() + pair.expires_in,
             },
         )
+        presented_by = presenter.digests()
         taken = self.store.auth_consume(
-            kind, digest(presented), {"used_at": now.timestamp(), "successor": sealed}
+            kind,
+            digest(presented),
+            {"used_at": now.timestamp(), "successor": sealed, "presented_by": presented_by},
         )
         if taken is not None and taken[1]:
             return Exchanged("issued", pair)
@@ -220,16 +247,24 @@ class TokenStore:
             return Exchanged("gone")
         spent = taken[0]
         used_at = spent.get("used_at")
+        within = (
+            isinstance(used_at, float | int)
+            and now.timestamp() - used_at <= self._grace.total_seconds()
+        )
+        first: Any = spent.get("presented_by")
+        differs = tuple(
+            name
+            for name, value in presented_by.items()
+            if not isinstance(first, dict) or first.get(name) != value
+        )
         opened = (
             successors.open_sealed(presented, context, str(spent["successor"]))
-            if isinstance(used_at, float | int)
-            and now.timestamp() - used_at <= self._grace.total_seconds()
-            and isinstance(spent.get("successor"), str)
+            if within and not differs and isinstance(spent.get("successor"), str)
             else None
         )
         if opened is None:
             self.revoke_grant(grant_id)
-            return Exchanged("reused")
+            return Exchanged("reused", differs=differs if within else ())
         if self.grant(grant_id) is None:
             return Exchanged("gone")
         expires_in = max(0, int(float(opened["access_expires_at"]) - now.timestamp()))

@@ -7,16 +7,20 @@ consistent per page). Each shows a progress bar on a terminal.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
-from metacortex.cli.data_dir import add_data_dir_option, settings_for
+from metacortex.cli.data_dir import add_data_dir_option, settings_for, store_errors
 from metacortex.composition import build_embedder, build_store
 from metacortex.config import Settings
 from metacortex.errors import ConfigurationError
 from metacortex.operations.backup import BackupError, export_portable, restore_portable
 from metacortex.operations.reembed import reembed
 from metacortex.storage.sqlite import SQLiteStore
+
+# restore: some records were refused, the others restored (2 is a refusal of the whole).
+EXIT_SOME_REFUSED: Final = 1
 
 
 def add_parser(commands: Any) -> None:
@@ -40,7 +44,8 @@ def add_parser(commands: Any) -> None:
         "TypeScript MetaCortex's backup:memories folder), embedding it with the configured "
         "model. Ids already present are skipped, so it can be re-run. Records the tools "
         "would refuse (bad ids, control characters, oversized content, unknown values, "
-        "supersession loops) are refused and listed; the others are restored.",
+        "supersession loops) are refused and listed; the others are restored, and the "
+        "command exits with status 1 saying how many were refused.",
     )
     restore.add_argument(
         "source", type=Path, help="a folder written by `metacortex backup` (or the original's)"
@@ -60,8 +65,13 @@ def add_parser(commands: Any) -> None:
 
 def run_backup(args: argparse.Namespace) -> int:
     settings = settings_for(args)
-    store = build_store(settings)
+    with store_errors(settings):
+        store = build_store(settings)
     try:
+        if isinstance(store, SQLiteStore):
+            # A backup reads everything anyway: one that silently skipped a damaged page,
+            # or copied it as it is, would be found out only when it is needed.
+            store.check_integrity()
         if args.full:
             if not isinstance(store, SQLiteStore):
                 raise ConfigurationError(
@@ -78,7 +88,8 @@ def run_backup(args: argparse.Namespace) -> int:
             print(f"full copy written to {args.destination}")
             return 0
         try:
-            summary = export_portable(store, args.destination, _identity_label(settings))
+            with store_errors(settings):
+                summary = export_portable(store, args.destination, _identity_label(settings))
         except BackupError as error:
             raise ConfigurationError(str(error)) from None
         print(f"{summary.count} memories written to {summary.directory} (sha256 {summary.sha256})")
@@ -103,6 +114,15 @@ def run_restore(args: argparse.Namespace) -> int:
         )
         for refusal in summary.refused:
             print(f"  refused: {refusal}")
+        if summary.refused:
+            # A script must not read a restore that left records behind as a success.
+            print(
+                f"metacortex restore: {len(summary.refused)} of the backup's records were "
+                "refused (listed above) and are not in the store; the others were restored. "
+                "Fix or remove those lines and run it again (restored ids are skipped)",
+                file=sys.stderr,
+            )
+            return EXIT_SOME_REFUSED
         return 0
     finally:
         store.close()

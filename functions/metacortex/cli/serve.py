@@ -22,7 +22,7 @@ from metacortex import owner
 from metacortex.cli import server_address
 from metacortex.cli.admin_token import ensure_admin_token
 from metacortex.cli.banner import banner, base_url
-from metacortex.cli.data_dir import add_data_dir_option, settings_for
+from metacortex.cli.data_dir import add_data_dir_option, settings_for, start_fresh, store_errors
 from metacortex.cli.program import spelled
 from metacortex.clients import ClientManager
 from metacortex.composition import build_service
@@ -59,6 +59,12 @@ def add_parser(commands: Any) -> None:
         help="port to bind, 0 for any (default %(default)s)",
     )
     add_data_dir_option(parser)
+    parser.add_argument(
+        "--start-fresh",
+        action="store_true",
+        help="make a new, empty store in place of an empty (0-byte) database file, which is "
+        "otherwise refused; a database that holds anything is never touched",
+    )
     parser.set_defaults(run=run)
 
 
@@ -91,10 +97,13 @@ def run(args: argparse.Namespace) -> int:
     gc.disable()
     try:
         status(f"opening the {settings.store_kind} store in {settings.metacortex_data_dir} ...")
+        if args.start_fresh and (done := start_fresh(settings)):
+            status(done)
         status(f"loading the {settings.embeddings_kind} embedding model ...")
-        service = build_service(settings, load_vectors_ahead=True)
+        with store_errors(settings):
+            service = build_service(settings, load_vectors_ahead=True)
         try:
-            _warm_up(service)
+            _warm_up(service, settings)
             app = create_app(settings, service)
             freeze_startup_heap()
             gc.enable()
@@ -167,7 +176,9 @@ def stored_client_ids(service: MemoryService, settings: Settings) -> list[str]:
     return [client.id for client in clients if client.source == "store"]
 
 
-def _warm_up(service: MemoryService) -> None:
-    """One query through the model and the store, so the first real call is fast."""
+def _warm_up(service: MemoryService, settings: Settings) -> None:
+    """One query through the model and the store, so the first real call is fast. It
+    reads every record's vector: a damaged page there is refused here, before "ready"."""
     status("warming up ...")
-    service.search(Access.admin(), query="warm up", limit=1)
+    with store_errors(settings):
+        service.search(Access.admin(), query="warm up", limit=1)

@@ -219,6 +219,9 @@ class Tombstone:
     id: str
     erased_at: datetime
     erased_by: str
+    # The state the record was in when erased (None: erased before stores kept it). Who
+    # could not read that state is never told the record existed (usecases/access.py).
+    branch_state: BranchState | None = None
 
     def describe(self) -> str:
         return (

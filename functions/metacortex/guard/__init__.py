@@ -5,7 +5,8 @@ docstring gives (route, Host, preflight, credential, method, Origin, content
 type, rate limit, body limit and deadline). Beside it, one concept a module:
 ``routes`` (which paths exist), ``hosts`` (DNS-rebinding defence), ``addresses``
 (the caller's address behind proxies), ``ratelimit``, ``connections`` (slow
-bodies and when a connection is closed), ``rejections`` (the ``Rejection``
+bodies and when a connection is closed), ``keepalive`` (saying so, and lingering
+to read what a refused client still sends), ``rejections`` (the ``Rejection``
 shape and what recording one may cost) and ``bearer`` (the seam to the OAuth
 resource server in ``metacortex.auth``).
 

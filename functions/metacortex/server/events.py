@@ -19,6 +19,7 @@ from datetime import timedelta
 from typing import Any, Final, Protocol
 
 from metacortex.domain.records import to_wire_time, utc_now
+from metacortex.errors import MetaCortexError
 from metacortex.guard.rejections import (
     MAX_RECORDED_PATH,
     WINDOW_SECONDS,
@@ -314,6 +315,8 @@ class EventRecorder:
             return
         try:
             self._store.record_events(batch)
+        except MetaCortexError as error:  # expected (a busy or full store): said, no traceback
+            log(logging.WARNING, f"writing {len(batch)} events failed; they are lost: {error}")
         except Exception:  # a failing event store must never take the server down
             logging.getLogger("metacortex.server").exception(
                 "writing %d events failed; they are lost", len(batch)

@@ -8,7 +8,8 @@ token: whoever can start the process can read the data directory anyway.
 Only protocol goes to stdout. The SDK's transport points file descriptor 1 at
 stderr while it runs (whatever prints, a library or a native extension,
 lands in the log instead of on the wire); the service is built inside it,
-and logs are JSON lines on stderr.
+and logs are JSON lines on stderr. A line that is no JSON-RPC message gets a
+JSON-RPC error, as over HTTP (``stdio_refusals``).
 
 Beside a running ``metacortex serve`` on the same data directory it is one
 more SQLite connection: writes serialize on SQLite's lock (WAL, busy timeout),
@@ -43,6 +44,7 @@ from metacortex.mcp_surface.mcp_server import build_mcp_server
 from metacortex.server.lifecycle import running
 from metacortex.server.profiles import Profile, load_profiles
 from metacortex.server.runtime import Runtime
+from metacortex.server.stdio_refusals import AnsweringReadStream
 
 
 async def serve_stdio(settings: Settings, profile: Profile) -> None:
@@ -60,7 +62,9 @@ async def serve_stdio(settings: Settings, profile: Profile) -> None:
         anyio.create_task_group() as tasks,
     ):
         tasks.start_soon(_stop_on_signal, tasks.cancel_scope)
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+        # Lines that are no message are answered here: the SDK's server drops them.
+        messages = AnsweringReadStream(read_stream, write_stream)
+        await server.run(messages, write_stream, server.create_initialization_options())
         tasks.cancel_scope.cancel()
 
 

@@ -16,8 +16,10 @@ Collections (``memory_vectors`` stands for the configured ``MEMORY_COLLECTION``)
 - ``memory_vectors_auth_state``: OAuth and owner sign-in records, id ``kind:key``,
   with ``expires_at`` (TTL);
 - ``memory_vectors_erased``: the tombstone of each erased memory (id = memory id,
-  its space, ``erased_at``, ``erased_by``); erasing deletes the record's document
-  (content, embedding, term index) and its write fingerprints.
+  its space, ``erased_at``, ``erased_by``, the ``branch_state`` it was in); erasing
+  deletes the record's document (content, embedding, term index) and its write
+  fingerprints, and the name of a topic no space holds any more from
+  ``memory_events``.
 
 Dedupe and lifecycle changes run in Firestore transactions (reads lock, writes
 are buffered and committed together; contention re-runs the function). Dense
@@ -86,6 +88,7 @@ from metacortex.storage.firestore_codec import (
     to_stored_time,
     tombstone_space,
 )
+from metacortex.storage.firestore_event_topics import scrub_event_topics
 from metacortex.storage.firestore_lexical import RARE_BUDGET, CorpusStats, LexicalIndex
 from metacortex.storage.firestore_neighbours import assemble, plan
 from metacortex.storage.firestore_queries import (
@@ -666,7 +669,7 @@ class FirestoreStore:
             return []
         collection = self.memories(space)
         records = [collection.document(memory_id) for memory_id in wanted]
-        tombstone = encode_tombstone(erased_by, erased_at, space)
+        topics: set[str] = set()
 
         def body(transaction: Transaction) -> list[str]:
             pointing = [
@@ -674,15 +677,21 @@ class FirestoreStore:
                 for chunk in _chunks(wanted, MAX_DISJUNCTIONS)
             ]
             present = {
-                snapshot.id
+                snapshot.id: snapshot.to_dict() or {}
                 for snapshot in self._client.get_all(
-                    records, field_paths=["branch_state"], transaction=transaction
+                    records, field_paths=["branch_state", "module_name"], transaction=transaction
                 )
                 if snapshot.exists
             }
             fingerprints = [ref for future in pointing for ref in future.result()]
             erased = [memory_id for memory_id in wanted if memory_id in present]
+            topics.clear()
             for memory_id in erased:
+                fields = present[memory_id]
+                topics.add(str(fields.get("module_name") or ""))
+                tombstone = encode_tombstone(
+                    erased_by, erased_at, fields.get("branch_state"), space
+                )
                 transaction.delete(collection.document(memory_id))
                 transaction.set(self._erased.document(memory_id), tombstone)
             for memory_id, reference in fingerprints:
@@ -690,7 +699,29 @@ class FirestoreStore:
                     transaction.delete(reference)
             return erased
 
-        return self._run(body)
+        erased = self._run(body)
+        # After the commit (a query inside would lock every event it reads): the names
+        # of the topics this erase emptied leave memory_events (storage/event_topics.py).
+        ordered = sorted(topics)
+        held = self._executor.map(self._holds_topic, ordered)
+        emptied = [topic for topic, holds in zip(ordered, held, strict=True) if not holds]
+        scrub_event_topics(self._client, emptied, self._executor)
+        return erased
+
+    def _holds_topic(self, topic: str) -> bool:
+        """Whether any space still holds a memory of ``topic`` (its name then stays in
+        the events: the store shows it anyway)."""
+        for collection in self._all_memory_collections():
+            query = collection.where(filter=FieldFilter("module_name", "==", topic)).limit(1)
+            if any(True for _ in query.select([]).stream()):
+                return True
+        return False
+
+    def _all_memory_collections(self) -> list[CollectionReference]:
+        """The default space's collection and every other space's that was ever written
+        to (a space's document exists only as the parent of its collection)."""
+        spaces = [reference.id for reference in self._spaces.list_documents()]
+        return [self._memories, *(self.memories(key) for key in sorted(spaces))]
 
     def _fingerprints_of(
         self, memory_ids: Sequence[str], transaction: Transaction

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from metacortex.storage.base import Vector
 
 SCHEMA_VERSION: Final = 1
+_STATE_VALUES: Final = frozenset(state.value for state in BranchState)
 
 EMBEDDING: Final = "embedding"
 TERMS: Final = "terms"
@@ -257,13 +258,16 @@ def encode_fingerprint(
 
 # ------------------------------------------------------------------ tombstone
 def encode_tombstone(
-    erased_by: str, erased_at: datetime, space: str = DEFAULT_SPACE
+    erased_by: str, erased_at: datetime, branch_state: str | None, space: str = DEFAULT_SPACE
 ) -> dict[str, Any]:
-    """An erased record's tombstone document (id = the memory id): never content."""
+    """An erased record's tombstone document (id = the memory id): never content; the
+    state the record was in (who could not read it is not told it existed) and its
+    space (it speaks in no other)."""
     return {
         "space": space,
         "erased_at": to_stored_time(erased_at),
         "erased_by": erased_by,
+        "branch_state": branch_state,
         "schema_version": SCHEMA_VERSION,
     }
 
@@ -274,7 +278,13 @@ def tombstone_space(data: Mapping[str, Any]) -> str:
 
 def decode_tombstone(document_id: str, data: Mapping[str, Any]) -> Tombstone:
     erased_at = _read_time(data.get("erased_at")) or datetime.fromtimestamp(0, UTC)
-    return Tombstone(document_id, erased_at, str(data.get("erased_by") or ""))
+    state = data.get("branch_state")
+    return Tombstone(
+        document_id,
+        erased_at,
+        str(data.get("erased_by") or ""),
+        BranchState(state) if state in _STATE_VALUES else None,
+    )
 
 
 # --------------------------------------------------------------------- events

@@ -9,7 +9,8 @@
   connection or process, through the ``change_seq`` counter every write bumps
   (one indexed query, nothing when nothing changed).
 - It is loaded again (the same way) when the overlay outgrows a tenth of the
-  rows, when rows were erased (so their stems leave memory too), when a row
+  rows, when rows were erased (so their stems leave memory too: at once when
+  the store's watcher sees the erase, ``forget_erased``), when a row
   holds a term it cannot rank exactly, or when more changed at once than an
   overlay should hold (another process restored a backup); until then the old
   index answers, or FTS5 when the old one is too far behind.
@@ -69,6 +70,21 @@ class KeywordKeeper:
                 index = self._index
             return index if index is not None and index.exact else None
 
+    def forget_erased(self) -> None:
+        """Drop the index at once if it still holds the terms of a row erased since it
+        loaded (from any connection), and load it again; FTS5 answers meanwhile. The
+        store's watcher calls this when it sees an erase, so the terms leave memory
+        without waiting for a search."""
+        conn = self._connection()
+        with self._lock:
+            index = self._index
+            if index is None or self._failed or self._closed:
+                return
+            if _caught_up(conn, index) and index.erased_since_load == 0:
+                return
+            self._index = None
+            self._load(conn)
+
     def wait(self) -> None:
         """Until a load running in the background has finished (tests, benchmarks)."""
         loader = self._loader
@@ -102,6 +118,9 @@ class KeywordKeeper:
             try:
                 conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
                 index = KeywordIndex.load(conn)
+                # A row erased while it loaded: load once more rather than keep its terms.
+                if not _caught_up(conn, index) or index.erased_since_load:
+                    index = KeywordIndex.load(conn)
             finally:
                 conn.close()
         except sqlite3.Error as error:

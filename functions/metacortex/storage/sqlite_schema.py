@@ -126,6 +126,15 @@ MIGRATIONS: Final[tuple[tuple[int, str], ...]] = (
     (
         6,
         """
+        -- The state an erased record was in: its tombstone is described only to a caller
+        -- that could have read the record (usecases.access.not_found); NULL for tombstones
+        -- written before, described only to callers that read every state.
+        ALTER TABLE erased_memories ADD COLUMN branch_state TEXT;
+        """,
+    ),
+    (
+        7,
+        """
         -- Spaces and attribution (metacortex.spaces, issue 30). Every record belongs to
         -- one space; what existed before is the space 'default' (a constant default:
         -- SQLite adds the column without rewriting a row). created_by / changed_by are
@@ -152,6 +161,14 @@ MIGRATIONS: Final[tuple[tuple[int, str], ...]] = (
 LATEST_VERSION: Final = MIGRATIONS[-1][0]
 
 
+class NewerSchema(Exception):
+    """The database was written by a newer MetaCortex (a schema version past ours)."""
+
+    def __init__(self, version: int) -> None:
+        super().__init__(f"schema version {version}, newer than {LATEST_VERSION}")
+        self.version = version
+
+
 def migrate(conn: sqlite3.Connection) -> int:
     """Bring the schema up to date; returns the version now in force.
 
@@ -166,10 +183,7 @@ def migrate(conn: sqlite3.Connection) -> int:
         row = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()
         current = int(row[0])
         if current > LATEST_VERSION:
-            raise RuntimeError(
-                f"this database has schema version {current}, newer than this MetaCortex "
-                f"understands ({LATEST_VERSION}); upgrade MetaCortex"
-            )
+            raise NewerSchema(current)
         for version, script in MIGRATIONS:
             if version <= current:
                 continue

@@ -113,7 +113,7 @@ def visible(store: MemoryStore, access: Access, memory_id: str, space: str) -> M
     ``Access.space``: a record of any other space is not found."""
     memory = store.get(memory_id, space=space)
     if memory is None or memory.branch_state not in access.readable_states:
-        raise not_found(store, memory_id, memory, space)
+        raise not_found(store, access, memory_id, memory, space)
     return memory
 
 
@@ -124,16 +124,25 @@ def all_visible(
     found = store.get_many(memory_ids, space=space)
     for memory_id, memory in zip(memory_ids, found, strict=True):
         if memory is None or memory.branch_state not in access.readable_states:
-            raise not_found(store, memory_id, memory, space)
+            raise not_found(store, access, memory_id, memory, space)
     return [memory for memory in found if memory is not None]
 
 
-def not_found(store: MemoryStore, memory_id: str, memory: Memory | None, space: str) -> NotFound:
-    """The error for an id the caller cannot see: an erased record's says so (one more
-    read, only on this path); a record in a state the caller may not read stays unnamed."""
+def not_found(
+    store: MemoryStore, access: Access, memory_id: str, memory: Memory | None, space: str
+) -> NotFound:
+    """The error for an id the caller cannot see. An erased record's says so (one more
+    read, only on this path), but only to a caller that could have read the record (its
+    state then, or every state for a tombstone that does not know it) in this space; to
+    any other caller an erased record, like one in a state it may not read, is exactly an
+    id that never existed."""
     if memory is None:
         tombstone = store.tombstones([memory_id], space=space).get(memory_id)
-        if tombstone is not None:
+        if tombstone is not None and (
+            tombstone.branch_state in access.readable_states
+            if tombstone.branch_state is not None
+            else access.readable_states.issuperset(ALL_STATES)
+        ):
             return NotFound(f"{tombstone.describe()}; its content is gone")
     return NotFound(f"no memory with id {memory_id!r}")
 

@@ -21,7 +21,7 @@ from metacortex.server.profiles import Profile, with_directory
 from metacortex.service import Access, MemoryService
 from metacortex.spaces.model import Grants, Level, Person, Role
 from metacortex.spaces.registry import Registry
-from metacortex.storage.base import MemoryFilter, MemoryStore
+from metacortex.storage.base import Event, MemoryFilter, MemoryStore
 from tests.fakes import HashingEmbedder
 
 R, W = Level.READ, Level.WRITE
@@ -307,3 +307,29 @@ def test_who_am_i_names_the_person_their_credential_and_their_spaces(
         ],
         "default_space": "work",
     }
+
+
+def test_a_topic_leaves_the_events_only_once_no_space_holds_it(
+    service: MemoryService, store: MemoryStore, team: Team
+) -> None:
+    owner = team.owner()
+    at_home = _save(service, owner, "Plan the surprise party", topic="surprise", space="family")
+    at_work = _save(service, owner, "Book the room for the party", topic="surprise", space="work")
+    store.record_events(
+        [
+            Event(
+                "memory_events",
+                utc_now(),
+                None,
+                {"event_type": "tool_call", "request": {"topic": "surprise"}},
+            )
+        ]
+    )
+
+    def topics_in_events() -> list[object]:
+        return [e["request"]["topic"] for e in store.read_events("memory_events")]
+
+    service.erase(owner, ids=[at_home], erased_by="test", space="family")
+    assert topics_in_events() == ["surprise"]
+    service.erase(owner, ids=[at_work], erased_by="test", space="work")
+    assert topics_in_events() == ["[erased]"]

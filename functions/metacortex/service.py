@@ -55,7 +55,7 @@ class MemoryService:
         self.topics = overview.topics
         self.recent = overview.recent
 
-        lifecycle = Lifecycle(store, saving)
+        lifecycle = Lifecycle(store, saving, self._options.dedupe_window)
         self.deprecate = lifecycle.deprecate
         self.promote = lifecycle.promote
         self.correct = lifecycle.correct

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from metacortex.domain import limits
+from metacortex.domain.fingerprint import normalize_content
 from metacortex.domain.records import (
     BranchState,
     Initiator,
@@ -25,9 +26,10 @@ _MAX_CHAIN_HOPS = 1_000
 class Lifecycle:
     """``deprecate_context``; the console's promote and correct (``correct_memory``)."""
 
-    def __init__(self, store: MemoryStore, saving: Saving) -> None:
+    def __init__(self, store: MemoryStore, saving: Saving, dedupe_window: timedelta) -> None:
         self._store = store
         self._saving = saving
+        self._window = dedupe_window
 
     def deprecate(
         self,
@@ -46,7 +48,7 @@ class Lifecycle:
         reason = reason or SupersessionReason.CHANGED
         who = parse_enum(Initiator, initiator, "initiator")
         if replacement_id == target_id:
-            raise InvalidArgument("a memory cannot supersede itself")
+            raise InvalidArgument(self._itself())
 
         def apply(txn: StoreTransaction) -> dict[str, Any]:
             # Both records in one read; the chain beyond the replacement only when it has one.
@@ -127,6 +129,11 @@ class Lifecycle:
             raise Conflict(f"memory {wrong.id!r} is already deprecated; correct its replacement")
         if not corrected_content.strip():
             raise InvalidArgument("corrected_content is required")
+        if _unchanged(wrong, corrected_content, topic, valid_from, valid_until):
+            raise InvalidArgument(
+                "the corrected text is the same as the memory's (spacing aside), so there is "
+                "nothing to correct: change the text, or deprecate the memory instead"
+            )
         saved = self._saving.save(
             access,
             content=corrected_content,
@@ -143,11 +150,57 @@ class Lifecycle:
             supersession_reason=SupersessionReason.CORRECTED.value,
             initiator=Initiator.USER.value,
         )
-        return {
+        result = {
             "item": saved["item"],
             "write_status": saved["write_status"],
             "deprecated": deprecated,
         }
+        if saved["write_status"] == "duplicate":
+            result["note"] = (
+                f"This text was already saved as memory {new_id!r} in the last "
+                f"{_duration(self._window)} (identical saves within the dedupe window are "
+                "stored once), so the corrected memory now points to it."
+            )
+        return result
+
+    def _itself(self) -> str:
+        """Why a memory cannot supersede itself, with the usual way it happens: the
+        corrected text, saved unchanged, came back as the same memory (dedupe)."""
+        message = "a memory cannot supersede itself"
+        if self._window <= timedelta(0):
+            return message
+        return (
+            f"{message}: superseding_id is the memory being deprecated. If save_context "
+            "returned this id for the corrected text, that text is identical to one saved "
+            f"in the last {_duration(self._window)} (the same memory comes back instead of "
+            "a new one): change the text, or deprecate it with no superseding_id"
+        )
+
+
+def _unchanged(
+    memory: Memory,
+    text: str,
+    topic: str | None,
+    valid_from: str | datetime | None,
+    valid_until: str | datetime | None,
+) -> bool:
+    """Whether a correction would store what the memory already says: the same text (as
+    the write fingerprint compares it), topic and validity."""
+    return (
+        normalize_content(text) == normalize_content(memory.content)
+        and (topic is None or topic.strip() == memory.topic)
+        and limits.parse_instant(valid_from, "valid_from") == memory.valid_from
+        and limits.parse_instant(valid_until, "valid_until") == memory.valid_until
+    )
+
+
+def _duration(window: timedelta) -> str:
+    """ "15 minutes", "1 minute", "90 seconds"."""
+    seconds = int(window.total_seconds())
+    if seconds % 60:
+        return f"{seconds} seconds" if seconds != 1 else "1 second"
+    minutes = seconds // 60
+    return f"{minutes} minutes" if minutes != 1 else "1 minute"
 
 
 def _refuse_cycle(txn: StoreTransaction, target_id: str, replacement: Memory) -> None:

@@ -51,6 +51,7 @@ class MemoryService:
         self.memory = reading.memory
         self.list_memories = reading.list_memories
         self.page = reading.page
+        self.matching = reading.matching
 
         overview = Overview(store)
         self.topics = overview.topics

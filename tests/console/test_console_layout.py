@@ -11,7 +11,6 @@ each page at both widths go to ``docs/images/`` when ``METACORTEX_UPDATE_SCREENS
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -23,12 +22,13 @@ import pytest
 from tests.console import realistic
 from tests.console.browser_checks import (
     DESKTOP,
-    ROOT,
+    SCHEMES,
     WIDTHS,
     axe_script,
     axe_violations,
     chromium,
     overflow,
+    screenshot,
 )
 from tests.console.support import ConsoleLive, console_server, make_events
 from tests.oauth_support import PASSPHRASE, Browserless, OAuthLive, tool_call
@@ -37,7 +37,6 @@ playwright_sync = pytest.importorskip("playwright.sync_api")
 
 pytestmark = pytest.mark.slow
 
-IMAGES: Final = ROOT / "docs" / "images"
 GRANT_NAMES: Final = (
     "Notes Agent for the Platform Migration Working Group (staging environment)",
     "Claude",
@@ -167,18 +166,25 @@ PAGES: Final[dict[str, Callable[[Site], Any]]] = {
 
 
 @pytest.mark.parametrize("name", list(PAGES))
-def test_the_page_fits_phone_and_desktop_width_and_axe_finds_nothing(site: Site, name: str) -> None:
+def test_the_page_fits_phone_and_desktop_in_light_and_dark_and_axe_finds_nothing(
+    site: Site, name: str
+) -> None:
     problems: list[str] = []
-    for width, size in WIDTHS.items():
-        site.page.set_viewport_size(size)
-        site.signed_out.set_viewport_size(size)
-        page = PAGES[name](site)
-        page.wait_for_load_state()
-        problems += [f"{width}: {problem}" for problem in overflow(page)]
-        problems += [f"{width}: axe {violation}" for violation in axe_violations(page)]
-        if os.environ.get("METACORTEX_UPDATE_SCREENSHOTS") == "1" and not re.search(r"\d", name):
-            page.screenshot(path=str(IMAGES / f"console-{name}-{width}.png"), full_page=True)
-    site.page.set_viewport_size(DESKTOP)
+    for scheme in SCHEMES:
+        for width, size in WIDTHS.items():
+            for page in (site.page, site.signed_out):
+                page.set_viewport_size(size)
+                page.emulate_media(color_scheme=scheme)
+            page = PAGES[name](site)
+            page.wait_for_load_state()
+            where = f"{width} {scheme}"
+            problems += [f"{where}: {problem}" for problem in overflow(page)]
+            problems += [f"{where}: axe {violation}" for violation in axe_violations(page)]
+            if not re.search(r"\d", name):
+                screenshot(page, f"{name}-{width}", scheme)
+    for page in (site.page, site.signed_out):
+        page.set_viewport_size(DESKTOP)
+        page.emulate_media(color_scheme="light")
     assert not problems, "\n".join(problems)
 
 
@@ -226,18 +232,20 @@ def test_an_empty_store_says_how_to_connect_the_first_client(
 ) -> None:
     url, page = empty_site
     problems: list[str] = []
-    for width, size in WIDTHS.items():
-        page.set_viewport_size(size)
-        page.goto(url + "/console")
-        state = page.locator("#empty-store")
-        assert "connect your first client" in state.inner_text()
-        assert state.get_by_role("link", name="Clients").get_attribute("href") == (
-            url + "/console/clients"
-        )
-        assert "Quick start" in state.inner_text()
-        assert page.locator("#memory-list, .filter-form, .topics").count() == 0
-        problems += [f"{width}: {problem}" for problem in overflow(page)]
-        problems += [f"{width}: axe {violation}" for violation in axe_violations(page)]
-        if os.environ.get("METACORTEX_UPDATE_SCREENSHOTS") == "1":
-            page.screenshot(path=str(IMAGES / f"console-empty-{width}.png"), full_page=True)
+    for scheme in SCHEMES:
+        page.emulate_media(color_scheme=scheme)
+        for width, size in WIDTHS.items():
+            page.set_viewport_size(size)
+            page.goto(url + "/console")
+            state = page.locator("#empty-store")
+            assert "connect your first client" in state.inner_text()
+            assert state.get_by_role("link", name="Clients").get_attribute("href") == (
+                url + "/console/clients"
+            )
+            assert "Quick start" in state.inner_text()
+            assert page.locator("#memory-list, .filter-form, .topics").count() == 0
+            where = f"{width} {scheme}"
+            problems += [f"{where}: {problem}" for problem in overflow(page)]
+            problems += [f"{where}: axe {violation}" for violation in axe_violations(page)]
+            screenshot(page, f"empty-{width}", scheme)
     assert not problems, "\n".join(problems)

@@ -71,6 +71,7 @@ async def test_owner_signs_in_browses_filters_pages_and_opens_a_record(
     assert await page.locator("#position").inner_text() == "1–25 of 30"
     await page.get_by_role("combobox", name="Topic").fill("")
     await page.get_by_label("State").select_option("all")
+    await page.get_by_text("More filters").click()
     await page.get_by_label("Origin").select_option("user_asserted")
     await page.get_by_role("button", name="Apply filters").click()
     assert await page.locator("#memory-list > li").count() == len(seeded.garden)

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import pytest
 
@@ -31,7 +31,14 @@ from tests.console.browser_checks import (
     screenshot,
 )
 from tests.console.support import ConsoleLive, console_server, make_events
-from tests.oauth_support import PASSPHRASE, Browserless, OAuthLive, tool_call
+from tests.oauth_support import (
+    PASSPHRASE,
+    Browserless,
+    OAuthLive,
+    authorization_query,
+    pkce_pair,
+    tool_call,
+)
 
 playwright_sync = pytest.importorskip("playwright.sync_api")
 
@@ -50,6 +57,8 @@ class Site:
     corpus: realistic.Corpus
     page: Any
     signed_out: Any
+    consent_client: str  # an OAuth client registered for the consent page
+    active: Iterator[str]  # active memories no visit has changed yet
 
     def open(self, path: str) -> None:
         answer = self.page.goto(self.live.url + path)
@@ -91,11 +100,15 @@ def site(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sit
             tokens = agent.tokens(client["client_id"])
             used = tool_call(oauth.mcp, tokens["access_token"], "search_context", {"query": "x"})
             assert used.status_code == 200, used.text
+        consent_client = agent.register(client_name=GRANT_NAMES[0])["client_id"]
         agent.close()
         make_events(live.url)
         live.flush_events()
         signed_out = browser.new_context(viewport=DESKTOP, bypass_csp=True).new_page()
-        yield Site(live, corpus, _signed_in(browser, live.url), signed_out)
+        records = live.store.get_many(corpus.bulk)
+        active = iter([r.id for r in records if r is not None and r.branch_state.value == "active"])
+        page = _signed_in(browser, live.url)
+        yield Site(live, corpus, page, signed_out, consent_client, active)
 
 
 def _sign_in(site: Site) -> Any:
@@ -136,6 +149,36 @@ def _refused_correction(site: Site) -> Any:
     return site.page
 
 
+def _consent(site: Site) -> Any:
+    _, challenge = pkce_pair()
+    query = authorization_query(
+        site.consent_client,
+        challenge,
+        state="st-1",
+        resource=site.live.url + "/mcp",
+        scope="memory:read memory:write offline_access",
+    )
+    site.open("/oauth/authorize?" + urlencode(query))
+    site.page.get_by_role("button", name="Allow").wait_for()
+    return site.page
+
+
+def _undo_offered(site: Site) -> Any:
+    """A memory's page right after its deprecation: the confirmation and its Undo."""
+    site.open(f"/console/memories/{next(site.active)}/deprecate")
+    site.page.get_by_role("button", name="Deprecate", exact=True).click()
+    site.page.locator("#undo-form").wait_for()
+    return site.page
+
+
+def _bulk_done(site: Site) -> Any:
+    ids = "&".join(f"id={next(site.active)}" for _ in range(3))
+    site.open(f"/console/bulk?action=promote&{ids}")
+    site.page.get_by_role("button", name="Promote 3 memories").click()
+    site.page.locator("#page-notice").wait_for()
+    return site.page
+
+
 # name -> how to reach it; names without a number are also the screenshots' names.
 PAGES: Final[dict[str, Callable[[Site], Any]]] = {
     "sign-in": _sign_in,
@@ -149,9 +192,16 @@ PAGES: Final[dict[str, Callable[[Site], Any]]] = {
     "record-4 long first line": _path("/console/memories/{c.long_line}"),
     "record-5 image": _path("/console/memories/{c.image}"),
     "record-6 refused correction": _refused_correction,
+    "why": _path("/console/memories/{c.long_line}?q=platform+migration+billing&state=active"),
+    "undo": _undo_offered,
+    "words": _path("/console?words=billing+invoice&state=all"),
+    "bulk": _path("/console/bulk?action=move&id={c.chain[2]}&id={c.correction}&id={c.long_line}"),
+    "bulk-2 deprecate": _path("/console/bulk?action=deprecate&id={c.chain[2]}&id={c.image}"),
+    "bulk-3 done": _bulk_done,
     "deprecate": _path("/console/memories/{c.long_line}/deprecate?q=platform+migration+billing"),
     "search": _path("/console/search?q=billing+migration+invoice"),
     "search-2 no such topic": _path("/console/search?q=billing&topic=clie"),
+    "nothing-relevant": _path("/console/search?q=zxqv+plorf+wibble"),
     "consolidate-2 picker": _path("/console/consolidate"),
     "consolidate": _consolidate_preview,
     "consolidate-3 chosen": _path(
@@ -161,6 +211,8 @@ PAGES: Final[dict[str, Callable[[Site], Any]]] = {
     "erase-2 a selection": _path("/console/erase?id={c.merged}&id={c.chain[2]}"),
     "clients": _path("/console/clients"),
     "activity": _path("/console/activity"),
+    "export": _path("/console/backup"),
+    "consent": _consent,
     "refused": _path("/console/memories/00000000000000000000000000"),
 }
 
@@ -248,4 +300,24 @@ def test_an_empty_store_says_how_to_connect_the_first_client(
             problems += [f"{where}: {problem}" for problem in overflow(page)]
             problems += [f"{where}: axe {violation}" for violation in axe_violations(page)]
             screenshot(page, f"empty-{width}", scheme)
+    assert not problems, "\n".join(problems)
+
+
+def test_a_new_install_s_activity_page_says_what_will_appear_there(
+    empty_site: tuple[str, Any],
+) -> None:
+    url, page = empty_site
+    problems: list[str] = []
+    for scheme in SCHEMES:
+        page.emulate_media(color_scheme=scheme)
+        for width, size in WIDTHS.items():
+            page.set_viewport_size(size)
+            page.goto(url + "/console/activity")
+            assert "will" not in page.locator("#empty-activity h2").inner_text()
+            assert page.locator("#empty-activity li").count() == 4
+            assert page.locator("svg, table").count() == 0
+            where = f"{width} {scheme}"
+            problems += [f"{where}: {problem}" for problem in overflow(page)]
+            problems += [f"{where}: axe {violation}" for violation in axe_violations(page)]
+            screenshot(page, f"activity-empty-{width}", scheme)
     assert not problems, "\n".join(problems)

@@ -19,9 +19,10 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import Response
 
-from metacortex.console.base import ADMIN, ConsoleBase, form_text
+from metacortex.console.base import ADMIN, ConsoleBase, form_text, text
 from metacortex.console.filtering import topic_names
 from metacortex.console.undoing import keep, offered
+from metacortex.domain import limits
 from metacortex.domain.records import Initiator
 from metacortex.errors import InvalidArgument, MetaCortexError
 from metacortex.owner import Session
@@ -62,6 +63,21 @@ async def bulk_page(console: ConsoleBase, request: Request, session: Session) ->
         ids = _ids(request.query_params.getlist("id"))
     except MetaCortexError as error:
         return console.refused(request, session, error, "Nothing to change")
+    return await _confirmation(console, request, session, action, ids)
+
+
+async def _confirmation(
+    console: ConsoleBase,
+    request: Request,
+    session: Session,
+    action: str,
+    ids: list[str],
+    *,
+    typed: dict[str, str] | None = None,
+    error: MetaCortexError | None = None,
+) -> Response:
+    """The confirmation page; again after a refused topic, with the error and what was
+    typed."""
     records = [r for r in await console.call(console.service.store.get_many, memory_ids=ids) if r]
     counts = await console.call(console.service.store.topic_counts)
     verb, _ = ACTIONS[action]
@@ -77,7 +93,10 @@ async def bulk_page(console: ConsoleBase, request: Request, session: Session) ->
             "missing": len(ids) - len(records),
             "drafts": sum(record.branch_state.value == "wip" for record in records),
             "topic_names": topic_names(counts),
+            "typed": typed or {},
+            "error": error.message if error is not None else None,
         },
+        status_code=console.status_of(error) if error is not None else 200,
     )
 
 
@@ -86,9 +105,13 @@ async def bulk_apply(console: ConsoleBase, request: Request, session: Session) -
     try:
         action = _action(form_text(form, "action"))
         ids = _ids(form.getlist("id"))
-        change = _change(console, action, form)
     except MetaCortexError as error:
         return console.refused(request, session, error, "Nothing was changed")
+    try:
+        change = _change(console, action, form)
+    except MetaCortexError as error:
+        typed = {"topic": text(form.get("topic")) or ""}
+        return await _confirmation(console, request, session, action, ids, typed=typed, error=error)
     started = time.perf_counter()
     done: list[str] = []
     undos: list[Undo] = []
@@ -143,9 +166,10 @@ def _change(console: ConsoleBase, action: str, form: FormData) -> Change:
         )
     if action == "promote":
         return lambda memory_id: service.promote_undoable(ADMIN, id=memory_id)
-    topic = form_text(form, "topic")
-    if topic is None:
+    typed = form_text(form, "topic")
+    if typed is None:
         raise InvalidArgument("give the topic to move the memories to")
+    topic = limits.check_topic(typed)  # once, before any memory moves
     return lambda memory_id: service.move(ADMIN, id=memory_id, topic=topic)
 
 

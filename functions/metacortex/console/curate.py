@@ -57,7 +57,8 @@ async def correct(console: ConsoleBase, request: Request, session: Session) -> R
         summary,
         response={"id": new_id, "deprecated_id": memory_id, "write_status": result["write_status"]},
     )
-    key = await keep(console, undo, note=result.get("note"))
+    # A correction identical to a recent save points to that memory: its page confirms.
+    key = await keep(console, undo, note=result.get("note"), shown_on=new_id)
     return console.redirect(request, _done(new_id, "corrected", key))
 
 

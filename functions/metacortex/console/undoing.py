@@ -42,16 +42,18 @@ async def offered(
     console: ConsoleBase, key: str | None, memory_id: str | None = None
 ) -> tuple[dict[str, Any] | None, dict[str, Any]]:
     """The Undo button a page shows for ``key`` (None when it is gone or, with
-    ``memory_id``, is not about that memory), and the extra data kept with it."""
+    ``memory_id``, is not about that memory nor kept for its page, ``shown_on``), and
+    the extra data kept with it."""
     if not key or len(key) > 64:
         return None, {}
     data = await console.call(console.service.store.auth_get, kind=KIND, key=key)
     if data is None:
         return None, {}
     undo = Undo.from_data(data["undo"])
-    if memory_id is not None and memory_id not in {step.id for step in undo.steps}:
-        return None, {}
     extra = {name: value for name, value in data.items() if name != "undo"}
+    about = {step.id for step in undo.steps} | {extra.get("shown_on")}
+    if memory_id is not None and memory_id not in about:
+        return None, {}
     return {"key": key, "until": undo.until, "minutes": MINUTES, "action": undo.action}, extra
 
 

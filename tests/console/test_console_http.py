@@ -139,7 +139,7 @@ def test_record_page_shows_provenance_image_description_refs_and_lineage_both_wa
 
     assert all(source_id in merged for source_id in seeded.merge_sources)
     # How it was merged, in plain words (the identifier stays in the tools' metadata).
-    assert "sentences joined without a model" in merged
+    assert "joining the sentences, without a model" in merged
     assert "offline_sentence_merge" not in merged
     assert 'id="lineage-merged"' in source
     assert seeded.merged in source

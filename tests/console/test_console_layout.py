@@ -279,8 +279,31 @@ def empty_site(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterat
         yield live.url, _signed_in(browser, live.url)
 
 
-def test_an_empty_store_says_how_to_connect_the_first_client(
-    empty_site: tuple[str, Any],
+def _connect_first_client(page: Any, url: str) -> None:
+    state = page.locator("#empty-store")
+    assert "connect your first client" in state.inner_text()
+    link = state.get_by_role("link", name="Clients").get_attribute("href")
+    assert link == url + "/console/clients"
+    assert "Quick start" in state.inner_text()
+    assert page.locator("#memory-list, .filter-form, .topics").count() == 0
+
+
+def _what_activity_will_show(page: Any, url: str) -> None:
+    assert "No activity in the last 14 days" in page.locator("#empty-activity h2").inner_text()
+    assert page.locator("#empty-activity li").count() == 4
+    assert page.locator("svg, table").count() == 0
+
+
+@pytest.mark.parametrize(
+    ("path", "name", "says"),
+    [
+        ("/console", "empty", _connect_first_client),
+        ("/console/activity", "activity-empty", _what_activity_will_show),
+    ],
+    ids=["the memories say how to connect the first client", "activity says what will appear"],
+)
+def test_a_new_install_says_what_to_do_and_what_will_appear(
+    empty_site: tuple[str, Any], path: str, name: str, says: Callable[[Any, str], None]
 ) -> None:
     url, page = empty_site
     problems: list[str] = []
@@ -288,36 +311,10 @@ def test_an_empty_store_says_how_to_connect_the_first_client(
         page.emulate_media(color_scheme=scheme)
         for width, size in WIDTHS.items():
             page.set_viewport_size(size)
-            page.goto(url + "/console")
-            state = page.locator("#empty-store")
-            assert "connect your first client" in state.inner_text()
-            assert state.get_by_role("link", name="Clients").get_attribute("href") == (
-                url + "/console/clients"
-            )
-            assert "Quick start" in state.inner_text()
-            assert page.locator("#memory-list, .filter-form, .topics").count() == 0
+            page.goto(url + path)
+            says(page, url)
             where = f"{width} {scheme}"
             problems += [f"{where}: {problem}" for problem in overflow(page)]
             problems += [f"{where}: axe {violation}" for violation in axe_violations(page)]
-            screenshot(page, f"empty-{width}", scheme)
-    assert not problems, "\n".join(problems)
-
-
-def test_a_new_install_s_activity_page_says_what_will_appear_there(
-    empty_site: tuple[str, Any],
-) -> None:
-    url, page = empty_site
-    problems: list[str] = []
-    for scheme in SCHEMES:
-        page.emulate_media(color_scheme=scheme)
-        for width, size in WIDTHS.items():
-            page.set_viewport_size(size)
-            page.goto(url + "/console/activity")
-            assert "will" not in page.locator("#empty-activity h2").inner_text()
-            assert page.locator("#empty-activity li").count() == 4
-            assert page.locator("svg, table").count() == 0
-            where = f"{width} {scheme}"
-            problems += [f"{where}: {problem}" for problem in overflow(page)]
-            problems += [f"{where}: axe {violation}" for violation in axe_violations(page)]
-            screenshot(page, f"activity-empty-{width}", scheme)
+            screenshot(page, f"{name}-{width}", scheme)
     assert not problems, "\n".join(problems)

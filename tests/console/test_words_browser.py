@@ -183,7 +183,7 @@ async def test_states_merges_and_refusals_read_in_plain_words(browser: Browser) 
 
     await browser.open(f"/console/memories/{seeded.merged}")
     merged_by = await page.locator("#merged-by").inner_text()
-    assert merged_by == "sentences joined without a model (no generation model is configured)"
+    assert merged_by == "joining the sentences, without a model (no generation model is configured)"
 
     await browser.open("/console/activity")
     refusals = await page.locator("#chart-refusals rect.bar").all_text_contents()

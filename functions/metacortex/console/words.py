@@ -38,12 +38,13 @@ STATES: Final = {
 
 
 def merge_method(method: str) -> str:
-    """How a consolidated memory was written: "sentences joined without a model" for the
-    offline merge, "the gemini-2.5-flash model" for a model, "…, then edited by you"."""
+    """How a consolidated memory was written, after "Merged by": "joining the sentences,
+    without a model" for the offline merge, "the gemini-2.5-flash model" for a model,
+    "…, then edited by you"."""
     if method.endswith(OWNER_EDIT):
         return merge_method(method.removesuffix(OWNER_EDIT)) + ", then edited by you"
     if method == OFFLINE_MERGE:
-        return "sentences joined without a model (no generation model is configured)"
+        return "joining the sentences, without a model (no generation model is configured)"
     return f"the {method} model"
 
 

@@ -173,8 +173,9 @@ def _undo_offered(site: Site) -> Any:
 
 def _bulk_done(site: Site) -> Any:
     ids = "&".join(f"id={next(site.active)}" for _ in range(3))
-    site.open(f"/console/bulk?action=promote&{ids}")
-    site.page.get_by_role("button", name="Promote 3 memories").click()
+    site.open(f"/console/bulk?action=move&{ids}")
+    site.page.get_by_label("Move to topic").fill("household/filing-2026")
+    site.page.get_by_role("button", name="Move 3 memories").click()
     site.page.locator("#page-notice").wait_for()
     return site.page
 

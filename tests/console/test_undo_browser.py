@@ -198,7 +198,7 @@ async def test_promote_a_selection_of_drafts(browser: Browser) -> None:
     await page.get_by_role("button", name="Select all 2 on this page").click()
     await page.get_by_role("button", name="Promote selected…").click()
     assert "2 of them are drafts" in await page.locator("#bulk-summary").inner_text()
-    await page.get_by_role("button", name="Promote 2 memories").click()
+    await page.get_by_role("button", name="Promote 2 drafts").click()
 
     assert await browser.notice() == "2 memories promoted."
     assert [_meta(live, i)["branch_state"] for i in drafts] == ["active", "active"]

@@ -1,11 +1,13 @@
-"""A record's lifecycle: deprecate (with supersession), promote a draft, correct."""
+"""A record's lifecycle: deprecate (with supersession), promote a draft, correct, move to
+another topic; the owner's changes come with how to undo them (``usecases/undo.py``)."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from metacortex.domain import limits
+from metacortex.domain.fingerprint import normalize_content
 from metacortex.domain.records import (
     BranchState,
     Initiator,
@@ -18,6 +20,7 @@ from metacortex.errors import Conflict, FailedPrecondition, Forbidden, InvalidAr
 from metacortex.storage.base import MemoryStore, StoreTransaction
 from metacortex.usecases.access import Access, parse_enum, visible
 from metacortex.usecases.save import Saving
+from metacortex.usecases.undo import Step, StepKind, Undo, version_of
 
 _MAX_CHAIN_HOPS = 1_000
 
@@ -25,9 +28,10 @@ _MAX_CHAIN_HOPS = 1_000
 class Lifecycle:
     """``deprecate_context``; the console's promote and correct (``correct_memory``)."""
 
-    def __init__(self, store: MemoryStore, saving: Saving) -> None:
+    def __init__(self, store: MemoryStore, saving: Saving, dedupe_window: timedelta) -> None:
         self._store = store
         self._saving = saving
+        self._window = dedupe_window
 
     def deprecate(
         self,
@@ -38,6 +42,25 @@ class Lifecycle:
         supersession_reason: str | None = None,
         initiator: str | None = None,
     ) -> dict[str, Any]:
+        """``deprecate_context``."""
+        return self.deprecate_undoable(
+            access,
+            id=id,
+            superseding_id=superseding_id,
+            supersession_reason=supersession_reason,
+            initiator=initiator,
+        )[0]
+
+    def deprecate_undoable(
+        self,
+        access: Access,
+        *,
+        id: str,
+        superseding_id: str | None = None,
+        supersession_reason: str | None = None,
+        initiator: str | None = None,
+    ) -> tuple[dict[str, Any], Undo | None]:
+        """The deprecation and how to undo it (None: it changed nothing)."""
         target_id = limits.check_id(id)
         replacement_id = (
             limits.check_id(superseding_id, "superseding_id") if superseding_id else None
@@ -46,9 +69,9 @@ class Lifecycle:
         reason = reason or SupersessionReason.CHANGED
         who = parse_enum(Initiator, initiator, "initiator")
         if replacement_id == target_id:
-            raise InvalidArgument("a memory cannot supersede itself")
+            raise InvalidArgument(self._itself())
 
-        def apply(txn: StoreTransaction) -> dict[str, Any]:
+        def apply(txn: StoreTransaction) -> tuple[dict[str, Any], Undo | None]:
             # Both records in one read; the chain beyond the replacement only when it has one.
             target, replacement = txn.get_many([target_id, replacement_id or target_id])
             if target is None or target.branch_state not in access.readable_states:
@@ -59,7 +82,7 @@ class Lifecycle:
                 _refuse_cycle(txn, target_id, replacement)
             if target.branch_state is BranchState.DEPRECATED:
                 if (target.superseded_by, target.supersession_reason) == (replacement_id, reason):
-                    return _deprecation_result(target, BranchState.DEPRECATED)
+                    return _deprecation_result(target, BranchState.DEPRECATED), None
                 raise Conflict(
                     f"memory {target_id!r} is already deprecated "
                     f"(superseded_by={target.superseded_by!r}, reason="
@@ -81,32 +104,73 @@ class Lifecycle:
                 updated_at=now,
             )
             txn.put(updated)
-            return _deprecation_result(updated, target.branch_state)
+            step = Step(
+                StepKind.REINSTATE,
+                target.id,
+                version_of(updated),
+                state=target.branch_state,
+                valid_until=target.valid_until,
+                initiator=target.initiator,
+            )
+            undo = Undo("deprecate", (step,), now)
+            return _deprecation_result(updated, target.branch_state), undo
 
         return self._store.transaction(apply)
 
     def promote(self, access: Access, *, id: str) -> dict[str, Any]:
         """A draft (``wip``) becomes ``active``; promoting an active record changes nothing."""
+        return self.promote_undoable(access, id=id)[0]
+
+    def promote_undoable(self, access: Access, *, id: str) -> tuple[dict[str, Any], Undo | None]:
+        """The promotion and how to undo it (None: it changed nothing)."""
         target_id = limits.check_id(id)
         if not access.may_write_lifecycle:
             raise Forbidden("this endpoint may not change a memory's branch_state")
 
-        def apply(txn: StoreTransaction) -> dict[str, Any]:
+        def apply(txn: StoreTransaction) -> tuple[dict[str, Any], Undo | None]:
             target = txn.get(target_id)
             if target is None or target.branch_state not in access.readable_states:
                 raise NotFound(f"no memory with id {target_id!r}")
             previous = target.branch_state
+            undo = None
             if previous is BranchState.WIP:
-                target = target.with_changes(branch_state=BranchState.ACTIVE, updated_at=utc_now())
+                now = utc_now()
+                target = target.with_changes(branch_state=BranchState.ACTIVE, updated_at=now)
                 txn.put(target)
+                step = Step(StepKind.DEMOTE, target.id, version_of(target))
+                undo = Undo("promote", (step,), now)
             elif previous is not BranchState.ACTIVE:
                 raise FailedPrecondition(
                     f"memory {target_id!r} is {previous.value!r}; only a draft (wip) is promoted"
                 )
-            return {
+            result = {
                 "item": {"id": target.id, "branch_state": target.branch_state.value},
                 "previous_state": previous.value,
             }
+            return result, undo
+
+        return self._store.transaction(apply)
+
+    def move(self, access: Access, *, id: str, topic: str) -> tuple[dict[str, Any], Undo | None]:
+        """The record, same id and history, in another topic (the console's "move to
+        topic"); the same topic changes nothing (no undo)."""
+        target_id = limits.check_id(id)
+        name = limits.check_topic(topic)
+        if not access.may_write_lifecycle:
+            raise Forbidden("this endpoint may not move a memory to another topic")
+
+        def apply(txn: StoreTransaction) -> tuple[dict[str, Any], Undo | None]:
+            target = txn.get(target_id)
+            if target is None or target.branch_state not in access.readable_states:
+                raise NotFound(f"no memory with id {target_id!r}")
+            result = {"item": {"id": target.id, "topic": name}, "previous_topic": target.topic}
+            if target.topic == name:
+                return result, None
+            now = utc_now()
+            moved = target.with_changes(topic=name, updated_at=now)
+            txn.put(moved)
+            step = Step(StepKind.MOVE, target.id, version_of(moved), topic=target.topic)
+            return result, Undo("move", (step,), now)
 
         return self._store.transaction(apply)
 
@@ -122,11 +186,37 @@ class Lifecycle:
     ) -> dict[str, Any]:
         """The ``correct_memory`` flow: save the right memory (user-asserted), then deprecate
         the wrong one with reason ``corrected`` and the new one as its replacement."""
+        return self.correct_undoable(
+            access,
+            id=id,
+            corrected_content=corrected_content,
+            topic=topic,
+            valid_from=valid_from,
+            valid_until=valid_until,
+        )[0]
+
+    def correct_undoable(
+        self,
+        access: Access,
+        *,
+        id: str,
+        corrected_content: str,
+        topic: str | None = None,
+        valid_from: str | datetime | None = None,
+        valid_until: str | datetime | None = None,
+    ) -> tuple[dict[str, Any], Undo]:
+        """The correction and how to undo it: the original reinstated and, when the
+        correction created a memory, that memory retired (one that existed already stays)."""
         wrong = visible(self._store, access, limits.check_id(id))
         if wrong.branch_state is BranchState.DEPRECATED:
             raise Conflict(f"memory {wrong.id!r} is already deprecated; correct its replacement")
         if not corrected_content.strip():
             raise InvalidArgument("corrected_content is required")
+        if _unchanged(wrong, corrected_content, topic, valid_from, valid_until):
+            raise InvalidArgument(
+                "the corrected text is the same as the memory's (spacing aside), so there is "
+                "nothing to correct: change the text, or deprecate the memory instead"
+            )
         saved = self._saving.save(
             access,
             content=corrected_content,
@@ -136,18 +226,69 @@ class Lifecycle:
             origin=Origin.USER_ASSERTED.value,
         )
         new_id = str(saved["item"]["id"])
-        deprecated = self.deprecate(
+        deprecated, reinstate = self.deprecate_undoable(
             access,
             id=wrong.id,
             superseding_id=new_id,
             supersession_reason=SupersessionReason.CORRECTED.value,
             initiator=Initiator.USER.value,
         )
-        return {
+        result = {
             "item": saved["item"],
             "write_status": saved["write_status"],
             "deprecated": deprecated,
         }
+        steps = reinstate.steps if reinstate is not None else ()
+        if saved["write_status"] == "duplicate":
+            result["note"] = (
+                f"This text was already saved as memory {new_id!r} in the last "
+                f"{_duration(self._window)} (identical saves within the dedupe window are "
+                "stored once), so the corrected memory now points to it."
+            )
+        else:
+            retire = Step(StepKind.RETIRE, new_id, version_of(saved["item"]), replaced_by=wrong.id)
+            steps = (*steps, retire)
+        made_at = reinstate.made_at if reinstate is not None else utc_now()
+        return result, Undo("correct", steps, made_at)
+
+    def _itself(self) -> str:
+        """Why a memory cannot supersede itself, with the usual way it happens: the
+        corrected text, saved unchanged, came back as the same memory (dedupe)."""
+        message = "a memory cannot supersede itself"
+        if self._window <= timedelta(0):
+            return message
+        return (
+            f"{message}: superseding_id is the memory being deprecated. If save_context "
+            "returned this id for the corrected text, that text is identical to one saved "
+            f"in the last {_duration(self._window)} (the same memory comes back instead of "
+            "a new one): change the text, or deprecate it with no superseding_id"
+        )
+
+
+def _unchanged(
+    memory: Memory,
+    text: str,
+    topic: str | None,
+    valid_from: str | datetime | None,
+    valid_until: str | datetime | None,
+) -> bool:
+    """Whether a correction would store what the memory already says: the same text (as
+    the write fingerprint compares it), topic and validity."""
+    return (
+        normalize_content(text) == normalize_content(memory.content)
+        and (topic is None or topic.strip() == memory.topic)
+        and limits.parse_instant(valid_from, "valid_from") == memory.valid_from
+        and limits.parse_instant(valid_until, "valid_until") == memory.valid_until
+    )
+
+
+def _duration(window: timedelta) -> str:
+    """ "15 minutes", "1 minute", "90 seconds"."""
+    seconds = int(window.total_seconds())
+    if seconds % 60:
+        return f"{seconds} seconds" if seconds != 1 else "1 second"
+    minutes = seconds // 60
+    return f"{minutes} minutes" if minutes != 1 else "1 minute"
 
 
 def _refuse_cycle(txn: StoreTransaction, target_id: str, replacement: Memory) -> None:

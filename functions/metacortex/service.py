@@ -1,8 +1,9 @@
 """``MemoryService``: the memory use cases behind one facade.
 
 Each use case lives in a module of its own under ``metacortex.usecases`` (save,
-search, reading, overview, lifecycle, consolidation, erase, spaces); this class builds them over one
-store and one set of models and exposes their methods, so the server, the
+search, reading, overview, lifecycle, undo, consolidation, erase, spaces); this
+class builds them over one store and one set of models and exposes their
+methods, so the server, the
 console, the CLI, operations and benches call ``service.save(...)``,
 ``service.search(...)`` and so on. Every rule of the spec's §1–2 lives in those
 modules or in ``domain``.
@@ -22,6 +23,7 @@ from metacortex.usecases.reading import Reading
 from metacortex.usecases.save import Saving
 from metacortex.usecases.search import Searching
 from metacortex.usecases.spaces import Spaces
+from metacortex.usecases.undo import Undoing
 
 __all__ = ["Access", "MemoryService", "ServiceOptions"]
 
@@ -51,15 +53,22 @@ class MemoryService:
         self.memory = reading.memory
         self.list_memories = reading.list_memories
         self.page = reading.page
+        self.matching = reading.matching
 
         overview = Overview(store)
         self.topics = overview.topics
         self.recent = overview.recent
 
-        lifecycle = Lifecycle(store, saving)
+        lifecycle = Lifecycle(store, saving, self._options.dedupe_window)
         self.deprecate = lifecycle.deprecate
         self.promote = lifecycle.promote
         self.correct = lifecycle.correct
+        # The owner's (console) variants: each also returns how to undo it.
+        self.deprecate_undoable = lifecycle.deprecate_undoable
+        self.promote_undoable = lifecycle.promote_undoable
+        self.correct_undoable = lifecycle.correct_undoable
+        self.move = lifecycle.move
+        self.undo = Undoing(store).undo
 
         consolidation = Consolidation(store, embedder, merger)
         self.consolidate = consolidation.consolidate

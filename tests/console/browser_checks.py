@@ -6,6 +6,7 @@ axe-core is Deque's own accessibility engine, installed from npm (``axe-core@4``
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -19,6 +20,9 @@ AXE_SCRIPT: Final = AXE_CACHE / "node_modules" / "axe-core" / "axe.min.js"
 PHONE: Final = {"width": 390, "height": 844}
 DESKTOP: Final = {"width": 1280, "height": 800}
 WIDTHS: Final = {"phone": PHONE, "desktop": DESKTOP}
+# The system's colour scheme (prefers-color-scheme) the pages are checked in.
+SCHEMES: Final = ("light", "dark")
+IMAGES: Final = ROOT / "docs" / "images"
 
 
 def chromium() -> str:
@@ -95,13 +99,29 @@ def overflow(page: Any) -> list[str]:
     return problems
 
 
+# WCAG 2.0-2.2 A and AA and axe's best practices: with ``wcag22aa`` axe also runs
+# ``target-size`` (every target at least 24 by 24 CSS pixels, or spaced as if it were).
+AXE_TAGS: Final = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"]
+AXE_RUN: Final = "async tags => (await axe.run({runOnly: {type: 'tag', values: tags}})).violations"
+
+
 def axe_violations(page: Any) -> list[str]:
-    """axe-core's violations on the page as loaded (every rule axe runs by default)."""
+    """axe-core's violations on the page as loaded: WCAG 2.2 AA (target size included)
+    and best practices."""
     if not page.evaluate("typeof window.axe !== 'undefined'"):
         page.add_script_tag(path=str(axe_script()))
-    found: list[dict[str, Any]] = page.evaluate("async () => (await axe.run()).violations")
+    found: list[dict[str, Any]] = page.evaluate(AXE_RUN, AXE_TAGS)
     return [
         f"{v['id']} ({v['impact']}): {v['help']} at "
         + ", ".join(" ".join(node["target"]) for node in v["nodes"][:3])
         for v in found
     ]
+
+
+def screenshot(page: Any, name: str, scheme: str) -> None:
+    """``docs/images/console-<name>[-dark].png`` of the whole page, when
+    ``METACORTEX_UPDATE_SCREENSHOTS=1`` asks for new ones."""
+    if os.environ.get("METACORTEX_UPDATE_SCREENSHOTS") != "1":
+        return
+    suffix = "-dark" if scheme == "dark" else ""
+    page.screenshot(path=str(IMAGES / f"console-{name}{suffix}.png"), full_page=True)

@@ -9,23 +9,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import anyio
 import pytest
 
 from metacortex.domain.records import utc_now
 from metacortex.owner.sessions import KIND, digest
-from tests.console.browser_checks import chromium as system_chromium
+from tests.console.browsing import Browser, chromium_on
 from tests.console.support import ADMIN, ConsoleLive, console_server, make_events, seed
 from tests.oauth_support import PASSPHRASE, Browserless, OAuthLive, tool_call, tools_list
 
 playwright_api = pytest.importorskip("playwright.async_api")
-
-ROOT: Final = Path(__file__).resolve().parents[2]
-DESKTOP: Final = {"width": 1280, "height": 900}
 
 pytestmark = pytest.mark.slow
 
@@ -41,48 +37,10 @@ def live(tmp_path: Path) -> Iterator[ConsoleLive]:
         yield running
 
 
-@dataclass
-class Browser:
-    page: Any
-    live: ConsoleLive
-    problems: list[str] = field(default_factory=list)
-    # HTTP statuses a test provokes on purpose (Chromium logs each as a console error).
-    expected_statuses: set[int] = field(default_factory=set)
-
-    async def open(self, path: str) -> None:
-        await self.page.goto(self.live.url + path)
-
-    async def sign_in(self, path: str = "/console") -> None:
-        await self.open(path)
-        await self.page.fill("#passphrase", PASSPHRASE)
-        await self.page.click("button[type=submit]")
-        await self.page.get_by_role("navigation", name="Console").wait_for()
-
-
 @pytest.fixture
-async def browser(live: ConsoleLive, tmp_path: Path) -> AsyncIterator[Browser]:
-    executable = system_chromium()
-    async with playwright_api.async_playwright() as playwright:
-        chromium = await playwright.chromium.launch(
-            executable_path=executable, args=["--no-sandbox", "--disable-gpu"]
-        )
-        context = await chromium.new_context(viewport=DESKTOP, accept_downloads=True)
-        page = await context.new_page()
-        driver = Browser(page, live)
-
-        def console_message(message: Any) -> None:
-            status = re.search(r"responded with a status of (\d+)", message.text)
-            if status and int(status.group(1)) in driver.expected_statuses:
-                return
-            if message.type in ("error", "warning"):
-                driver.problems.append(f"console {message.type}: {message.text}")
-
-        page.on("console", console_message)
-        page.on("pageerror", lambda error: driver.problems.append(f"page error: {error}"))
-        try:
-            yield driver
-        finally:
-            await chromium.close()
+async def browser(live: ConsoleLive) -> AsyncIterator[Browser]:
+    async with chromium_on(live) as driver:
+        yield driver
     assert driver.problems == []
 
 
@@ -113,6 +71,7 @@ async def test_owner_signs_in_browses_filters_pages_and_opens_a_record(
     assert await page.locator("#position").inner_text() == "1–25 of 30"
     await page.get_by_role("combobox", name="Topic").fill("")
     await page.get_by_label("State").select_option("all")
+    await page.get_by_text("More filters").click()
     await page.get_by_label("Origin").select_option("user_asserted")
     await page.get_by_role("button", name="Apply filters").click()
     assert await page.locator("#memory-list > li").count() == len(seeded.garden)
@@ -182,15 +141,20 @@ async def test_owner_deprecates_with_a_replacement_found_by_search_after_confirm
     first = seeded.garden[0]
     await browser.sign_in(f"/console/memories/{first}")
 
-    await page.get_by_label("Find the memory that replaces it (optional)").fill("basil planted")
-    await page.get_by_role("button", name="Deprecate…").click()
+    await (
+        page.get_by_role("group", name="Change this memory")
+        .get_by_role("button", name="Deprecate…")
+        .click()
+    )
     await page.get_by_role("heading", name="Deprecate this memory?").wait_for()
+    await page.get_by_label("Find the memory that replaces it").fill("basil planted")
+    await page.get_by_role("button", name="Find").click()
     assert live.service.fetch(ADMIN, id=first)["item"]["metadata"]["branch_state"] == "active"
     await page.get_by_label(re.compile("^The basil is planted next to the tomatoes")).check()
     await page.get_by_label(re.compile("^changed")).check()
     await page.get_by_role("button", name="Deprecate", exact=True).click()
 
-    assert await page.get_by_role("status").inner_text() == "The memory was deprecated."
+    assert await browser.notice() == "The memory was deprecated."
     assert await page.locator("#record-state").inner_text() == "deprecated"
     assert await page.locator("#chain a").first.inner_text() == (
         "The basil is planted next to the tomatoes."
@@ -289,7 +253,7 @@ async def test_consolidation_preview_drops_a_draft_and_keeps_the_owners_edit(
 
     assert "merged into this one" in await page.get_by_role("status").inner_text()
     assert await page.locator("#record-content").inner_text() == edited
-    assert "edited by the owner" in await page.locator(".details").inner_text()
+    assert "then edited by you" in await page.locator("#merged-by").inner_text()
     await playwright_api.expect(page.locator("#lineage-sources li")).to_have_count(2)
     for source in seeded.drafts:
         meta = live.service.fetch(ADMIN, id=source)["item"]["metadata"]
@@ -405,7 +369,7 @@ async def test_activity_charts_render_from_real_events_and_the_backup_downloads(
     assert await relevant.count() == 1  # of two searches, one found nothing
     assert "50% of searches (1 of 2)" in await page.locator("#search-health").inner_text()
     assert await page.locator("#chart-latency circle.point").count() >= 2
-    refusals = page.locator("#chart-refusals rect.bar", has_text="unauthorized: 1")
+    refusals = page.locator("#chart-refusals rect.bar", has_text="wrong or no token: 1")
     assert await refusals.count() == 1
     box = await page.locator("#chart-calls").bounding_box()
     assert box is not None

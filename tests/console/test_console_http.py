@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -62,8 +63,14 @@ def test_signing_in_returns_to_the_console_with_a_strict_session_cookie(owner: O
     assert 'id="empty-store"' in page.text
     csp = page.headers["content-security-policy"]
     assert "default-src 'none'" in csp
-    assert "script-src" not in csp
-    assert "<script" not in page.text
+    # One script file from the console's own origin; no inline script can run.
+    assert "script-src 'self';" in csp
+    assert "unsafe-inline" not in csp
+    scripts = re.findall(r"<script([^>]*)>(.*?)</script>", page.text, re.S)
+    assert scripts == [(f' src="{owner.live.url}/console/static/console.js" defer', "")]
+    served = owner.http.get("/console/static/console.js")
+    assert served.headers["content-type"].startswith("text/javascript")
+    assert served.headers["x-content-type-options"] == "nosniff"
     assert "http://" not in page.text.replace(owner.live.url, "")
     assert "https://" not in page.text
 
@@ -131,7 +138,9 @@ def test_record_page_shows_provenance_image_description_refs_and_lineage_both_wa
     image = owner.http.get(f"/console/memories/{seeded.image}").text
 
     assert all(source_id in merged for source_id in seeded.merge_sources)
-    assert "offline_sentence_merge" in merged
+    # How it was merged, in plain words (the identifier stays in the tools' metadata).
+    assert "joining the sentences, without a model" in merged
+    assert "offline_sentence_merge" not in merged
     assert 'id="lineage-merged"' in source
     assert seeded.merged in source
     assert "Image description" in image
@@ -148,7 +157,8 @@ def test_search_shows_each_results_score_breakdown(owner: Owner, live: ConsoleLi
 
     assert page.count('class="semantic"') >= 1
     assert page.count('class="keyword"') == page.count('class="context"') >= 1
-    assert "Tomatoes need six hours of sun" in page
+    # The query's words are marked, by the search's own analyzer, in the escaped text.
+    assert "<mark>Tomatoes</mark> need six hours of <mark>sun</mark>" in page
 
 
 def test_a_form_without_the_sessions_csrf_token_changes_nothing(
@@ -254,10 +264,11 @@ def test_activity_charts_are_drawn_from_real_events(owner: Owner, live: ConsoleL
 
     assert page.count("<svg") == 4
     assert "Tool calls per day by client" in page
-    assert 'class="bar"' in page
+    assert 'class="bar s-0"' in page
     assert "default: 3</title>" in page  # three admin tool calls today
     assert "50%</title>" in page  # one of two searches found nothing
-    assert "unauthorized: 1</title>" in page
+    assert "wrong or no token: 1</title>" in page  # the reason in plain words
+    assert "unauthorized" not in page
 
 
 def test_the_backup_download_is_the_portable_backup(owner: Owner, live: ConsoleLive) -> None:

@@ -11,33 +11,39 @@ each page at both widths go to ``docs/images/`` when ``METACORTEX_UPDATE_SCREENS
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import pytest
 
 from tests.console import realistic
 from tests.console.browser_checks import (
     DESKTOP,
-    ROOT,
+    SCHEMES,
     WIDTHS,
     axe_script,
     axe_violations,
     chromium,
     overflow,
+    screenshot,
 )
 from tests.console.support import ConsoleLive, console_server, make_events
-from tests.oauth_support import PASSPHRASE, Browserless, OAuthLive, tool_call
+from tests.oauth_support import (
+    PASSPHRASE,
+    Browserless,
+    OAuthLive,
+    authorization_query,
+    pkce_pair,
+    tool_call,
+)
 
 playwright_sync = pytest.importorskip("playwright.sync_api")
 
 pytestmark = pytest.mark.slow
 
-IMAGES: Final = ROOT / "docs" / "images"
 GRANT_NAMES: Final = (
     "Notes Agent for the Platform Migration Working Group (staging environment)",
     "Claude",
@@ -51,6 +57,8 @@ class Site:
     corpus: realistic.Corpus
     page: Any
     signed_out: Any
+    consent_client: str  # an OAuth client registered for the consent page
+    active: Iterator[str]  # active memories no visit has changed yet
 
     def open(self, path: str) -> None:
         answer = self.page.goto(self.live.url + path)
@@ -92,11 +100,15 @@ def site(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sit
             tokens = agent.tokens(client["client_id"])
             used = tool_call(oauth.mcp, tokens["access_token"], "search_context", {"query": "x"})
             assert used.status_code == 200, used.text
+        consent_client = agent.register(client_name=GRANT_NAMES[0])["client_id"]
         agent.close()
         make_events(live.url)
         live.flush_events()
         signed_out = browser.new_context(viewport=DESKTOP, bypass_csp=True).new_page()
-        yield Site(live, corpus, _signed_in(browser, live.url), signed_out)
+        records = live.store.get_many(corpus.bulk)
+        active = iter([r.id for r in records if r is not None and r.branch_state.value == "active"])
+        page = _signed_in(browser, live.url)
+        yield Site(live, corpus, page, signed_out, consent_client, active)
 
 
 def _sign_in(site: Site) -> Any:
@@ -137,6 +149,37 @@ def _refused_correction(site: Site) -> Any:
     return site.page
 
 
+def _consent(site: Site) -> Any:
+    _, challenge = pkce_pair()
+    query = authorization_query(
+        site.consent_client,
+        challenge,
+        state="st-1",
+        resource=site.live.url + "/mcp",
+        scope="memory:read memory:write offline_access",
+    )
+    site.open("/oauth/authorize?" + urlencode(query))
+    site.page.get_by_role("button", name="Allow").wait_for()
+    return site.page
+
+
+def _undo_offered(site: Site) -> Any:
+    """A memory's page right after its deprecation: the confirmation and its Undo."""
+    site.open(f"/console/memories/{next(site.active)}/deprecate")
+    site.page.get_by_role("button", name="Deprecate", exact=True).click()
+    site.page.locator("#undo-form").wait_for()
+    return site.page
+
+
+def _bulk_done(site: Site) -> Any:
+    ids = "&".join(f"id={next(site.active)}" for _ in range(3))
+    site.open(f"/console/bulk?action=move&{ids}")
+    site.page.get_by_label("Move to topic").fill("household/filing-2026")
+    site.page.get_by_role("button", name="Move 3 memories").click()
+    site.page.locator("#page-notice").wait_for()
+    return site.page
+
+
 # name -> how to reach it; names without a number are also the screenshots' names.
 PAGES: Final[dict[str, Callable[[Site], Any]]] = {
     "sign-in": _sign_in,
@@ -150,9 +193,16 @@ PAGES: Final[dict[str, Callable[[Site], Any]]] = {
     "record-4 long first line": _path("/console/memories/{c.long_line}"),
     "record-5 image": _path("/console/memories/{c.image}"),
     "record-6 refused correction": _refused_correction,
+    "why": _path("/console/memories/{c.long_line}?q=platform+migration+billing&state=active"),
+    "undo": _undo_offered,
+    "words": _path("/console?words=billing+invoice&state=all"),
+    "bulk": _path("/console/bulk?action=move&id={c.chain[2]}&id={c.correction}&id={c.long_line}"),
+    "bulk-2 deprecate": _path("/console/bulk?action=deprecate&id={c.chain[2]}&id={c.image}"),
+    "bulk-3 done": _bulk_done,
     "deprecate": _path("/console/memories/{c.long_line}/deprecate?q=platform+migration+billing"),
     "search": _path("/console/search?q=billing+migration+invoice"),
     "search-2 no such topic": _path("/console/search?q=billing&topic=clie"),
+    "nothing-relevant": _path("/console/search?q=zxqv+plorf+wibble"),
     "consolidate-2 picker": _path("/console/consolidate"),
     "consolidate": _consolidate_preview,
     "consolidate-3 chosen": _path(
@@ -162,23 +212,32 @@ PAGES: Final[dict[str, Callable[[Site], Any]]] = {
     "erase-2 a selection": _path("/console/erase?id={c.merged}&id={c.chain[2]}"),
     "clients": _path("/console/clients"),
     "activity": _path("/console/activity"),
+    "export": _path("/console/backup"),
+    "consent": _consent,
     "refused": _path("/console/memories/00000000000000000000000000"),
 }
 
 
 @pytest.mark.parametrize("name", list(PAGES))
-def test_the_page_fits_phone_and_desktop_width_and_axe_finds_nothing(site: Site, name: str) -> None:
+def test_the_page_fits_phone_and_desktop_in_light_and_dark_and_axe_finds_nothing(
+    site: Site, name: str
+) -> None:
     problems: list[str] = []
-    for width, size in WIDTHS.items():
-        site.page.set_viewport_size(size)
-        site.signed_out.set_viewport_size(size)
-        page = PAGES[name](site)
-        page.wait_for_load_state()
-        problems += [f"{width}: {problem}" for problem in overflow(page)]
-        problems += [f"{width}: axe {violation}" for violation in axe_violations(page)]
-        if os.environ.get("METACORTEX_UPDATE_SCREENSHOTS") == "1" and not re.search(r"\d", name):
-            page.screenshot(path=str(IMAGES / f"console-{name}-{width}.png"), full_page=True)
-    site.page.set_viewport_size(DESKTOP)
+    for scheme in SCHEMES:
+        for width, size in WIDTHS.items():
+            for page in (site.page, site.signed_out):
+                page.set_viewport_size(size)
+                page.emulate_media(color_scheme=scheme)
+            page = PAGES[name](site)
+            page.wait_for_load_state()
+            where = f"{width} {scheme}"
+            problems += [f"{where}: {problem}" for problem in overflow(page)]
+            problems += [f"{where}: axe {violation}" for violation in axe_violations(page)]
+            if not re.search(r"\d", name):
+                screenshot(page, f"{name}-{width}", scheme)
+    for page in (site.page, site.signed_out):
+        page.set_viewport_size(DESKTOP)
+        page.emulate_media(color_scheme="light")
     assert not problems, "\n".join(problems)
 
 
@@ -221,23 +280,42 @@ def empty_site(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterat
         yield live.url, _signed_in(browser, live.url)
 
 
-def test_an_empty_store_says_how_to_connect_the_first_client(
-    empty_site: tuple[str, Any],
+def _connect_first_client(page: Any, url: str) -> None:
+    state = page.locator("#empty-store")
+    assert "connect your first client" in state.inner_text()
+    link = state.get_by_role("link", name="Clients").get_attribute("href")
+    assert link == url + "/console/clients"
+    assert "Quick start" in state.inner_text()
+    assert page.locator("#memory-list, .filter-form, .topics").count() == 0
+
+
+def _what_activity_will_show(page: Any, url: str) -> None:
+    assert "No activity in the last 14 days" in page.locator("#empty-activity h2").inner_text()
+    assert page.locator("#empty-activity li").count() == 4
+    assert page.locator("svg, table").count() == 0
+
+
+@pytest.mark.parametrize(
+    ("path", "name", "says"),
+    [
+        ("/console", "empty", _connect_first_client),
+        ("/console/activity", "activity-empty", _what_activity_will_show),
+    ],
+    ids=["the memories say how to connect the first client", "activity says what will appear"],
+)
+def test_a_new_install_says_what_to_do_and_what_will_appear(
+    empty_site: tuple[str, Any], path: str, name: str, says: Callable[[Any, str], None]
 ) -> None:
     url, page = empty_site
     problems: list[str] = []
-    for width, size in WIDTHS.items():
-        page.set_viewport_size(size)
-        page.goto(url + "/console")
-        state = page.locator("#empty-store")
-        assert "connect your first client" in state.inner_text()
-        assert state.get_by_role("link", name="Clients").get_attribute("href") == (
-            url + "/console/clients"
-        )
-        assert "Quick start" in state.inner_text()
-        assert page.locator("#memory-list, .filter-form, .topics").count() == 0
-        problems += [f"{width}: {problem}" for problem in overflow(page)]
-        problems += [f"{width}: axe {violation}" for violation in axe_violations(page)]
-        if os.environ.get("METACORTEX_UPDATE_SCREENSHOTS") == "1":
-            page.screenshot(path=str(IMAGES / f"console-empty-{width}.png"), full_page=True)
+    for scheme in SCHEMES:
+        page.emulate_media(color_scheme=scheme)
+        for width, size in WIDTHS.items():
+            page.set_viewport_size(size)
+            page.goto(url + path)
+            says(page, url)
+            where = f"{width} {scheme}"
+            problems += [f"{where}: {problem}" for problem in overflow(page)]
+            problems += [f"{where}: axe {violation}" for violation in axe_violations(page)]
+            screenshot(page, f"{name}-{width}", scheme)
     assert not problems, "\n".join(problems)

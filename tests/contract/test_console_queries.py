@@ -283,3 +283,22 @@ def test_an_empty_or_oversized_edited_merge_is_refused_and_changes_nothing(
         service.consolidate(admin, topic="trip", source_ids=ids, merged_content="x" * 20_001)
 
     assert service.store.topic_counts()["trip"] == {BranchState.WIP: 2}
+
+
+def test_matching_lists_the_records_containing_the_words_best_match_first(
+    service: MemoryService, admin: Access
+) -> None:
+    """The console's keyword box: the words as keyword search reads them (stems, no stop
+    words), under the same filters, best BM25 match first."""
+    both = service.save(admin, content="Invoices and the invoice run.", topic="billing")["item"]
+    once = service.save(admin, content="Send the invoice on Friday.", topic="billing")["item"]
+    service.save(admin, content="Lunch is at noon.", topic="billing")
+    service.save(admin, content="An invoice draft.", topic="billing", draft=True)
+    service.save(admin, content="The invoice of another topic.", topic="other")
+
+    found = service.matching(admin, words="the invoices", filter_topic="billing")
+
+    assert [memory.id for memory in found] == [both["id"], once["id"]]
+    drafts = service.matching(admin, words="invoice", filter_state="wip")
+    assert [memory.content for memory in drafts] == ["An invoice draft."]
+    assert service.matching(admin, words="the and of") == []

@@ -6,6 +6,7 @@ import threading
 
 import pytest
 
+from metacortex.domain.records import BranchState
 from metacortex.errors import (
     Conflict,
     FailedPrecondition,
@@ -98,6 +99,66 @@ def test_a_record_cannot_supersede_itself_and_the_replacement_must_exist(
     with pytest.raises(NotFound):
         service.deprecate(admin, id="missingTarget")
     assert service.fetch(admin, id=memory)["item"]["metadata"]["branch_state"] == "active"
+
+
+def test_superseding_a_memory_with_itself_explains_the_dedupe_window(
+    service: MemoryService, admin: Access
+) -> None:
+    """An agent that saves the corrected text, unchanged, gets the same id back (the dedupe
+    window) and then deprecates the memory with itself: the refusal says why."""
+    memory = _save(service, admin, "The office opens at 9.")
+    again = _save(service, admin, "The office opens at 9.")
+    assert again == memory
+    with pytest.raises(InvalidArgument) as refused:
+        service.deprecate(admin, id=memory, superseding_id=again)
+    message = refused.value.message
+    assert "cannot supersede itself" in message
+    assert "identical to one saved in the last 15 minutes" in message
+    assert "change the text" in message
+
+
+def test_a_correction_that_does_not_change_the_text_is_refused_and_changes_nothing(
+    service: MemoryService, admin: Access
+) -> None:
+    agent = _save(service, admin, "The office opens at 9.", topic="office")
+    owner = _save(service, admin, "Lunch is at noon.", topic="office", origin="user_asserted")
+    for memory, same in (
+        (agent, "The office opens at 9."),
+        (owner, "  Lunch is at\nnoon.  "),  # only the spacing differs
+    ):
+        with pytest.raises(InvalidArgument, match="the corrected text is the same as"):
+            service.correct(admin, id=memory, corrected_content=same)
+    assert service.store.topic_counts()["office"] == {BranchState.ACTIVE: 2}
+
+
+def test_a_correction_into_another_topic_is_not_refused_as_unchanged(
+    service: MemoryService, admin: Access
+) -> None:
+    memory = _save(service, admin, "The office opens at 9.", topic="office")
+    moved = service.correct(
+        admin, id=memory, corrected_content="The office opens at 9.", topic="work"
+    )
+    assert moved["write_status"] == "created"
+    replaced = service.fetch(admin, id=memory)["item"]["metadata"]
+    assert replaced["superseded_by"] == moved["item"]["id"]
+
+
+def test_a_correction_identical_to_a_recent_save_points_at_it_and_says_so(
+    service: MemoryService, admin: Access
+) -> None:
+    right = _save(service, admin, "The office opens at 9.", topic="office", origin="user_asserted")
+    wrong = _save(service, admin, "The office opens at 10.", topic="office")
+
+    result = service.correct(admin, id=wrong, corrected_content="The office opens at 9.")
+
+    assert result["item"]["id"] == right
+    assert result["write_status"] == "duplicate"
+    assert result["note"] == (
+        "This text was already saved as memory " + repr(right) + " in the last 15 minutes "
+        "(identical saves within the dedupe window are stored once), so the corrected "
+        "memory now points to it."
+    )
+    assert service.fetch(admin, id=wrong)["item"]["metadata"]["superseded_by"] == right
 
 
 def test_a_supersession_chain_that_would_loop_back_is_a_conflict(

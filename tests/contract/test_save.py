@@ -195,6 +195,12 @@ def test_explicit_branch_state_needs_a_profile_that_may_write_lifecycle_states(
         ({"content": "   "}, "content or image_base64 is required"),
         ({"content": "x" * (MAX_CONTENT_CHARS + 1)}, "limit is 20000"),
         ({"content": "x", "topic": "bad topic!"}, "may use only letters"),
+        (
+            {"content": "x", "topic": "architecture decisions"},
+            "for example 'architecture-decisions'",
+        ),
+        ({"content": "x", "topic": "  Café & bar / 2026 "}, "for example 'Cafe-bar/2026'"),
+        ({"content": "x", "topic": "-draft-"}, "for example 'draft'"),
         ({"content": "x", "topic": "t" * 65}, "limit is 64"),
         ({"content": "x", "branch_state": "gone"}, "branch_state must be one of"),
         ({"content": "x", "origin": "rumour"}, "origin must be one of"),

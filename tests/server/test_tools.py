@@ -159,9 +159,15 @@ async def test_invalid_arguments_are_invalid_argument_results_saying_what_is_wro
             ("save_context", {}, "content or image_base64 is required"),
             ("save_context", {"content": "c", "draft": True, "branch_state": "wip"}, "not both"),
             ("save_context", {"content": "c", "topic": "bad topic!"}, "topic 'bad topic!'"),
+            (
+                "save_context",
+                {"content": "c", "topic": "architecture decisions"},
+                "for example 'architecture-decisions'",
+            ),
             ("save_context", {"content": "c", "confidence": 2}, "confidence: Input should be"),
             ("fetch_context", {}, "id is required"),
             ("deprecate_context", {"id": "a", "superseding_id": "a"}, "cannot supersede itself"),
+            ("deprecate_context", {"id": "a", "superseding_id": "a"}, "last 15 minutes"),
             ("list_context", {"cursor": "garbage"}, "cursor is not valid"),
         ]
         for tool, arguments, expected in cases:

@@ -1,16 +1,13 @@
-"""Activity from the events (``memory_events``) of whichever store the app runs on, and the
-portable backup download."""
+"""Activity from the events (``memory_events``) of whichever store the app runs on: the
+share of searches that found something relevant, charts of the last 14 days, the numbers
+as tables; on a new install, what will appear there."""
 
 from __future__ import annotations
 
-import io
-import tempfile
-import zipfile
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
-from pathlib import Path
 from typing import Any, Final
 
 from markupsafe import Markup
@@ -20,9 +17,9 @@ from starlette.responses import Response
 from metacortex.clients.grants import client_labels, label_of, list_grants
 from metacortex.console import charts
 from metacortex.console.base import ConsoleBase
+from metacortex.console.words import refusal
 from metacortex.domain.records import utc_now
-from metacortex.operations.backup import export_portable
-from metacortex.owner import Session, security_headers
+from metacortex.owner import Session
 from metacortex.server.events import MEMORY_EVENTS
 
 DAYS: Final = 14
@@ -153,6 +150,14 @@ async def named_activity(console: ConsoleBase, days: int = DAYS) -> Activity:
 
 async def activity_page(console: ConsoleBase, request: Request, session: Session) -> Response:
     activity = await named_activity(console)
+    if activity.total_calls == 0 and not activity.refusals:
+        return console.render(
+            request,
+            session,
+            "activity.html",
+            {"title": "Activity", "activity": activity, "empty": True},
+        )
+    refusals = {refusal(reason): count for reason, count in activity.refusals.items()}
     short = [day[5:] for day in activity.days]
     clients = list(activity.calls_by_client)
     chart_calls: Markup = charts.stacked_bars(
@@ -177,7 +182,7 @@ async def activity_page(console: ConsoleBase, request: Request, session: Session
         unit=" ms",
     )
     chart_refusals = charts.horizontal_bars(
-        "chart-refusals", "Refused requests by reason", activity.refusals
+        "chart-refusals", "Refused requests by reason", refusals
     )
     searches = sum(activity.searches)
     judged = sum(activity.judged)
@@ -189,6 +194,8 @@ async def activity_page(console: ConsoleBase, request: Request, session: Session
         {
             "title": "Activity",
             "activity": activity,
+            "empty": False,
+            "refusals": refusals,
             "floor": RELEVANCE_FLOOR,
             "searches": searches,
             "judged": judged,
@@ -211,26 +218,3 @@ async def activity_page(console: ConsoleBase, request: Request, session: Session
             ],
         },
     )
-
-
-async def export(console: ConsoleBase, request: Request, session: Session) -> Response:
-    """The portable backup (``metacortex backup``'s format) as one zip download."""
-    service = console.service
-
-    def build() -> tuple[bytes, str]:
-        with tempfile.TemporaryDirectory(prefix="metacortex-export-") as folder:
-            summary = export_portable(service.store, Path(folder), service.embedding_key)
-            buffer = io.BytesIO()
-            with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-                for path in sorted(Path(folder).iterdir()):
-                    archive.write(path, path.name)
-            return buffer.getvalue(), summary.sha256
-
-    body, sha256 = await console.call(build)
-    stamp = utc_now().strftime("%Y%m%dT%H%M%SZ")
-    headers = {
-        **security_headers(),
-        "content-disposition": f'attachment; filename="metacortex-backup-{stamp}.zip"',
-        "x-backup-sha256": sha256,
-    }
-    return Response(body, media_type="application/zip", headers=headers)

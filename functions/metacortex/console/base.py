@@ -19,7 +19,8 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from metacortex.config import Settings
-from metacortex.console.present import ago, exact, first_line, wire
+from metacortex.console.present import ago, clock, exact, first_line, wire
+from metacortex.console.words import merge_method
 from metacortex.domain.records import utc_now
 from metacortex.errors import MetaCortexError
 from metacortex.owner import OwnerWeb, Session, security_headers, templates
@@ -27,6 +28,7 @@ from metacortex.owner.web import ICON_PATH, STYLESHEET_PATH
 from metacortex.server.domain_errors import HTTP_STATUS
 from metacortex.server.runtime import Runtime
 from metacortex.service import Access, MemoryService
+from metacortex.usecases.undo import UNDO_WINDOW
 
 if TYPE_CHECKING:
     from metacortex.auth import AuthorizationServer
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
 HERE: Final = Path(__file__).parent
 HOME: Final = "/console"
 STYLESHEET: Final = "/console/static/console.css"
+SCRIPT: Final = "/console/static/console.js"
 ADMIN: Final = Access.admin()
 T = TypeVar("T")
 
@@ -90,9 +93,13 @@ class ConsoleBase:
             "first_line": first_line,
             "ago": lambda value: ago(value, now),
             "exact": exact,
+            "clock": clock,
+            "merge_words": merge_method,
+            "undo_minutes": int(UNDO_WINDOW.total_seconds() // 60),
             "wire": wire,
             "stylesheet": link(STYLESHEET_PATH),
             "console_stylesheet": link(STYLESHEET),
+            "console_script": link(SCRIPT),
             "icon": link(ICON_PATH),
             "sign_out_url": link("/owner/sign-out"),
             "csrf": session.csrf,
@@ -100,10 +107,11 @@ class ConsoleBase:
             "current": request.url.path,
             "notice": None,
             "error": None,
+            "undo": None,
             **context,
         }
         return self.templates.TemplateResponse(
-            request, template, full, status_code=status_code, headers=security_headers()
+            request, template, full, status_code=status_code, headers=page_headers()
         )
 
     def refused(
@@ -149,6 +157,12 @@ class ConsoleBase:
             response_summary=response,
             error={"code": error.code, "message": error.message} if error is not None else None,
         )
+
+
+def page_headers() -> dict[str, str]:
+    """The owner pages' strict headers; console pages may load the console's own script
+    file (``script-src 'self'``, never inline script)."""
+    return security_headers(scripts=True)
 
 
 def text(value: object) -> str | None:

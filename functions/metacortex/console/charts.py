@@ -1,4 +1,6 @@
-"""Server-rendered SVG charts: no script, no library, styled by presentation attributes.
+"""Server-rendered SVG charts: no script, no library, styled by presentation attributes
+(the light palette) and classes (``axis``, ``grid``, ``s-N`` per series) the stylesheet
+uses to recolour them in dark mode.
 
 The drawing is 360 units wide, about a phone's width, so a 12-unit label is about 12 px on
 a phone and a little larger on a desktop (the page lays charts two to a row there): labels
@@ -68,15 +70,16 @@ def _axes(top_value: float, unit: str, labels: Sequence[str]) -> list[str]:
     plot_h = HEIGHT - TOP - BOTTOM
     out = [
         f'<line x1="{LEFT}" y1="{TOP + plot_h}" x2="{WIDTH - RIGHT}" y2="{TOP + plot_h}" '
-        'stroke="#6b7280"/>',
-        f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{TOP + plot_h}" stroke="#6b7280"/>',
+        'stroke="#6b7280" class="axis"/>',
+        f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{TOP + plot_h}" stroke="#6b7280" '
+        'class="axis"/>',
     ]
     for fraction in (0.0, 0.5, 1.0):
         y = TOP + plot_h * (1 - fraction)
         if fraction:
             out.append(
                 f'<line x1="{LEFT}" y1="{y:.1f}" x2="{WIDTH - RIGHT}" y2="{y:.1f}" '
-                'stroke="#e5e7eb"/>'
+                'stroke="#e5e7eb" class="grid"/>'
             )
         out.append(_text(LEFT - 5, y + 4, f"{_number(top_value * fraction)}{unit}", "end"))
     step = max(1, ceil(len(labels) / MAX_X_LABELS))
@@ -87,6 +90,11 @@ def _axes(top_value: float, unit: str, labels: Sequence[str]) -> list[str]:
             continue
         out.append(_text(LEFT + slot * (index + 0.5), HEIGHT - BOTTOM + 15, label, "middle"))
     return out
+
+
+def _series(number: int) -> str:
+    """The class of a series' marks: the stylesheet recolours them in dark mode."""
+    return f"s-{number % len(PALETTE)}"
 
 
 def _number(value: float) -> str:
@@ -123,7 +131,7 @@ def stacked_bars(
             x = LEFT + slot * index + (slot - bar) / 2
             parts.append(
                 f'<rect x="{x:.1f}" y="{base:.1f}" width="{bar:.1f}" height="{height:.1f}" '
-                f'fill="{PALETTE[number % len(PALETTE)]}" class="bar">'
+                f'fill="{PALETTE[number % len(PALETTE)]}" class="bar {_series(number)}">'
                 f"<title>{escape(labels[index])} · {escape(one.name)}: {int(value)}</title></rect>"
             )
     return Markup("\n".join([*parts, "</svg>"]))  # noqa: S704 (every text escaped above)
@@ -160,11 +168,13 @@ def lines(
         if len(points) > 1:
             path = " ".join(f"{x:.1f},{y:.1f}" for x, y, _, _ in points)
             parts.append(
-                f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"/>'
+                f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2" '
+                f'class="{_series(number)}"/>'
             )
         for x, y, value, label in points:
             parts.append(
-                f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{colour}" class="point">'
+                f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{colour}" '
+                f'class="point {_series(number)}">'
                 f"<title>{escape(label)} · {escape(one.name)}: {escape(_number(value))}"
                 f"{escape(unit)}</title></circle>"
             )
@@ -189,7 +199,8 @@ def horizontal_bars(chart_id: str, title: str, counts: Mapping[str, int]) -> Mar
         parts += [
             _text(label_w - 6, y + 12, shown, "end"),
             f'<rect x="{label_w}" y="{y + 2}" width="{max(width, 2):.1f}" height="14" '
-            f'fill="{PALETTE[4]}" class="bar"><title>{escape(name)}: {value}</title></rect>',
+            f'fill="{PALETTE[4]}" class="bar {_series(4)}"><title>{escape(name)}: {value}</title>'
+            "</rect>",
             _text(label_w + max(width, 2) + 5, y + 12, str(value)),
         ]
     return Markup("\n".join([*parts, "</svg>"]))  # noqa: S704 (every text escaped above)

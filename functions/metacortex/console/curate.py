@@ -3,21 +3,24 @@ that finds the replacing memory by search, then the change).
 
 Each goes through ``MemoryService`` (the tools' rules, in the same transactions) and is
 recorded as an ``owner_action`` event with initiator ``owner``. Content never enters an
-event: only ids, lengths and outcomes. A refused change shows the page it came from
-again, with the error and what was typed.
+event: only ids, lengths and outcomes. The record's page then confirms the change with an
+Undo button (``console.undoing``). A refused change shows the page it came from again,
+with the error and what was typed.
 """
 
 from __future__ import annotations
 
 import time
 from typing import Any, Final
+from urllib.parse import urlencode
 
 from starlette.requests import Request
 from starlette.responses import Response
 
 from metacortex.console.base import ADMIN, ConsoleBase, form_text
-from metacortex.console.browse import row
+from metacortex.console.browse import record_link, row
 from metacortex.console.record import record_again
+from metacortex.console.undoing import keep
 from metacortex.domain.records import BranchState, Initiator, Memory
 from metacortex.errors import MetaCortexError
 from metacortex.owner import Session
@@ -35,8 +38,8 @@ async def correct(console: ConsoleBase, request: Request, session: Session) -> R
     summary = {"id": memory_id, "corrected_content_chars": len(content)}
     started = time.perf_counter()
     try:
-        result = await console.call(
-            console.service.correct,
+        result, undo = await console.call(
+            console.service.correct_undoable,
             access=ADMIN,
             id=memory_id,
             corrected_content=content,
@@ -49,9 +52,14 @@ async def correct(console: ConsoleBase, request: Request, session: Session) -> R
         return await record_again(console, request, session, error, kept)
     new_id = str(result["item"]["id"])
     console.record_action(
-        "correct", started, summary, response={"id": new_id, "deprecated_id": memory_id}
+        "correct",
+        started,
+        summary,
+        response={"id": new_id, "deprecated_id": memory_id, "write_status": result["write_status"]},
     )
-    return console.redirect(request, f"/console/memories/{new_id}?done=corrected")
+    # A correction identical to a recent save points to that memory: its page confirms.
+    key = await keep(console, undo, note=result.get("note"), shown_on=new_id)
+    return console.redirect(request, _done(new_id, "corrected", key))
 
 
 async def promote(console: ConsoleBase, request: Request, session: Session) -> Response:
@@ -59,16 +67,18 @@ async def promote(console: ConsoleBase, request: Request, session: Session) -> R
     summary = {"id": memory_id}
     started = time.perf_counter()
     try:
-        result = await console.call(console.service.promote, access=ADMIN, id=memory_id)
+        result, undo = await console.call(
+            console.service.promote_undoable, access=ADMIN, id=memory_id
+        )
     except MetaCortexError as error:
         console.record_action("promote", started, summary, error=error)
         return await record_again(console, request, session, error, {})
     console.record_action("promote", started, summary, response=result)
-    return console.redirect(request, f"/console/memories/{memory_id}?done=promoted")
+    return console.redirect(request, _done(memory_id, "promoted", await keep(console, undo)))
 
 
 async def _candidates(
-    console: ConsoleBase, memory: Memory, query: str, chosen: str | None
+    console: ConsoleBase, request: Request, memory: Memory, query: str, chosen: str | None
 ) -> list[dict[str, Any]]:
     """Memories the search finds for ``query`` (active or draft, not this one), and the
     one already chosen, as listing rows."""
@@ -87,7 +97,11 @@ async def _candidates(
     if chosen and chosen not in ids and chosen != memory.id:
         ids.insert(0, chosen)
     records = await console.call(service.store.get_many, memory_ids=ids) if ids else []
-    return [row(record) for record in records if record is not None]
+    return [
+        row(record, record_link(console, request, record.id))
+        for record in records
+        if record is not None
+    ]
 
 
 async def _deprecation(
@@ -102,7 +116,9 @@ async def _deprecation(
     try:
         memory = await console.call(console.service.memory, access=ADMIN, memory_id=memory_id)
         query = fields.get("q", "")
-        candidates = await _candidates(console, memory, query, fields.get("superseding_id"))
+        candidates = await _candidates(
+            console, request, memory, query, fields.get("superseding_id")
+        )
     except MetaCortexError as failure:
         return console.refused(request, session, failure, "Nothing to deprecate")
     context = {
@@ -144,8 +160,8 @@ async def deprecate(console: ConsoleBase, request: Request, session: Session) ->
     }
     started = time.perf_counter()
     try:
-        result = await console.call(
-            console.service.deprecate,
+        result, undo = await console.call(
+            console.service.deprecate_undoable,
             access=ADMIN,
             id=memory_id,
             superseding_id=summary["superseding_id"],
@@ -156,4 +172,10 @@ async def deprecate(console: ConsoleBase, request: Request, session: Session) ->
         console.record_action("deprecate", started, summary, error=error)
         return await _deprecation(console, request, session, fields, error=error)
     console.record_action("deprecate", started, summary, response=result)
-    return console.redirect(request, f"/console/memories/{memory_id}?done=deprecated")
+    return console.redirect(request, _done(memory_id, "deprecated", await keep(console, undo)))
+
+
+def _done(memory_id: str, done: str, undo_key: str | None) -> str:
+    """The record's page confirming a change, with its Undo while it lasts."""
+    query = {"done": done, **({"undo": undo_key} if undo_key else {})}
+    return f"/console/memories/{memory_id}?{urlencode(query)}"

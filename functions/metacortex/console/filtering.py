@@ -14,7 +14,7 @@ from metacortex.domain.records import ALL_STATES, BranchState, Origin
 
 STATES: Final = tuple(state.value for state in ALL_STATES)
 ORIGINS: Final = tuple(origin.value for origin in Origin)
-FIELDS: Final = ("topic", "state", "origin", "valid_at")
+FIELDS: Final = ("words", "topic", "state", "origin", "valid_at")
 # Topic names offered in the filter's suggestion list (a <datalist>), most used first.
 MAX_SUGGESTED: Final = 500
 
@@ -27,6 +27,11 @@ class Filters:
     topic: str | None  # the stored topic the typed one names (None: no topic filter)
     unknown_topic: str | None = None  # typed, but names no stored topic
     suggestions: list[str] = field(default_factory=list)
+
+    @property
+    def words(self) -> str | None:
+        """The memories page's keyword box: only memories containing these words."""
+        return self.given.get("words")
 
     @property
     def state(self) -> list[str] | str:
@@ -73,13 +78,30 @@ def topic_names(counts: Mapping[str, Mapping[BranchState, int]]) -> list[str]:
     return ranked[:MAX_SUGGESTED]
 
 
+def state_totals(counts: Mapping[str, Mapping[BranchState, int]]) -> dict[str, int]:
+    """Memories in each state over every topic."""
+    return {
+        state.value: sum(by_state.get(state, 0) for by_state in counts.values())
+        for state in ALL_STATES
+    }
+
+
 def form_context(
     filters: Filters, counts: Mapping[str, Mapping[BranchState, int]]
 ) -> dict[str, Any]:
-    """What ``_filters.html`` needs."""
+    """What ``_filters.html`` needs: the state menu says how many memories each state
+    holds and leaves out "merged" while none is (consolidation deprecates its sources,
+    so it is empty unless a tool set it) unless it is the state asked for."""
+    totals = state_totals(counts)
+    chosen = filters.given.get("state", BranchState.ACTIVE.value)
     return {
         "filters": filters.given,
-        "states": STATES,
+        "states": [
+            (state, totals[state])
+            for state in STATES
+            if totals[state] or state != BranchState.MERGED.value or state == chosen
+        ],
+        "every_state": sum(totals.values()),
         "origins": ORIGINS,
         "topic_names": topic_names(counts),
         "unknown_topic": filters.unknown_topic,

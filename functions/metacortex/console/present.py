@@ -50,6 +50,12 @@ def exact(value: datetime | str | None) -> str:
     return instant.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC") if instant else "—"
 
 
+def clock(value: datetime | str | None) -> str:
+    """The time of day in UTC: ``14:03 UTC`` (an undo's deadline, minutes away)."""
+    instant = _instant(value)
+    return instant.astimezone(UTC).strftime("%H:%M UTC") if instant else "—"
+
+
 def ago(value: datetime | str | None, now: datetime) -> str:
     """A relative time: "just now", "5 min ago", "3 h ago", "yesterday", "4 days ago",
     then the date ("12 Mar", with the year when it is not this year's). A future instant

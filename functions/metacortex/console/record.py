@@ -1,6 +1,9 @@
 """One record's page: its content, what replaced it and what it replaced, its consolidation
-lineage both ways, its details, and the curation forms. A refused change renders this page
-again with the error and what was typed."""
+lineage both ways, its details, and the curation toolbar. Reached from a search (``q`` and
+the search's filters in the link) it says why the record matched: its rank and its score
+split into semantic, keyword and context parts, the query's words marked in the text.
+Right after a change it confirms it, with an Undo button while the undo lasts. A refused
+change renders this page again with the error and what was typed."""
 
 from __future__ import annotations
 
@@ -10,11 +13,17 @@ from typing import Any, Final
 from starlette.requests import Request
 from starlette.responses import Response
 
+from metacortex.console.activity import RELEVANCE_FLOOR
 from metacortex.console.base import ADMIN, ConsoleBase
+from metacortex.console.excerpt import highlight
+from metacortex.console.filtering import FIELDS, STATES
 from metacortex.console.present import first_line
+from metacortex.console.undoing import offered
+from metacortex.console.words import merge_method
 from metacortex.domain.records import Memory, to_wire_time
 from metacortex.errors import MetaCortexError, NotFound
 from metacortex.owner import Session
+from metacortex.retrieval.text import query_terms
 
 # How far a supersession chain is followed on a record page.
 CHAIN_HOPS: Final = 20
@@ -23,7 +32,15 @@ NOTICES: Final = {
     "corrected": "The correction was saved; the wrong memory is deprecated as corrected.",
     "promoted": "The draft is now active.",
     "consolidated": "The memories were merged into this one.",
+    "undone-deprecate": "Undone: the memory is back as it was before the deprecation.",
+    "undone-promote": "Undone: the memory is a draft again.",
+    "undone-correct": "Undone: this memory is back as it was; the correction is deprecated "
+    "(replaced by this one) and kept for history.",
+    "undone-move": "Undone: the memory is back in its topic.",
 }
+# How many search results the page looks through to say why a record matched (the
+# search page shows as many).
+WHY_LIMIT: Final = 20
 
 
 async def _lookup(console: ConsoleBase, memory_id: str) -> Memory | None:
@@ -89,7 +106,10 @@ async def record_context(console: ConsoleBase, memory: Memory) -> dict[str, Any]
         "merged_into": (
             chain[0] if chain and memory.id in chain[0].provenance.derived_from else None
         ),
+        "merged_by": merge_method(memory.merge_method) if memory.merge_method else None,
         "description": description,
+        "content": highlight(memory.content, ()),
+        "why": None,
         "kept": {},
     }
 
@@ -101,8 +121,58 @@ async def record(console: ConsoleBase, request: Request, session: Session) -> Re
     except MetaCortexError as error:
         return console.refused(request, session, error, "No such memory")
     context = await record_context(console, memory)
-    context["notice"] = NOTICES.get(request.query_params.get("done", ""))
+    params = request.query_params
+    context["notice"] = NOTICES.get(params.get("done", ""))
+    undo, kept = await offered(console, params.get("undo"), memory.id)
+    if undo is not None:
+        context["undo"] = undo
+        context["notice"] = " ".join(filter(None, [context["notice"], kept.get("note")]))
+    query = params.get("q", "").strip()
+    words = params.get("words", "").strip()
+    if query or words:
+        context["content"] = highlight(memory.content, query_terms(query or words))
+    if query:
+        context["why"] = await _why(console, memory, query, params)
+    elif words:
+        context["why"] = {"words": words}
     return console.render(request, session, "record.html", context)
+
+
+async def _why(
+    console: ConsoleBase, memory: Memory, query: str, params: Mapping[str, str]
+) -> dict[str, Any]:
+    """Where the record ranks for the search it was opened from (same filters), and its
+    score's parts; ``rank`` None when it is no longer among the results."""
+    filters = {name: params[name] for name in FIELDS if params.get(name)}
+    state = filters.get("state")
+    try:
+        result = await console.call(
+            console.service.search,
+            access=ADMIN,
+            query=query,
+            limit=WHY_LIMIT,
+            explain=True,
+            filter_topic=filters.get("topic"),
+            filter_state=None if state is None else (list(STATES) if state == "all" else state),
+            filter_origin=filters.get("origin"),
+            valid_at=filters.get("valid_at"),
+        )
+    except MetaCortexError:
+        return {"query": query, "rank": None, "of": 0}
+    matches = result["matches"]
+    for rank, match in enumerate(matches, start=1):
+        if match["id"] == memory.id:
+            return {
+                "query": query,
+                "rank": rank,
+                "of": len(matches),
+                "score": match["score"],
+                "breakdown": match["breakdown"],
+                "relevant": match["score"] >= RELEVANCE_FLOOR,
+                "floor": RELEVANCE_FLOOR,
+                "back": {"q": query, **filters},
+            }
+    return {"query": query, "rank": None, "of": len(matches), "back": {"q": query, **filters}}
 
 
 async def record_again(

@@ -1,4 +1,10 @@
-"""The search page: the tools' hybrid search, each result's score split into its parts."""
+"""The search page: the tools' hybrid search, each result's score split into its parts.
+
+Search always returns its best candidates, even for words no memory holds. Results whose
+score is under the relevance floor (``activity.RELEVANCE_FLOOR``, 0.40: no search for
+made-up words reached it on LoCoMo) are shown apart as weak matches and not counted as
+results, so "nothing relevant" reads as such.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +13,13 @@ from typing import Any, Final
 from starlette.requests import Request
 from starlette.responses import Response
 
+from metacortex.console.activity import RELEVANCE_FLOOR
 from metacortex.console.base import ADMIN, ConsoleBase
-from metacortex.console.browse import row
+from metacortex.console.browse import record_link, row
 from metacortex.console.filtering import form_context, read_filters
 from metacortex.errors import MetaCortexError
 from metacortex.owner import Session
+from metacortex.retrieval.text import query_terms
 
 SEARCH_LIMIT: Final = 20
 
@@ -25,6 +33,8 @@ async def search(console: ConsoleBase, request: Request, session: Session) -> Re
         "title": "Search",
         "query": query,
         "matches": None,
+        "weak": [],
+        "floor": RELEVANCE_FLOOR,
         "empty": not counts,
         **form_context(filters, counts),
     }
@@ -47,9 +57,19 @@ async def search(console: ConsoleBase, request: Request, session: Session) -> Re
     records = await console.call(
         service.store.get_many, memory_ids=[str(match["id"]) for match in matches]
     )
-    context["matches"] = [
-        {**row(record), "score": match["score"], "breakdown": match["breakdown"]}
+    matched = query_terms(query)
+    found = {"q": query, **filters.link_arguments()}
+    rows = [
+        row(
+            record,
+            record_link(console, request, record.id, **found),
+            matched,
+            score=match["score"],
+            breakdown=match["breakdown"],
+        )
         for match, record in zip(matches, records, strict=True)
         if record is not None
     ]
+    context["matches"] = [item for item in rows if item["score"] >= RELEVANCE_FLOOR]
+    context["weak"] = [item for item in rows if item["score"] < RELEVANCE_FLOOR]
     return console.render(request, session, "search.html", context)

@@ -15,7 +15,9 @@ from starlette.routing import BaseRoute, Route
 
 from metacortex.console import (
     activity,
+    backup,
     browse,
+    bulk,
     client_page,
     clients,
     consolidate,
@@ -23,8 +25,9 @@ from metacortex.console import (
     erase,
     record,
     search,
+    undoing,
 )
-from metacortex.console.base import HERE, HOME, STYLESHEET, ConsoleBase, text
+from metacortex.console.base import HERE, HOME, SCRIPT, STYLESHEET, ConsoleBase, text
 from metacortex.guard.routes import FUNCTION_PREFIX
 from metacortex.owner import Session
 
@@ -80,6 +83,9 @@ class Console(ConsoleBase):
             ("/memories/{memory_id}/deprecate", curate.deprecate, ["POST"]),
             ("/memories/{memory_id}/correct", curate.correct, ["POST"]),
             ("/memories/{memory_id}/promote", curate.promote, ["POST"]),
+            ("/bulk", bulk.bulk_page, ["GET"]),
+            ("/bulk", bulk.bulk_apply, ["POST"]),
+            ("/undo", undoing.undo_action, ["POST"]),
             ("/consolidate", consolidate.consolidate_page, ["GET"]),
             ("/consolidate/preview", consolidate.consolidate_preview, ["POST"]),
             ("/consolidate/confirm", consolidate.consolidate_confirm, ["POST"]),
@@ -97,7 +103,8 @@ class Console(ConsoleBase):
             ("/clients/{client_id}/remove", client_page.remove_page, ["GET"]),
             ("/clients/{client_id}/remove", client_page.remove_client, ["POST"]),
             ("/activity", activity.activity_page, ["GET"]),
-            ("/export", activity.export, ["GET"]),
+            ("/backup", backup.backup_page, ["GET"]),
+            ("/export", backup.export, ["GET"]),
         ]
         routes: list[BaseRoute] = []
         for prefix in ("", FUNCTION_PREFIX):
@@ -107,6 +114,7 @@ class Console(ConsoleBase):
             ]
             routes += [
                 Route(prefix + STYLESHEET, _static("console.css", "text/css"), methods=["GET"]),
+                Route(prefix + SCRIPT, _static("console.js", "text/javascript"), methods=["GET"]),
             ]
         if self._own_owner:
             routes += self.owner.routes()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from datetime import UTC, datetime
 from typing import Final
 
@@ -33,6 +34,8 @@ MAX_CONSOLIDATE_SOURCES: Final = 50
 # Patterns are always applied with ``fullmatch`` (``$`` alone would let a trailing
 # newline through).
 TOPIC_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]*")
+_NOT_IN_TOPIC: Final = re.compile(r"[^A-Za-z0-9._:/-]+")
+_DASH_BESIDE_SEPARATOR: Final = re.compile(r"-*([._:/])-*")
 ID_PATTERN: Final = re.compile(r"[A-Za-z0-9_-]+")
 ARTIFACT_REF_PATTERN: Final = re.compile(r"[a-z][a-z0-9+.-]*://\S+")
 # The one rule for every string a client sends: no control characters (Unicode
@@ -62,11 +65,24 @@ def check_topic(topic: str, field_name: str = "topic") -> str:
             f"{field_name} is {len(topic)} characters; the limit is {MAX_TOPIC_CHARS}"
         )
     if not TOPIC_PATTERN.fullmatch(topic):
+        accepted = accepted_topic(topic)
         raise InvalidArgument(
             f"{field_name} {topic!r} may use only letters, digits and . _ : / - "
             "and must start with a letter or digit"
+            + (f"; for example {accepted!r}" if accepted else "")
         )
     return topic
+
+
+def accepted_topic(topic: str) -> str | None:
+    """The nearest topic name the rule accepts: accents dropped, every run of other
+    characters one ``-`` (none beside a ``. _ : /``), leading separators dropped; None when
+    nothing is left ("architecture decisions" -> "architecture-decisions")."""
+    ascii_only = unicodedata.normalize("NFKD", topic).encode("ascii", "ignore").decode()
+    dashed = _NOT_IN_TOPIC.sub("-", ascii_only)
+    joined = _DASH_BESIDE_SEPARATOR.sub(r"\1", dashed)
+    accepted = joined.lstrip("._:/-")[:MAX_TOPIC_CHARS].rstrip("-")
+    return accepted if accepted and TOPIC_PATTERN.fullmatch(accepted) else None
 
 
 def check_id(value: str, field_name: str = "id") -> str:

@@ -109,16 +109,20 @@ def is_https(request: Request, settings: Settings) -> bool:
     return public_base(request, settings).startswith("https://")
 
 
-def security_headers(form_targets: tuple[str, ...] = ()) -> dict[str, str]:
+def security_headers(
+    form_targets: tuple[str, ...] = (), *, scripts: bool = False
+) -> dict[str, str]:
     """Headers for every owner page. ``form_targets`` are extra CSP sources a form on the
     page may end up at (the consent form redirects to the client); anything that is not
     a plain ``scheme://host[:port]`` or ``scheme:`` source is left out, so no value can
-    add a directive to the policy."""
+    add a directive to the policy. ``scripts``: the page may load script files from its
+    own origin (``script-src 'self'``: the console's copy buttons), never inline script."""
     sources = [target for target in form_targets if _CSP_SOURCE.fullmatch(target)]
     form_action = " ".join(("'self'", *sources))
+    script = "script-src 'self'; " if scripts else ""
     return {
         "content-security-policy": (
-            "default-src 'none'; style-src 'self'; img-src 'self'; "
+            f"default-src 'none'; {script}style-src 'self'; img-src 'self'; "
             f"form-action {form_action}; frame-ancestors 'none'; base-uri 'none'"
         ),
         "x-frame-options": "DENY",

@@ -1,5 +1,5 @@
 """Reading records as stored: one by id (``fetch_context``), pages (``list_context``) and
-the console's pages (both ways, with the total)."""
+the console's pages (both ways, with the total; or the records containing some words)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from metacortex.domain import limits
 from metacortex.domain.records import Memory, Origin
 from metacortex.domain.text import summarize
 from metacortex.errors import InvalidArgument
+from metacortex.retrieval.text import query_terms
 from metacortex.storage.base import MemoryFilter, MemoryStore
 from metacortex.usecases.access import Access, parse_enum, visible
 from metacortex.usecases.cursors import decode_cursor, encode_cursor
@@ -122,6 +123,30 @@ class Reading:
             newer_cursor=encode_cursor(page[0], applied) if page and newer_exists else None,
             total=self._store.count_memories(where),
         )
+
+    def matching(
+        self,
+        access: Access,
+        *,
+        words: str,
+        filter_topic: str | None = None,
+        filter_state: str | Sequence[str] | None = None,
+        filter_origin: str | None = None,
+        valid_at: str | datetime | None = None,
+        limit: int | None = None,
+        space: str | None = None,
+    ) -> list[Memory]:
+        """The console's keyword filter: whole records the filters match that contain any
+        of ``words`` as keyword search analyzes them (stems, no stop words), best keyword
+        (BM25) match first, at most ``limit`` (100)."""
+        query_words = query_terms(limits.check_query(words))
+        count = _limit(limit)
+        where = _where(
+            access, space, filter_topic, filter_state, filter_origin, None, None, valid_at
+        )
+        if not query_words:
+            return []
+        return [hit.memory for hit in self._store.lexical_search(query_words, where, count)]
 
 
 @dataclass(frozen=True, slots=True)

@@ -356,7 +356,9 @@ def test_stored_clients_cost_no_read_within_the_bound_then_one_marker_read_per_c
 ) -> None:
     """Issue 21 §2: a process checks the stored clients at most once per
     ``METACORTEX_CLIENT_REFRESH_SECONDS``: one document read (the change marker), and
-    one query of the clients only when the marker moved. The clock is driven by hand."""
+    only when the marker moved three queries: the clients, the spaces and the people
+    (issue 30: every credential's levels are computed with them). The clock is driven
+    by hand."""
     firestore_store_factory()
     recorder = RpcRecorder()
     store = FirestoreStore(CountingClient(recorder, project=PROJECT), "memory_vectors")
@@ -378,11 +380,13 @@ def test_stored_clients_cost_no_read_within_the_bound_then_one_marker_read_per_c
     finally:
         store.close()
 
-    assert attach.kinds == {"BatchGetDocuments": 1, "RunQuery": 1}
+    assert attach.kinds == {"BatchGetDocuments": 1, "RunQuery": 3}
     assert within.rpcs == 0
     assert (unchanged.kinds, unchanged.billable_reads) == ({"BatchGetDocuments": 1}, 1)
-    assert changed.kinds == {"BatchGetDocuments": 1, "RunQuery": 1}
-    assert changed.billable_reads == 2  # the marker and the one stored client
+    assert changed.kinds == {"BatchGetDocuments": 1, "RunQuery": 3}
+    # The marker, the one stored client, and one read each for the two empty queries
+    # (Firestore bills a query that finds nothing as one read).
+    assert changed.billable_reads == 4
     # Pausing: the atomic update (BeginTransaction, read, Commit), then the marker write.
     assert paused.kinds == {"BeginTransaction": 1, "BatchGetDocuments": 1, "Commit": 2}
 

@@ -20,7 +20,7 @@ from metacortex.domain.records import BranchState, Memory, Modality
 from metacortex.retrieval.text import terms
 from metacortex.storage.base import EmbeddingIdentity, MemoryFilter, StoreTransaction
 from metacortex.storage.sqlite import SQLiteStore
-from metacortex.storage.sqlite_schema import LATEST_VERSION
+from metacortex.storage.sqlite_schema import LATEST_VERSION, MIGRATIONS
 
 DIMENSION = 16
 TOPICS = 5
@@ -185,28 +185,44 @@ def test_keyword_search_gives_the_bm25_ranking_under_every_filter(tmp_path: Path
         store.close()
 
 
-def test_a_version_4_file_is_migrated_and_its_keyword_search_uses_the_filter_index(
+def test_a_version_4_file_is_migrated_into_the_default_space_and_searched_with_the_filter_index(
     tmp_path: Path,
 ) -> None:
+    """A file exactly as MetaCortex with schema version 4 wrote it: its migrations, then
+    rows in its columns (no space, no filter index)."""
     path = tmp_path / "m.sqlite3"
-    store, _, _ = _filled(path, 50)
-    store.close()
-    # Back to what MetaCortex with schema version 4 left: no filter index.
     with sqlite3.connect(path) as conn:
-        conn.execute("DROP INDEX memories_filter")
-        conn.execute("DELETE FROM schema_migrations WHERE version > 4")
+        conn.execute(
+            "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
+        )
+        for version, script in MIGRATIONS[:4]:
+            conn.executescript(script)
+            conn.execute("INSERT INTO schema_migrations VALUES (?, 'then')", (version,))
+        for seq, text in enumerate(("alpha beta", "beta gamma", "gamma delta"), start=1):
+            conn.execute(
+                "INSERT INTO memories (seq, id, content, retrieval_text, module_name,"
+                " branch_state, modality, created_at, updated_at, embedding, change_seq)"
+                " VALUES (?, ?, ?, ?, 'general', 'active', 'text', ?, ?, ?, ?)",
+                (seq, f"m{seq}", text, text, seq, seq, _vectors(1)[0].tobytes(), seq),
+            )
+            conn.execute(
+                "INSERT INTO memory_terms (rowid, terms) VALUES (?, ?)",
+                (seq, " ".join(terms(text))),
+            )
     reopened = SQLiteStore(path)
     try:
         conn = sqlite3.connect(path)
         version = conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0]
         indexes = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
         conn.close()
-        assert version == LATEST_VERSION == 5
+        assert version == LATEST_VERSION
         assert "memories_filter" in indexes
-        hits = reopened.lexical_search(
+        found = reopened.lexical_search(
             terms("beta"), MemoryFilter(states=(BranchState.ACTIVE,)), 10
         )
-        assert hits
+        assert sorted(hit.memory.id for hit in found) == ["m1", "m2"]
+        assert {hit.memory.space for hit in found} == {"default"}
+        assert reopened.get("m1", space="family") is None
     finally:
         reopened.close()
 

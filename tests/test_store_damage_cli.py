@@ -31,6 +31,7 @@ from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.service import Access, MemoryService
 from metacortex.storage.base import MemoryFilter
 from metacortex.storage.sqlite import SQLiteStore
+from metacortex.storage.sqlite_schema import LATEST_VERSION
 from tests.fakes import HashingEmbedder
 from tests.processes import WatchedProcess
 from tests.sqlite_holders import EXCLUSIVE, holding
@@ -170,9 +171,9 @@ def test_a_store_from_a_newer_metacortex_is_refused_and_left_as_it_was(
 
     assert line == (
         f"metacortex: configuration error: {database} was written by a newer MetaCortex "
-        "(schema version 99; this one understands up to 6): run the version that wrote it "
-        "(upgrade this install), or point METACORTEX_DATA_DIR or --data-dir at another "
-        "store. Nothing was changed in it"
+        f"(schema version 99; this one understands up to {LATEST_VERSION}): run the version "
+        "that wrote it (upgrade this install), or point METACORTEX_DATA_DIR or --data-dir at "
+        "another store. Nothing was changed in it"
     )
     assert database.read_bytes() == before
 

@@ -22,6 +22,7 @@ import pytest
 from metacortex.cli.main import main
 from metacortex.clients import ClientManager
 from metacortex.clients.lookup import profiles_with_stored
+from metacortex.clients.manage import DEFAULT_TOOLS
 from metacortex.config import Settings
 from metacortex.server.profiles import token_digest
 from metacortex.storage.sqlite import SQLiteStore
@@ -90,7 +91,7 @@ def test_a_new_file_gets_an_http_entry_and_the_application_a_client(
     client = profiles_with_stored(settings(place)).get(target)
     assert client is not None
     assert client.token_sha256 == token_digest(token)
-    assert client.tools == ("save_context", "search_context", "fetch_context")
+    assert client.tools == DEFAULT_TOOLS
 
 
 @pytest.mark.parametrize(

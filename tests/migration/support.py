@@ -174,6 +174,8 @@ def as_the_original_had_it(data: dict[str, Any]) -> dict[str, Any]:
     created: int = meta["created_at"] if "created_at" in meta else meta["timestamp"]
     provenance = meta.get("provenance") or {"origin": "legacy_import"}
     return {
+        # The original had no spaces and named no authors: the default space, unattributed.
+        "space": "default",
         "topic": meta["module_name"],
         "branch_state": meta["branch_state"],
         "modality": "mixed" if meta["modality"] == "text_image" else meta["modality"],
@@ -191,4 +193,6 @@ def as_the_original_had_it(data: dict[str, Any]) -> dict[str, Any]:
             "derived_from": provenance.get("derived_from", []),
             "confidence": provenance.get("confidence"),
         },
+        "created_by": None,
+        "changed_by": None,
     }

@@ -36,6 +36,8 @@ ALL_TOOLS: Final = {
     "list_context",
     "deprecate_context",
     "consolidate_context",
+    "list_spaces",
+    "who_am_i",
 }
 
 

@@ -21,7 +21,7 @@ from metacortex.cli.admin_token import ensure_admin_token
 from metacortex.cli.main import _COMMANDS, main
 from metacortex.cli.surface import surface
 from metacortex.config import Settings
-from metacortex.server.profiles import load_profiles
+from metacortex.server.profiles import TOOL_NAMES, load_profiles
 from metacortex.storage.base import EmbeddingIdentity
 from metacortex.storage.sqlite import SQLiteStore
 from tests.server.conftest import ADMIN_TOKEN, client_profiles
@@ -100,7 +100,11 @@ def test_tools_json_prints_the_exact_surface_of_a_profile(
         "fetch_context",
     ]
     assert all("inputSchema" in t and "outputSchema" in t for t in printed["tools"])
-    assert [r["uri"] for r in printed["resources"]] == ["memory://topics", "memory://recent"]
+    assert [r["uri"] for r in printed["resources"]] == [
+        "memory://spaces",
+        "memory://topics",
+        "memory://recent",
+    ]
     assert [t["uriTemplate"] for t in printed["resourceTemplates"]] == ["memory://{id}"]
     assert [p["name"] for p in printed["prompts"]] == ["context"]
     assert main(["tools"]) == 0
@@ -108,7 +112,7 @@ def test_tools_json_prints_the_exact_surface_of_a_profile(
     assert "search_context  [read-only]" in human
     assert "deprecate_context  [writes, idempotent]" in human
     assert "prompt correct_memory(" in human
-    assert "prompt context(topic?, max_chars?)" in human
+    assert "prompt context(topic?, space?, max_chars?)" in human
     assert "resource memory://{id}" in human
     assert main(["tools", "--profile", "nobody"]) == 2
     assert "known profiles: default, reader, web" in capsys.readouterr().err
@@ -173,7 +177,7 @@ def test_serve_shows_a_new_token_once_then_only_where_it_is(
                     },
                     timeout=30,
                 )
-                assert len(listed.json()["result"]["tools"]) == 6
+                assert len(listed.json()["result"]["tools"]) == len(TOOL_NAMES)
                 outputs.append((banner, token))
             finally:
                 process.send_signal(signal.SIGINT)  # Ctrl-C: graceful shutdown

@@ -115,7 +115,7 @@ async def test_each_profile_lists_the_resources_its_tools_allow(
             prompts = [p.name for p in (await client.list_prompts()).prompts]
         listed[profile] = (resources, templates, prompts)
 
-    everything = ["memory://topics", "memory://recent"]
+    everything = ["memory://spaces", "memory://topics", "memory://recent"]
     assert listed["default"] == (everything, ["memory://{id}"], ["correct_memory", "context"])
     assert listed["reader"] == (everything, ["memory://{id}"], ["context"])
     # search only: summaries, never a record body by id
@@ -123,7 +123,7 @@ async def test_each_profile_lists_the_resources_its_tools_allow(
     # writes only: nothing to read
     assert listed["writer"] == ([], [], [])
     # drafts only: no active memories to show
-    assert listed["drafts"] == (["memory://topics"], ["memory://{id}"], [])
+    assert listed["drafts"] == (["memory://spaces", "memory://topics"], ["memory://{id}"], [])
 
 
 # ------------------------------------------------------------------------ topics
@@ -144,6 +144,7 @@ async def test_topics_count_only_the_states_a_profile_may_read(harness: Harness,
     ]
     # active and wip only: the deprecated records are neither counted nor named
     assert scoped == {
+        "space": "default",
         "topics": [
             {"topic": "garden", "counts": {"active": 1, "wip": 1}, "total": 2},
             {"topic": "work", "counts": {"active": 1}, "total": 1},
@@ -326,7 +327,9 @@ async def test_the_context_prompt_gives_summaries_where_fetch_context_is_not_off
 async def test_the_context_prompt_says_so_when_a_topic_holds_nothing(harness: Harness) -> None:
     async with connect(harness, "default") as client:
         text = prompt_text(await client.get_prompt("context", {"topic": "empty"}))
-    assert text == "MetaCortex holds no active memories about the topic 'empty' yet."
+    assert text == (
+        "MetaCortex holds no active memories about the topic 'empty' in the space 'default' yet."
+    )
 
 
 @pytest.mark.parametrize(
@@ -335,7 +338,7 @@ async def test_the_context_prompt_says_so_when_a_topic_holds_nothing(harness: Ha
         ({"max_chars": "lots"}, "max_chars must be a whole number"),
         ({"max_chars": "10"}, "max_chars must be between 1000 and 200000; got 10"),
         ({"max_chars": "-5"}, "max_chars must be a whole number"),
-        ({"limit": "3"}, "unknown argument 'limit'; accepted: max_chars, topic"),
+        ({"limit": "3"}, "unknown argument 'limit'; accepted: max_chars, space, topic"),
         ({"topic": "bad topic!"}, "topic"),
     ],
 )

@@ -102,6 +102,8 @@ async def test_the_sdk_stdio_client_reaches_every_tool_resource_and_prompt(
         "list_context",
         "deprecate_context",
         "consolidate_context",
+        "list_spaces",
+        "who_am_i",
     ]
     memory_id = saved["item"]["id"]
     assert found["matches"][0]["id"] == memory_id

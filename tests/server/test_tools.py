@@ -66,6 +66,8 @@ async def test_each_profile_lists_only_its_tools_and_the_prompt_where_usable(
         "list_context",
         "deprecate_context",
         "consolidate_context",
+        "list_spaces",
+        "who_am_i",
     ]
     assert prompts == ["correct_memory", "context"]
     async with harness.connect("/clients/web/mcp", WEB_TOKEN, mode) as web:

@@ -35,6 +35,8 @@ from typing import Any, Final, Literal
 
 from metacortex.domain.record_rules import check_record
 from metacortex.domain.records import (
+    DEFAULT_SPACE,
+    Attribution,
     BranchState,
     Initiator,
     Memory,
@@ -54,6 +56,7 @@ from metacortex.domain.stored_values import (
     text,
 )
 from metacortex.errors import InvalidArgument
+from metacortex.spaces.model import check_space_key
 
 Layout = Literal["nested", "top-level", "current", "portable"]
 # The original's first modality name for text with an image (service.ts
@@ -195,9 +198,43 @@ def _read(
             confidence=number(source.get("confidence"), where + "confidence"),
         ),
         merge_method=text(meta.get("merge_method"), prefix + "merge_method"),
+        # This server's records carry their space and authors (none before spaces: the
+        # default space, unattributed); the original's have neither.
+        space=_space(meta.get("space"), prefix) if not legacy else DEFAULT_SPACE,
+        created_by=_author(meta.get("created_by"), prefix + "created_by") if not legacy else None,
+        changed_by=_author(meta.get("changed_by"), prefix + "changed_by") if not legacy else None,
     )
     try:
         checked = check_record(memory)
     except InvalidArgument as error:
         raise Refused(f"the tools would refuse it: {error.message}") from None
     return Reading(checked, layout, tuple(notes))
+
+
+def _space(value: Any, prefix: str) -> str:
+    if value is None:
+        return DEFAULT_SPACE
+    key = text(value, prefix + "space")
+    try:
+        return check_space_key(key or "", prefix + "space")
+    except InvalidArgument as error:
+        raise Refused(error.message) from None
+
+
+def _author(value: Any, where: str) -> Attribution | None:
+    """``{"person_id", "client", ...}`` as results show it (a portable archive), or
+    ``"person|client"`` as a Firestore document keeps it, or null (unattributed)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        decoded = Attribution.decode(value)
+        if decoded is None:
+            raise Refused(f"{where} is {value[:40]!r}, not 'person|client'")
+        return decoded
+    if not isinstance(value, Mapping):
+        raise Refused(f"{where} is {kind(value)}, not a map")
+    person = text(value.get("person_id"), where + ".person_id")
+    via = text(value.get("client"), where + ".client")
+    if not person or not via or "|" in person or "|" in via:
+        raise Refused(f"{where} needs person_id and client (without '|')")
+    return Attribution(person, via)

@@ -10,17 +10,20 @@ for Firestore, a managed export (docs/DEPLOYMENT.md).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import json
 import os
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from metacortex.domain.record_rules import supersession_loops
-from metacortex.domain.records import Memory
+from metacortex.domain.records import DEFAULT_SPACE, Memory
+from metacortex.errors import Conflict
 from metacortex.operations.archive_records import (
     RecordReader,
     read_lines,
@@ -30,6 +33,7 @@ from metacortex.operations.archive_records import (
 from metacortex.operations.progress import progress
 from metacortex.operations.walk import all_memories, count_memories
 from metacortex.providers.base import Embedder
+from metacortex.spaces.registry import Registry, read_directory
 from metacortex.storage import sqlite_files
 from metacortex.storage.base import MemoryStore, StoreTransaction
 
@@ -66,6 +70,7 @@ class BackupError(Exception):
 
 
 def _record(memory: Memory) -> dict[str, Any]:
+    # Authors by id: names belong to the people of a store, not to its memories.
     return {"id": memory.id, "content": memory.content, "retrieval_text": memory.retrieval_text} | {
         "metadata": memory.metadata()
     }
@@ -131,6 +136,11 @@ def export_portable(store: MemoryStore, directory: Path, embedding_key: str) -> 
         "sha256": digest.hexdigest(),
         "source_embedding": embedding_key,
         "vectors": False,
+        # The spaces' names and descriptions, so a restore into a new store makes them.
+        "spaces": [
+            {"key": space.key, "name": space.name, "description": space.description}
+            for space in sorted(read_directory(store).spaces.values(), key=lambda s: s.key)
+        ],
     }
     with _private_text(directory / MANIFEST) as out:
         out.write(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
@@ -228,7 +238,8 @@ def _accepted(
             memories[line.memory.id] = (line.number, line.memory)
 
     def stored_successor(memory_id: str) -> str | None:
-        existing = store.get(memory_id)
+        space = memories[memory_id][1].space if memory_id in memories else DEFAULT_SPACE
+        existing = store.get(memory_id, space=space)
         return existing.superseded_by if existing is not None else None
 
     loops = supersession_loops(
@@ -262,11 +273,14 @@ def restore_portable(store: MemoryStore, embedder: Embedder, directory: Path) ->
     except UnicodeDecodeError:
         raise BackupError(f"the archive in {directory} is not UTF-8 text") from None
     memories, refused = _accepted(store, lines, reader)
+    _make_spaces(store, manifest, {m.space for m in memories})
+    # Space by space (a transaction acts in one), in archive order within each.
+    memories.sort(key=lambda m: (m.space != DEFAULT_SPACE, m.space))
     restored = skipped = 0
     with progress("restore", len(memories)) as bar:
-        for start in range(0, len(memories), EMBED_CHUNK):
-            chunk = memories[start : start + EMBED_CHUNK]
-            present = store.get_many([m.id for m in chunk])
+        for chunk in _chunks_by_space(memories):
+            space = chunk[0].space
+            present = store.get_many([m.id for m in chunk], space=space)
             fresh = [m for m, stored in zip(chunk, present, strict=True) if stored is None]
             # One call for the whole chunk: the model sorts it by length, so its batches
             # pad little; the writes stay in transactions of _BATCH.
@@ -275,7 +289,8 @@ def restore_portable(store: MemoryStore, embedder: Embedder, directory: Path) ->
                 written = store.transaction(
                     partial(
                         _put_absent, fresh[first : first + _BATCH], vectors[first : first + _BATCH]
-                    )
+                    ),
+                    space=space,
                 )
                 restored += written
                 skipped += min(_BATCH, len(fresh) - first) - written
@@ -283,3 +298,37 @@ def restore_portable(store: MemoryStore, embedder: Embedder, directory: Path) ->
             bar.advance(len(chunk))
     source = ORIGINAL_FORMAT if is_original_manifest(manifest) else FORMAT
     return RestoreSummary(restored, skipped, tuple(refused), source)
+
+
+def _chunks_by_space(memories: list[Memory]) -> Iterator[list[Memory]]:
+    """Chunks of at most ``EMBED_CHUNK`` memories of one space each (input sorted by space)."""
+    start = 0
+    while start < len(memories):
+        space = memories[start].space
+        end = start
+        while end < len(memories) and end - start < EMBED_CHUNK and memories[end].space == space:
+            end += 1
+        yield memories[start:end]
+        start = end
+
+
+def _make_spaces(store: MemoryStore, manifest: Mapping[str, Any], used: set[str]) -> None:
+    """The spaces the archive names (with their names) or its records use, made where
+    this store has none of that key; an existing space keeps its own name."""
+    registry = Registry(store)
+    known = set(registry.directory().spaces)
+    named: dict[str, Mapping[str, Any]] = {}
+    listed = manifest.get("spaces")
+    if isinstance(listed, list):
+        for entry in listed:
+            if isinstance(entry, Mapping) and isinstance(entry.get("key"), str):
+                named[str(entry["key"])] = entry
+    for key in sorted((used | set(named)) - known):
+        entry = named.get(key, {})
+        name, description = entry.get("name"), entry.get("description")
+        with contextlib.suppress(Conflict):  # made meanwhile by someone else: theirs stays
+            registry.add_space(
+                key,
+                name if isinstance(name, str) and name.strip() else None,
+                description if isinstance(description, str) else "",
+            )

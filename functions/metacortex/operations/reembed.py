@@ -43,7 +43,10 @@ def reembed(store: MemoryStore, embedder: Embedder) -> ReembedSummary:
             vectors = embedder.embed_documents([m.retrieval_text for m in page])
             for start in range(0, len(page), _BATCH):
                 store.transaction(
-                    partial(_rewrite, page[start : start + _BATCH], vectors[start : start + _BATCH])
+                    partial(
+                        _rewrite, page[start : start + _BATCH], vectors[start : start + _BATCH]
+                    ),
+                    space=page[0].space,
                 )
             done += len(page)
             bar.advance(len(page))

@@ -710,18 +710,14 @@ class FirestoreStore:
 
     def _holds_topic(self, topic: str) -> bool:
         """Whether any space still holds a memory of ``topic`` (its name then stays in
-        the events: the store shows it anyway)."""
-        for collection in self._all_memory_collections():
-            query = collection.where(filter=FieldFilter("module_name", "==", topic)).limit(1)
-            if any(True for _ in query.select([]).stream()):
-                return True
-        return False
-
-    def _all_memory_collections(self) -> list[CollectionReference]:
-        """The default space's collection and every other space's that was ever written
-        to (a space's document exists only as the parent of its collection)."""
-        spaces = [reference.id for reference in self._spaces.list_documents()]
-        return [self._memories, *(self.memories(key) for key in sorted(spaces))]
+        the events: the store shows it anyway): one collection-group query over every
+        space's collection (they share the collection id)."""
+        query = (
+            self._client.collection_group(self._collection)
+            .where(filter=FieldFilter("module_name", "==", topic))
+            .limit(1)
+        )
+        return any(True for _ in query.select([]).stream())
 
     def _fingerprints_of(
         self, memory_ids: Sequence[str], transaction: Transaction

@@ -165,6 +165,22 @@ def firestore_index_specs(dimension: int, collection: str = "memory_vectors") ->
     overrides: list[dict[str, Any]] = [
         {"collectionGroup": collection, "fieldPath": name, "indexes": []} for name in unindexed
     ]
+    # An erase asks whether any space still holds a topic: one collection-group query
+    # over every space's collection (``FirestoreStore._holds_topic``). Firestore's
+    # automatic single-field indexes serve collection scope only, so the topic field
+    # keeps them and adds its collection-group one.
+    overrides.append(
+        {
+            "collectionGroup": collection,
+            "fieldPath": "module_name",
+            "indexes": [
+                {"order": "ASCENDING", "queryScope": "COLLECTION"},
+                {"order": "DESCENDING", "queryScope": "COLLECTION"},
+                {"arrayConfig": "CONTAINS", "queryScope": "COLLECTION"},
+                {"order": "ASCENDING", "queryScope": "COLLECTION_GROUP"},
+            ],
+        }
+    )
     for ttl_collection in (
         collection + _TTL_COLLECTIONS_SUFFIX,
         collection + "_auth_state",

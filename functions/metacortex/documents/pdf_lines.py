@@ -1,0 +1,132 @@
+"""Lines of text on PDF pages, and the clean-up every PDF reader needs on them.
+
+Independent of the PDF library: ``pdf.py`` builds ``PageLines`` from pdfminer's
+layout analysis, and ``bench/pdf_extract.py`` from each candidate library, so the
+candidates are compared with the same running-header and hyphen rules.
+
+Running headers and footers (a journal's title, "Confidential", page numbers)
+are lines in the top or bottom margin band whose text, digits masked, appears at
+the same height on several pages. A lone page number in the band is dropped even
+when the document has one page: it is never content.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Final
+
+# Share of the page height, from the top and from the bottom, where running lines sit.
+MARGIN_BAND: Final = 0.15
+# A running line repeats on at least this share of the pages (and on two of them):
+# under a half, so headers that alternate between even and odd pages count.
+REPEAT_SHARE: Final = 0.3
+# Points a repeated line may move between pages and still be "the same position".
+POSITION_TOLERANCE: Final = 4.0
+
+# The characters readers put at a hyphenated line end: a hyphen, a soft hyphen,
+# and pdfium's U+FFFE marker for a generated (soft) hyphen.
+_LINE_END_HYPHENS: Final = ("-", "\u00ad", "\ufffe")
+_PAGE_NUMBER: Final = re.compile(
+    r"(?:page\s*)?(?:\d{1,5}|[ivxlcdm]{1,8})(?:\s*(?:/|of)\s*\d{1,5})?", re.IGNORECASE
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One line of text; ``top``/``bottom`` measured in points down from the page top."""
+
+    text: str
+    x0: float
+    top: float
+    x1: float
+    bottom: float
+    size: float  # the line's font size in points (its characters' median height)
+    box: int = 0  # which text box of the page the line belongs to (reading-order group)
+    bold: bool = False  # every character in a bold face
+
+
+@dataclass(frozen=True, slots=True)
+class PageLines:
+    number: int  # 1-based
+    width: float
+    height: float
+    lines: tuple[Line, ...]
+
+
+def _masked(text: str) -> str:
+    return re.sub(r"\d+", "#", " ".join(text.split()).casefold())
+
+
+def _side(line: Line, height: float) -> str | None:
+    if line.bottom <= height * MARGIN_BAND:
+        return "top"
+    if line.top >= height * (1 - MARGIN_BAND):
+        return "bottom"
+    return None
+
+
+def is_page_number(text: str) -> bool:
+    return _PAGE_NUMBER.fullmatch(" ".join(text.split())) is not None
+
+
+def drop_running_lines(pages: Sequence[PageLines]) -> list[PageLines]:
+    """The pages without their running headers, footers and page numbers."""
+    seen: dict[tuple[str, str], dict[int, float]] = defaultdict(dict)
+    for page in pages:
+        for line in page.lines:
+            side = _side(line, page.height)
+            if side is not None:
+                seen[(_masked(line.text), side)].setdefault(page.number, line.top)
+    needed = max(2, int(len(pages) * REPEAT_SHARE + 0.999))
+    running: dict[tuple[str, str], float] = {}
+    for key, tops in seen.items():
+        if len(tops) >= needed:
+            middle = statistics.median(tops.values())
+            near = [top for top in tops.values() if abs(top - middle) <= POSITION_TOLERANCE]
+            if len(near) >= needed:
+                running[key] = middle
+    cleaned = []
+    for page in pages:
+        kept = []
+        for line in page.lines:
+            side = _side(line, page.height)
+            if side is not None:
+                at = running.get((_masked(line.text), side))
+                if at is not None and abs(line.top - at) <= POSITION_TOLERANCE:
+                    continue
+                if is_page_number(line.text):
+                    continue
+            kept.append(line)
+        cleaned.append(replace(page, lines=tuple(kept)))
+    return cleaned
+
+
+def ends_hyphenated(text: str) -> bool:
+    return len(text) >= 2 and text.endswith(_LINE_END_HYPHENS) and text[-2].isalpha()
+
+
+def join_lines(texts: Sequence[str]) -> str:
+    """Lines of one paragraph as one string. A word hyphenated at a line end is joined
+    when the next line goes on in lower case ("infor-" + "mation" is "information");
+    a hyphen before a capital or a digit stays ("Jean-" + "Paul" is "Jean-Paul"). A
+    soft hyphen (U+00AD, or pdfium's U+FFFE) is always a break inside a word.
+    A compound broken at its own hyphen ("well-" + "known") loses its hyphen: a
+    reader without a dictionary cannot tell it from "infor-" + "mation"."""
+    joined = ""
+    for raw in texts:
+        text = " ".join(raw.split())
+        if not text:
+            continue
+        if not joined:
+            joined = text
+        elif ends_hyphenated(joined) and (joined[-1] != "-" or text[0].islower()):
+            joined = joined[:-1] + text  # a soft hyphen, or a word broken in two
+        elif ends_hyphenated(joined):
+            joined += text  # a compound broken at its own hyphen
+        else:
+            joined += " " + text
+    return joined.replace("\u00ad", "").replace("\ufffe", "")

@@ -31,6 +31,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -52,6 +53,7 @@ from metacortex.documents.pdf_lines import (
     is_page_number,
     join_lines,
 )
+from metacortex.documents.reading_order import reading_order
 
 Reader = Callable[[bytes], list[PageLines]]
 
@@ -65,7 +67,7 @@ def pdfminer_lines(data: bytes) -> list[PageLines]:
     for number, page in enumerate(extract_pages(io.BytesIO(data), laparams=LAParams()), 1):
         height = page.height
         lines = []
-        for box_index, box in enumerate(o for o in page if isinstance(o, LTTextBox)):
+        for box in (o for o in page if isinstance(o, LTTextBox)):
             for line in (o for o in box if isinstance(o, LTTextLine)):
                 sizes = [c.size for c in line if isinstance(c, LTChar)]
                 lines.append(
@@ -76,14 +78,14 @@ def pdfminer_lines(data: bytes) -> list[PageLines]:
                         line.x1,
                         height - line.y0,
                         statistics.median(sizes) if sizes else 0.0,
-                        box_index,
                     )
                 )
         pages.append(PageLines(number, page.width, height, tuple(lines)))
     return pages
 
 
-def pdfium_lines(data: bytes) -> list[PageLines]:
+def pdfium_lines(data: bytes, merge: bool = True) -> list[PageLines]:
+    """Text rects in content order; ``merge`` joins the rects of one line."""
     import pypdfium2 as pdfium
 
     document = pdfium.PdfDocument(data)
@@ -99,7 +101,8 @@ def pdfium_lines(data: bytes) -> list[PageLines]:
                 text = text_page.get_text_bounded(left, bottom, right, top)
                 line = Line(text, left, height - top, right, height - bottom, top - bottom)
                 previous = lines[-1] if lines else None
-                if previous and previous.top < line.bottom and line.top < previous.bottom:
+                overlaps = previous and previous.top < line.bottom and line.top < previous.bottom
+                if merge and previous and overlaps:
                     line = Line(
                         previous.text + text,
                         previous.x0,
@@ -115,6 +118,10 @@ def pdfium_lines(data: bytes) -> list[PageLines]:
     finally:
         document.close()
     return pages
+
+
+def pdfium_fragments(data: bytes) -> list[PageLines]:
+    return pdfium_lines(data, merge=False)
 
 
 def pypdf_lines(data: bytes) -> list[PageLines]:
@@ -173,6 +180,15 @@ def pypdf_raw(data: bytes) -> str:
     import pypdf
 
     return "\n".join(p.extract_text() for p in pypdf.PdfReader(io.BytesIO(data)).pages)
+
+
+def our_order(read: Reader) -> Reader:
+    """The candidate's fragments put in order by the product's ``reading_order``."""
+
+    def ordered(data: bytes) -> list[PageLines]:
+        return [replace(p, lines=tuple(reading_order(p.lines))) for p in read(data)]
+
+    return ordered
 
 
 CANDIDATES: dict[str, tuple[Reader, Callable[[bytes], str]]] = {
@@ -274,6 +290,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         readers: list[tuple[str, Callable[[bytes], tuple[str, int]]]] = []
         for name, (lines_of, raw_of) in CANDIDATES.items():
             readers.append((name, lambda d, f=lines_of: cleaned_text(f(d))))  # type: ignore[misc]
+            ordered = our_order(pdfium_fragments if name == "pypdfium2" else lines_of)
+            readers.append(
+                (f"{name} + our order", lambda d, f=ordered: cleaned_text(f(d)))  # type: ignore[misc]
+            )
             readers.append((f"{name} raw", lambda d, f=raw_of: (t := f(d), running_in_raw(t))))  # type: ignore[misc]
         if not args.no_product:
             readers.append(("product (pdfminer.six)", lambda d: (product_text(d), -1)))

@@ -1,12 +1,15 @@
-"""PDF in reading order, with pdfminer.six's layout analysis (docs/DOCUMENTS.md, "PDF").
+"""PDF in reading order: pdfminer.six's characters and line fragments, our own page
+order (docs/DOCUMENTS.md, "PDF").
 
-pdfminer groups characters into lines and lines into text boxes, then orders the
-boxes by position, so a two-column page reads column by column whatever order the
-generator drew it in (the measured reason it was chosen over pypdfium2 and pypdf).
-Then: running headers, footers and page numbers are dropped (``pdf_lines``); lines
-of a box become paragraphs with hyphenated line ends joined; a line set larger than
-the body text is a heading (its size ranks its level); a paragraph that goes on in
-lower case in the next column or on the next page is joined to the one before.
+pdfminer turns a page's drawing operations into characters with positions and runs
+them into line fragments; ``reading_order`` puts the fragments in reading order
+by the page's whitespace (columns left to right, each top to bottom), whatever
+order the generator drew them in. Then: running headers, footers and page
+numbers are dropped (``pdf_lines``); lines become paragraphs at blank space, font
+changes and bullets, with hyphenated line ends joined; a line set larger than the
+body text (or bold at body size) is a heading, its size ranking its level; a
+paragraph that goes on in the next column or on the next page (its predecessor
+ends without a full stop) is joined to the one before.
 
 A page with pictures and no text is listed in ``pages_without_text``; a document
 with no text at all says ``NO_TEXT_LAYER`` (a scan) or ``NO_TEXT``.
@@ -37,12 +40,14 @@ from metacortex.documents.limits import DocumentLimits
 from metacortex.documents.model import NO_TEXT, NO_TEXT_LAYER, BlockKind, ExtractedDocument
 from metacortex.documents.pdf_lines import Line, PageLines, drop_running_lines, join_lines
 from metacortex.documents.pdf_streams import ExpansionExceeded, expansion_budget
+from metacortex.documents.reading_order import reading_order
 from metacortex.errors import DocumentRefused
 
-# char_margin 3 (pdfminer's default is 2): justified lines stretch word gaps, and at 2 a
-# word alone at the end of such a line became a box of its own, out of order
-# (bench/pdf_extract.py); columns 10 pt apart (LaTeX's default gutter) still part.
-LAYOUT: Final = LAParams(char_margin=3.0)
+# pdfminer's own box ordering is off (boxes_flow=None): reading_order does it, and
+# pdfminer's misread justified lines with wide word gaps (bench/locomo_documents.py).
+LAYOUT: Final = LAParams(boxes_flow=None)
+# A gap between two lines of more than this share of a line's height ends a paragraph.
+PARAGRAPH_GAP: Final = 0.5
 # A line this much larger than the body text is a heading.
 HEADING_SIZE_RATIO: Final = 1.15
 HEADING_MAX_CHARS: Final = 200
@@ -55,7 +60,7 @@ _BOLD: Final = re.compile(r"bold|black|heavy|semibold", re.IGNORECASE)
 
 @dataclass(slots=True)
 class _Group:
-    """Consecutive lines of one text box with one font size: a paragraph or a heading."""
+    """Consecutive lines with one font: a paragraph or a heading."""
 
     page: int
     lines: list[Line] = field(default_factory=list)
@@ -92,32 +97,43 @@ def _page_lines(page: PDFPage, number: int, manager: PDFResourceManager) -> tupl
     PDFPageInterpreter(manager, device).process_page(page)
     layout = device.get_result()
     height = layout.height
-    lines: list[Line] = []
+    fragments: list[Line] = []
     images = False
-    boxes = 0
     for item in layout:
         if not isinstance(item, LTTextBox):
             images = images or _has_image(item)
             continue
-        boxes += 1
         for row in item:
             if not isinstance(row, LTTextLine) or not row.get_text().strip():
                 continue
             chars = [c for c in row if isinstance(c, LTChar) and c.get_text().strip()]
-            size = statistics.median(c.size for c in chars) if chars else 0.0
-            lines.append(
+            fragments.append(
                 Line(
-                    row.get_text().rstrip("\n"),
+                    row.get_text().strip(),
                     row.x0,
                     height - row.y1,
                     row.x1,
                     height - row.y0,
-                    size,
-                    boxes,
+                    statistics.median(c.size for c in chars) if chars else 0.0,
                     bool(chars) and all(_BOLD.search(c.fontname) for c in chars),
                 )
             )
-    return PageLines(number, layout.width, height, tuple(lines)), images
+    ordered = tuple(reading_order(fragments))
+    return PageLines(number, layout.width, height, ordered), images
+
+
+def _starts_paragraph(line: Line, previous: Line | None, group: _Group | None) -> bool:
+    if previous is None or group is None:
+        return True
+    height = max(previous.bottom - previous.top, 1.0)
+    resized = not 0.87 < (line.size or 1) / (previous.size or 1) < 1.15
+    return (
+        resized
+        or line.bold != group.bold
+        or line.top < previous.top  # up to the next column
+        or line.top - previous.bottom > PARAGRAPH_GAP * height
+        or _BULLET.match(line.text) is not None
+    )
 
 
 def _groups(pages: list[PageLines]) -> list[_Group]:
@@ -126,19 +142,10 @@ def _groups(pages: list[PageLines]) -> list[_Group]:
         current: _Group | None = None
         previous: Line | None = None
         for line in page.lines:
-            new_box = previous is None or previous.box != line.box
-            resized = previous is not None and not (
-                0.87 < (line.size or 1) / (previous.size or 1) < 1.15
-            )
-            if (
-                current is None
-                or new_box
-                or resized
-                or line.bold != current.bold
-                or _BULLET.match(line.text.lstrip())
-            ):
+            if _starts_paragraph(line, previous, current):
                 current = _Group(page.number, bold=line.bold)
                 groups.append(current)
+            assert current is not None
             current.lines.append(line)
             previous = line
     return groups
@@ -189,7 +196,11 @@ def _build(groups: list[_Group], levels: dict[int, int]) -> BlockBuilder:
             flush()
             pending = (BlockKind.LIST_ITEM, text[bullet.end() :], group.page, group.page)
             continue
-        if pending is not None and text[0].islower() and not pending[1].endswith(_SENTENCE_END):
+        if (
+            pending is not None
+            and pending[0] is BlockKind.PARAGRAPH
+            and not pending[1].endswith(_SENTENCE_END)
+        ):
             # the paragraph goes on in the next column or on the next page
             pending = (pending[0], join_lines([pending[1], text]), pending[2], group.page)
             continue

@@ -1,7 +1,7 @@
 """Lines of text on PDF pages, and the clean-up every PDF reader needs on them.
 
 Independent of the PDF library: ``pdf.py`` builds ``PageLines`` from pdfminer's
-layout analysis, and ``bench/pdf_extract.py`` from each candidate library, so the
+line fragments, and ``bench/pdf_extract.py`` from each candidate library, so the
 candidates are compared with the same running-header and hyphen rules.
 
 Running headers and footers (a journal's title, "Confidential", page numbers)
@@ -45,7 +45,6 @@ class Line:
     x1: float
     bottom: float
     size: float  # the line's font size in points (its characters' median height)
-    box: int = 0  # which text box of the page the line belongs to (reading-order group)
     bold: bool = False  # every character in a bold face
 
 

@@ -300,12 +300,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         for reader_name, read in readers:
             for doc_name, (data, expected) in documents.items():
                 text, left = read(data)
-                whole, ordered = in_order(text, expected)
+                whole, in_sequence = in_order(text, expected)
                 pages = page_count(data)
                 seconds = best_seconds(lambda d=data, r=read: r(d), args.repeat)  # type: ignore[misc]
                 print(
                     f"| {reader_name} | {doc_name} | {pages} | {whole}/{len(expected)} "
-                    f"| {ordered / len(expected):.3f} | {left if left >= 0 else 'n/a'} "
+                    f"| {in_sequence / len(expected):.3f} | {left if left >= 0 else 'n/a'} "
                     f"| {pages / seconds:.1f} |",
                     flush=True,
                 )

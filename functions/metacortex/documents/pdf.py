@@ -174,39 +174,51 @@ def _heading_levels(groups: list[_Group], body: float) -> dict[int, int]:
     return {index: ranks[size] for index, size in sizes.items()}
 
 
+@dataclass(slots=True)
+class _Pending:
+    """A paragraph or list item not yet added: the next group may continue it."""
+
+    kind: BlockKind
+    text: str
+    page: int
+    page_end: int
+    size: float
+
+    def continued_by(self, group: _Group) -> bool:
+        """Whether ``group`` carries on this paragraph in the next column or page: it
+        ended without a full stop and goes on in the same type size."""
+        same_size = 0.87 < (group.size or 1) / (self.size or 1) < 1.15
+        return (
+            self.kind is BlockKind.PARAGRAPH and same_size and not self.text.endswith(_SENTENCE_END)
+        )
+
+
 def _build(groups: list[_Group], levels: dict[int, int]) -> BlockBuilder:
     builder = BlockBuilder()
-    pending: tuple[BlockKind, str, int, int] | None = None  # kind, text, page, page_end
-
-    def flush() -> None:
-        if pending is not None:
-            builder.add(pending[0], pending[1], pending[2], pending[3])
-
+    pending: _Pending | None = None
     for index, group in enumerate(groups):
         text = group.text
         if not text:
             continue
-        if index in levels:
-            flush()
+        if pending is not None and index not in levels and pending.continued_by(group):
+            pending.text = join_lines([pending.text, text])
+            pending.page_end = group.page
+            continue
+        if pending is not None:
+            builder.add(pending.kind, pending.text, pending.page, pending.page_end)
             pending = None
+        if index in levels:
             builder.heading(text, levels[index], group.page)
             continue
         bullet = _BULLET.match(text)
         if bullet:
-            flush()
-            pending = (BlockKind.LIST_ITEM, text[bullet.end() :], group.page, group.page)
-            continue
-        if (
-            pending is not None
-            and pending[0] is BlockKind.PARAGRAPH
-            and not pending[1].endswith(_SENTENCE_END)
-        ):
-            # the paragraph goes on in the next column or on the next page
-            pending = (pending[0], join_lines([pending[1], text]), pending[2], group.page)
-            continue
-        flush()
-        pending = (BlockKind.PARAGRAPH, text, group.page, group.page)
-    flush()
+            pending = _Pending(
+                BlockKind.LIST_ITEM, text[bullet.end() :], group.page, group.page, group.size
+            )
+        else:
+            pending = _Pending(BlockKind.PARAGRAPH, text, group.page, group.page, group.size)
+    if pending is not None:
+        builder.add(pending.kind, pending.text, pending.page, pending.page_end)
     return builder
 
 

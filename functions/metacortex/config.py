@@ -95,7 +95,8 @@ class Settings(BaseSettings):
     metacortex_document_max_pages: int = Field(default=1000, ge=1)
     metacortex_document_extract_seconds: float = Field(default=120.0, gt=0, le=3600)
     metacortex_document_max_expansion: int = Field(default=100, ge=1)
-    metacortex_document_max_depth: int = Field(default=200, ge=8, le=900)
+    # at most 256: libxml2 (HTML, DOCX) stops there itself
+    metacortex_document_max_depth: int = Field(default=200, ge=8, le=256)
     metacortex_document_memory_mb: int = Field(default=1024, ge=0)
 
     # --- HTTP surface ---------------------------------------------------------------

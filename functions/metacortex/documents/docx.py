@@ -59,9 +59,14 @@ def _check_package(data: bytes, limits: DocumentLimits) -> None:
             events = etree.iterparse(
                 body, events=("start", "end"), resolve_entities=False, no_network=True
             )
-            for event, _ in events:
-                depth += 1 if event == "start" else -1
-                limits.check_depth(depth)
+            try:
+                for event, _ in events:
+                    depth += 1 if event == "start" else -1
+                    limits.check_depth(depth)
+            except etree.XMLSyntaxError as error:
+                if "depth" in str(error).lower():  # libxml2's own cap (256) came first
+                    limits.check_depth(limits.max_depth + 1)
+                raise DocumentRefused("corrupt", f"the DOCX's XML is broken: {error}") from None
 
 
 def _heading_level(paragraph: Paragraph) -> int | None:

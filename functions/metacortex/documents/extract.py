@@ -44,7 +44,7 @@ def _dispatch(
         return extract_html(data, charset, limits)
     text = decode_text(data, charset)
     if kind == media.MARKDOWN:
-        return extract_markdown(text, max_nesting=limits.max_depth)
+        return extract_markdown(text, limits)
     if kind in {media.CSV, media.TSV}:
         return extract_csv(text, kind)
     return extract_plain(text)

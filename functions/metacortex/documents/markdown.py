@@ -11,6 +11,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from metacortex.documents.builder import BlockBuilder
+from metacortex.documents.limits import DocumentLimits
 from metacortex.documents.model import BlockKind, ExtractedDocument
 from metacortex.documents.table_rows import row_text
 
@@ -85,12 +86,14 @@ def _walk(tokens: Sequence[Token], builder: BlockBuilder) -> str | None:
 
 
 def extract_markdown(
-    text: str, *, max_nesting: int, media_type: str = "text/markdown"
+    text: str, limits: DocumentLimits, media_type: str = "text/markdown"
 ) -> ExtractedDocument:
     title, body = _front_matter(text)
-    # maxNesting bounds markdown-it's own recursion (nested quotes and lists): deeper
-    # structure is read as text, never a RecursionError.
-    parser = MarkdownIt("commonmark", {"maxNesting": max_nesting}).enable("table")
+    # maxNesting bounds markdown-it's recursion (nested quotes and lists); past it,
+    # markdown-it drops the content silently, so reaching it refuses the document.
+    parser = MarkdownIt("commonmark", {"maxNesting": limits.max_depth + 1}).enable("table")
+    tokens = parser.parse(body)
+    limits.check_depth(max((token.level + 1 for token in tokens), default=0))
     builder = BlockBuilder()
-    first_h1 = _walk(parser.parse(body), builder)
+    first_h1 = _walk(tokens, builder)
     return ExtractedDocument(media_type, title or first_h1, None, builder.text, builder.blocks)

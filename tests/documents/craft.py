@@ -51,10 +51,10 @@ def one_page_pdf(content: bytes, *, flate: bool = False) -> bytes:
     )
 
 
-def flate_bomb_pdf(inflated_bytes: int) -> bytes:
+def flate_bomb_pdf(inflated_bytes: int, level: int = 9) -> bytes:
     """A one-page PDF whose content stream inflates to ``inflated_bytes`` of spaces
-    (a few hundred bytes of Flate per megabyte)."""
-    packer = zlib.compressobj(9)
+    (about 1 KB of Flate per megabyte at level 9, 4.5 KB at the faster level 1)."""
+    packer = zlib.compressobj(level)
     chunk = b" " * (1 << 20)
     packed = b"".join(packer.compress(chunk) for _ in range(inflated_bytes >> 20))
     packed += packer.flush()
@@ -67,6 +67,13 @@ def flate_bomb_pdf(inflated_bytes: int) -> bytes:
             body + packed + b"\nendstream",
         ]
     )
+
+
+def slow_pdf(characters: int) -> bytes:
+    """One page drawing ``characters`` one-letter strings: small, and minutes of work
+    for a reader that builds an object per character."""
+    content = b"BT /F1 1 Tf 10 10 Td " + b"(a) Tj " * characters + b"ET"
+    return one_page_pdf(content, flate=True)
 
 
 def deep_page_tree_pdf(depth: int) -> bytes:

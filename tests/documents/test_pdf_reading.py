@@ -163,3 +163,51 @@ def test_a_picture_page_among_text_pages_is_named_and_the_text_is_kept() -> None
     assert document.no_text is None
     assert document.pages_without_text == (2,)
     assert [b.page for b in document.blocks] == [1, 3]
+
+
+class _TitledLog(FPDF):
+    """The document's title large on page 1, and small as the running header after."""
+
+    def header(self) -> None:
+        if self.page_no() > 1:
+            self.set_font("Helvetica", "I", 8)
+            self.cell(0, 6, "Harbour Log", align="C")
+            self.ln(10)
+
+
+def test_a_title_that_is_also_the_running_header_is_kept_on_the_first_page() -> None:
+    pdf = _TitledLog(format="A4")
+    pdf.add_page()
+    pdf.set_font("Helvetica", "B", 16)
+    pdf.multi_cell(0, 9, "Harbour Log", align="C", new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("Helvetica", size=10)
+    for n in range(400):
+        entry = f"Entry {n}: the boats came in at dawn and left at dusk."
+        pdf.multi_cell(0, 5, entry, new_x="LMARGIN", new_y="NEXT")
+    document = extract(bytes(pdf.output()), PDF, DocumentLimits())
+    assert document.page_count is not None
+    assert document.page_count >= 3
+    assert document.blocks[0].kind is BlockKind.HEADING
+    assert document.blocks[0].text == "Harbour Log"
+    assert document.text.count("Harbour Log") == 1
+
+
+def test_body_lines_that_repeat_near_the_top_of_pages_are_kept() -> None:
+    """Lines of the same pattern (digits masked) at the same height on every page are
+    body text when a heading of its own stands above them on each page."""
+    places = ["harbour", "river", "orchard", "quarry"]
+    pages = []
+    for page in range(1, 5):
+        pages.append(f"At the {places[page - 1]}\n\nMaria: Turn {page}.1 was quiet today.")
+    pdf = FPDF(format="A4")
+    for text in pages:
+        pdf.add_page()
+        heading, body = text.split("\n\n")
+        pdf.set_font("Helvetica", "B", 14)
+        pdf.multi_cell(0, 8, heading, new_x="LMARGIN", new_y="NEXT")
+        pdf.set_font("Helvetica", size=10)
+        pdf.multi_cell(0, 5, body, new_x="LMARGIN", new_y="NEXT")
+    document = extract(bytes(pdf.output()), PDF, DocumentLimits())
+    assert [b.text for b in document.blocks if b.text.startswith("Maria")] == [
+        f"Maria: Turn {page}.1 was quiet today." for page in range(1, 5)
+    ]

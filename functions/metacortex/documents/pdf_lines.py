@@ -5,9 +5,11 @@ line fragments, and ``bench/pdf_extract.py`` from each candidate library, so the
 candidates are compared with the same running-header and hyphen rules.
 
 Running headers and footers (a journal's title, "Confidential", page numbers)
-are lines in the top or bottom margin band whose text, digits masked, appears at
-the same height on several pages. A lone page number in the band is dropped even
-when the document has one page: it is never content.
+are lines among the two nearest the top or bottom edge, inside the margin band,
+whose text (digits masked) and type size appear at the same height on several
+pages. A lone page number there is dropped even when the document has one page:
+it is never content. A header printed on one page only cannot be told from text
+and stays.
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ MARGIN_BAND: Final = 0.15
 REPEAT_SHARE: Final = 0.3
 # Points a repeated line may move between pages and still be "the same position".
 POSITION_TOLERANCE: Final = 4.0
+# Running lines are among the few lines nearest the page's top or bottom edge (a title
+# and a page number on lines of their own): body text below them never is.
+EDGE_LINES: Final = 2
 
 # The characters readers put at a hyphenated line end: a hyphen, a soft hyphen,
 # and pdfium's U+FFFE marker for a generated (soft) hyphen.
@@ -56,8 +61,11 @@ class PageLines:
     lines: tuple[Line, ...]
 
 
-def _masked(text: str) -> str:
-    return re.sub(r"\d+", "#", " ".join(text.split()).casefold())
+def _masked(line: Line) -> str:
+    """The line's text with digits masked, and its type size: a running title set small
+    at the top of later pages is not the same line as the title set large on page 1."""
+    text = re.sub(r"\d+", "#", " ".join(line.text.split()).casefold())
+    return f"{text}@{round(line.size)}"
 
 
 def _side(line: Line, height: float) -> str | None:
@@ -72,14 +80,26 @@ def is_page_number(text: str) -> bool:
     return _PAGE_NUMBER.fullmatch(" ".join(text.split())) is not None
 
 
+def _edge_lines(page: PageLines) -> dict[str, list[int]]:
+    """Per side, the indexes of the ``EDGE_LINES`` lines nearest that edge (within the
+    margin band), the outermost first."""
+    found: dict[str, list[int]] = {}
+    for side in ("top", "bottom"):
+        banded = [i for i, line in enumerate(page.lines) if _side(line, page.height) == side]
+        banded.sort(key=lambda i: page.lines[i].top, reverse=side == "bottom")
+        found[side] = banded[:EDGE_LINES]
+    return found
+
+
 def drop_running_lines(pages: Sequence[PageLines]) -> list[PageLines]:
     """The pages without their running headers, footers and page numbers."""
     seen: dict[tuple[str, str], dict[int, float]] = defaultdict(dict)
-    for page in pages:
-        for line in page.lines:
-            side = _side(line, page.height)
-            if side is not None:
-                seen[(_masked(line.text), side)].setdefault(page.number, line.top)
+    edges = [_edge_lines(page) for page in pages]
+    for page, edge in zip(pages, edges, strict=True):
+        for side, indexes in edge.items():
+            for index in indexes:
+                line = page.lines[index]
+                seen[(_masked(line), side)].setdefault(page.number, line.top)
     needed = max(2, int(len(pages) * REPEAT_SHARE + 0.999))
     running: dict[tuple[str, str], float] = {}
     for key, tops in seen.items():
@@ -89,18 +109,19 @@ def drop_running_lines(pages: Sequence[PageLines]) -> list[PageLines]:
             if len(near) >= needed:
                 running[key] = middle
     cleaned = []
-    for page in pages:
-        kept = []
-        for line in page.lines:
-            side = _side(line, page.height)
-            if side is not None:
-                at = running.get((_masked(line.text), side))
-                if at is not None and abs(line.top - at) <= POSITION_TOLERANCE:
-                    continue
-                if is_page_number(line.text):
-                    continue
-            kept.append(line)
-        cleaned.append(replace(page, lines=tuple(kept)))
+    for page, edge in zip(pages, edges, strict=True):
+        dropped: set[int] = set()
+        for side, indexes in edge.items():
+            for index in indexes:  # from the edge inwards, while the lines are running
+                line = page.lines[index]
+                at = running.get((_masked(line), side))
+                if (at is None or abs(line.top - at) > POSITION_TOLERANCE) and not (
+                    is_page_number(line.text)
+                ):
+                    break
+                dropped.add(index)
+        kept = tuple(line for i, line in enumerate(page.lines) if i not in dropped)
+        cleaned.append(replace(page, lines=kept))
     return cleaned
 
 

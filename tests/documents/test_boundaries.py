@@ -27,7 +27,8 @@ def test_the_documents_package_imports_only_itself_and_the_domain_errors() -> No
         f"{path.name}: {name}"
         for path in PACKAGE.glob("*.py")
         for name in _imports(path)
-        if not name.startswith(ALLOWED) and name != "metacortex.config"
+        # metacortex itself: where the package sits, for the reader host's path
+        if not name.startswith(ALLOWED) and name not in {"metacortex", "metacortex.config"}
     }
     assert outside == set()
 

@@ -3,13 +3,15 @@ across with their reason, killed at the deadline, and its memory capped."""
 
 from __future__ import annotations
 
-import multiprocessing
+import os
 import time
+from pathlib import Path
 
 import pytest
 
 from bench.documents_corpus import paper_content, two_column_pdf
 from metacortex.documents import DocumentLimits, extract, extract_isolated
+from metacortex.documents.isolation import MAX_IDLE_HOSTS
 from metacortex.errors import DocumentRefused
 from tests.documents.craft import flate_bomb_pdf, slow_pdf
 
@@ -33,6 +35,29 @@ def test_a_refusal_crosses_from_the_reader_process_with_its_reason_and_message()
     assert refused.value.code == "invalid_argument"
 
 
+def _processes() -> dict[int, tuple[int, str]]:
+    """pid -> (parent pid, command line) of every process, from /proc."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+                command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue  # ended meanwhile
+            found[int(entry.name)] = (int(stat.rsplit(")", 1)[1].split()[1]), command)
+    return found
+
+
+def _reader_hosts() -> set[int]:
+    return {
+        pid
+        for pid, (parent, command) in _processes().items()
+        if parent == os.getpid() and "metacortex.documents.reader_host" in command
+    }
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
 def test_a_reader_past_its_deadline_is_killed_and_the_document_refused() -> None:
     data = slow_pdf(400_000)
     assert len(data) < 100_000
@@ -43,7 +68,12 @@ def test_a_reader_past_its_deadline_is_killed_and_the_document_refused() -> None
     assert refused.value.reason == "too_slow"
     assert "METACORTEX_DOCUMENT_EXTRACT_SECONDS" in refused.value.message
     assert elapsed < 6  # in this process it reads for about 13 s on this machine
-    assert multiprocessing.active_children() == []
+    hosts = _reader_hosts()
+    assert len(hosts) <= MAX_IDLE_HOSTS
+    busy = {pid for pid, (parent, _) in _processes().items() if parent in hosts}
+    assert busy == set()  # the reader that ran past the deadline is gone, with its host
+    quick = extract_isolated(b"after", "text/plain", DocumentLimits(seconds=30))
+    assert quick.text == "after"
 
 
 def test_a_reader_that_needs_more_memory_than_its_cap_is_refused_as_a_bomb() -> None:

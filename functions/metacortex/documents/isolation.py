@@ -1,104 +1,154 @@
-"""Extraction in a child process that is killed at the deadline.
+"""Extraction in a separate process that is killed at the deadline.
 
 Trigger: pdfminer.six is pure Python; a hostile or merely huge PDF can keep it busy
-for minutes, and a thread cannot be stopped from outside. Why a process: SIGKILL
-ends it at once and wherever it is, the kernel takes back all its memory, and its
-address space is capped (``RLIMIT_AS``) so an inflating bomb fails with a
-``MemoryError`` there instead of pushing the server out of memory; a crash of a C
-parser (lxml, zlib) ends only the child. Outcome: every document costs one fork
-from a fork server that has already imported the readers (a few milliseconds,
-``docs/DOCUMENTS.md``), and the caller's thread blocks until the result, the
-deadline or the child's death. Call it from a worker thread, never the event loop.
+for minutes, and a thread cannot be stopped from outside. Why processes: SIGKILL
+ends one at once wherever it is, the kernel takes back all its memory, its
+address space is capped (``RLIMIT_AS``) so an inflating bomb fails there with a
+``MemoryError`` instead of pushing the server out of memory, and a crash of a C
+parser (lxml, zlib) ends only that process.
+
+How: a reader host (``reader_host.py``, started with ``python -m``, so it never
+runs the caller's main script again as multiprocessing's fork server does) has
+imported the readers once and forks one process per document (about 10 ms, see
+docs/DOCUMENTS.md). Idle hosts are kept for the next document; a host whose
+document ran past the deadline is killed with its reader, and the next document
+starts a new one. Answers come back as JSON.
+
+Outcome: ``extract_isolated`` blocks its thread until the answer, the deadline or
+the reader's death. Call it from a worker thread, never the event loop.
 """
 
 from __future__ import annotations
 
-import multiprocessing
+import contextlib
+import json
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import threading
 from multiprocessing.connection import Connection
-from multiprocessing.context import SpawnContext
-from typing import Final, cast
+from pathlib import Path
+from typing import Any, Final
 
-from metacortex.documents.extract import extract
+import metacortex
 from metacortex.documents.limits import DocumentLimits
 from metacortex.documents.model import ExtractedDocument
-from metacortex.errors import DocumentRefused
+from metacortex.documents.reader_host import READY
+from metacortex.documents.wire import document_from_wire
+from metacortex.errors import DocumentRefused, Unavailable
 
-_METHOD: Final = (
-    "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-)
-# Both contexts have the same API; typeshed knows the fork server's only on POSIX.
-_CONTEXT: Final = cast(SpawnContext, multiprocessing.get_context(_METHOD))
-# The fork server imports these once, so each child starts with the readers loaded.
-_READERS: Final = [
-    "metacortex.documents.extract",
-    "metacortex.documents.pdf",
-    "metacortex.documents.docx",
-    "metacortex.documents.html",
-    "metacortex.documents.markdown",
-]
-if _METHOD == "forkserver":
-    multiprocessing.get_context("forkserver").set_forkserver_preload(_READERS)
+# How long a new host may take to import the readers (seconds).
+START_SECONDS: Final = 60.0
+# Idle hosts kept for the next documents.
+MAX_IDLE_HOSTS: Final = 2
 
 
-def _cap_memory(limit: int) -> None:
-    if limit <= 0:
-        return
-    try:
-        import resource
+class _Host:
+    def __init__(self) -> None:
+        source_root = str(Path(metacortex.__file__).resolve().parent.parent)
+        path = os.pathsep.join(p for p in (source_root, os.environ.get("PYTHONPATH")) if p)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "metacortex.documents.reader_host"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, "PYTHONPATH": path},
+            start_new_session=True,  # its own process group: killed with its reader
+        )
+        assert self.process.stdin is not None
+        assert self.process.stdout is not None
+        self.jobs = Connection(os.dup(self.process.stdin.fileno()), readable=False)
+        self.answers = Connection(os.dup(self.process.stdout.fileno()), writable=False)
+        self.process.stdin.close()
+        self.process.stdout.close()
+        if not self.answers.poll(START_SECONDS) or self.answers.recv_bytes() != READY:
+            self.kill()
+            raise Unavailable(
+                "the document reader could not start: check that "
+                f"`{sys.executable} -m metacortex.documents.reader_host` runs"
+            )
 
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    except (ImportError, ValueError, OSError):
-        pass  # no address-space limits on this platform: the deadline still holds
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+        self.jobs.close()
+        self.answers.close()
 
 
-def _child(sender: Connection, data: bytes, media_type: str, limits: DocumentLimits) -> None:
-    _cap_memory(limits.memory_bytes)
-    outcome: ExtractedDocument | DocumentRefused
-    try:
-        outcome = extract(data, media_type, limits)
-    except DocumentRefused as refused:
-        outcome = refused
-    sender.send(outcome)
-    sender.close()
+class _Hosts:
+    """Idle hosts, shared by the threads that read documents."""
+
+    def __init__(self) -> None:
+        self._idle: list[_Host] = []
+        self._lock = threading.Lock()
+
+    def take(self) -> _Host:
+        with self._lock:
+            while self._idle:
+                host = self._idle.pop()
+                if host.process.poll() is None:
+                    return host
+                host.kill()
+        return _Host()
+
+    def give_back(self, host: _Host) -> None:
+        with self._lock:
+            if len(self._idle) < MAX_IDLE_HOSTS:
+                self._idle.append(host)
+                return
+        host.kill()
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for host in idle:
+            host.kill()
+
+
+_HOSTS: Final = _Hosts()
+
+
+def shut_down() -> None:
+    """End the idle reader hosts (they also end when this process's pipes close)."""
+    _HOSTS.close()
+
+
+def _outcome(wire: dict[str, Any], limits: DocumentLimits) -> ExtractedDocument:
+    if "document" in wire:
+        return document_from_wire(wire["document"])
+    if "refused" in wire:
+        raise DocumentRefused(wire["refused"], str(wire["message"]))
+    code = wire.get("crashed")
+    if code is not None and code < 0 and limits.memory_bytes > 0:
+        detail = f"signal {-code}, perhaps past METACORTEX_DOCUMENT_MEMORY_MB"
+    else:
+        detail = f"exit code {code}"
+    raise DocumentRefused(
+        "corrupt",
+        f"the reader stopped on this document ({detail}): it is damaged or built to break readers",
+    )
 
 
 def extract_isolated(data: bytes, media_type: str, limits: DocumentLimits) -> ExtractedDocument:
-    """``extract`` in a child process: its result, its refusal, or ``DocumentRefused``
-    (``too_slow``) when it runs past ``limits.seconds`` (the child is killed)."""
+    """``extract`` in a reader process: its result, its refusal, or ``DocumentRefused``
+    (``too_slow``) when it runs past ``limits.seconds`` (the reader is killed)."""
     limits.check_size(len(data))  # before paying for a process
-    receiver, sender = _CONTEXT.Pipe(duplex=False)
-    child = _CONTEXT.Process(
-        target=_child,
-        args=(sender, data, media_type, limits),
-        name="metacortex-document-reader",
-        daemon=True,
-    )
+    host = _HOSTS.take()
     try:
-        child.start()
-        sender.close()
-        if not receiver.poll(limits.seconds):
+        host.jobs.send_bytes(pickle.dumps((data, media_type, limits)))
+        if not host.answers.poll(limits.seconds):
+            host.kill()
             raise DocumentRefused(
                 "too_slow",
                 f"reading the document took longer than {limits.seconds:g} seconds "
                 "(METACORTEX_DOCUMENT_EXTRACT_SECONDS): split it or raise the limit",
             )
-        try:
-            outcome = receiver.recv()
-        except EOFError:
-            child.join()
-            raise DocumentRefused(
-                "corrupt",
-                f"the reader stopped on this document (exit code {child.exitcode}): "
-                "it is damaged or built to break readers",
-            ) from None
-    finally:
-        if child.is_alive():
-            child.kill()
-        if child.pid is not None:
-            child.join()
-        receiver.close()
-    if isinstance(outcome, DocumentRefused):
-        raise outcome
-    if not isinstance(outcome, ExtractedDocument):
-        raise TypeError(f"the reader sent {type(outcome).__name__}")
-    return outcome
+        wire = json.loads(host.answers.recv_bytes())
+    except (OSError, EOFError):
+        host.kill()
+        raise DocumentRefused("corrupt", "the document reader stopped unexpectedly") from None
+    _HOSTS.give_back(host)
+    return _outcome(wire, limits)

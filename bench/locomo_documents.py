@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/locomo_documents.py --out /tmp/locomo-docs   # writes .md and .pdf
     .venv/bin/python bench/locomo_documents.py --target 600 --target 1000  # passage stats
+    .venv/bin/python bench/locomo_documents.py --dataset ../../shared/datasets/locomo/dev
 
 One document per conversation (``../shared/datasets/locomo/README.md`` for the format):
 a title, one heading per session with its date, one paragraph per dialogue turn
@@ -34,7 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from metacortex.documents import DocumentLimits, ExtractedDocument, extract
 from metacortex.documents.passages import Passage, cut_passages
 
-DATASET: Final = Path("/work/shared/datasets/locomo/dev")
+# As bench/locomo.py finds it: shared/ beside the checkout (pass --dataset from a worktree).
+DATASET: Final = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "locomo" / "dev"
 _LATIN: Final = str.maketrans(
     {"’": "'", "‘": "'", "“": '"', "”": '"', "—": "-", "–": "-", "…": "..."}
 )

@@ -10,14 +10,24 @@ Generates four PDFs with real generators (bench/documents_corpus.py):
 - ``word``: a .docx by python-docx exported by LibreOffice Writer (header, PAGE footer);
 - ``slides``: a .pptx by python-pptx exported by LibreOffice Impress (footer, numbers).
 
-Each candidate library gives its lines in its own order (pdfminer.six: after its
-layout analysis; pypdfium2 and pypdf: in content-stream order), then the same
-clean-up (``metacortex.documents.pdf_lines``: running lines dropped, hyphenated
-line ends joined). For each document: the share of its sentences found whole and in
-order (longest increasing run of their positions), the running lines left, and
-pages per second (best of ``--repeat``). ``raw`` rows use each library's own plain
-text output with no clean-up. The chosen pipeline (``metacortex.documents.extract``)
-is measured last, on the same files.
+Rows per candidate library:
+- ``NAME``: its lines in its own order (pdfminer.six: after its layout analysis with
+  default parameters; pypdfium2: text rects in content order, joined per line;
+  pypdf: text runs in content order), then the same clean-up
+  (``metacortex.documents.pdf_lines``: running lines dropped, hyphenated line ends
+  joined);
+- ``NAME + our order``: its line fragments put in order by the product's
+  ``reading_order`` (columns by whitespace), then the same clean-up;
+- ``NAME raw``: its own plain-text output, no clean-up.
+Then the product (``metacortex.documents.extract``) on the same files, and its cost
+in the reader process (``extract_isolated``).
+
+For each document: the share of its sentences found whole and in order (longest
+increasing run of their positions), the running lines left, pages per second
+(best of ``--repeat``). The candidates need installing first (the product needs
+only pdfminer.six):
+
+    .venv/bin/pip install pypdfium2 pypdf python-pptx
 """
 
 from __future__ import annotations
@@ -309,7 +319,23 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f"| {pages / seconds:.1f} |",
                     flush=True,
                 )
+        if not args.no_product:
+            isolation_cost(documents["paper"][0], args.repeat)
     return 0
+
+
+def isolation_cost(data: bytes, repeat: int) -> None:
+    from metacortex.documents import DocumentLimits, extract, extract_isolated
+
+    limits = DocumentLimits()
+    extract_isolated(b"warm", "text/plain", limits)  # starts a reader host
+    tiny = best_seconds(lambda: extract_isolated(b"x", "text/plain", limits), repeat * 5)
+    isolated = best_seconds(lambda: extract_isolated(data, "application/pdf", limits), repeat)
+    local = best_seconds(lambda: extract(data, "application/pdf", limits), repeat)
+    print(
+        f"\nreader process: {tiny * 1000:.1f} ms for a one-byte text; the paper "
+        f"{isolated * 1000:.0f} ms isolated, {local * 1000:.0f} ms in process"
+    )
 
 
 if __name__ == "__main__":

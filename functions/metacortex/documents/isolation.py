@@ -47,14 +47,15 @@ MAX_IDLE_HOSTS: Final = 2
 
 class _Host:
     def __init__(self) -> None:
-        source_root = str(Path(metacortex.__file__).resolve().parent.parent)
-        path = os.pathsep.join(p for p in (source_root, os.environ.get("PYTHONPATH")) if p)
+        # Run from the folder holding the package: ``-m`` puts it first on the path, so
+        # the host imports this very metacortex (installed, editable or beside main.py).
+        source_root = Path(metacortex.__file__).resolve().parent.parent
         self.process = subprocess.Popen(
             [sys.executable, "-m", "metacortex.documents.reader_host"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            env={**os.environ, "PYTHONPATH": path},
+            cwd=source_root,
             start_new_session=True,  # its own process group: killed with its reader
         )
         assert self.process.stdin is not None

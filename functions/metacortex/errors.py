@@ -96,7 +96,3 @@ class DocumentRefused(InvalidArgument):
     def __init__(self, reason: DocumentRefusal, message: str) -> None:
         super().__init__(message)
         self.reason: DocumentRefusal = reason
-
-    def __reduce__(self) -> tuple[type[DocumentRefused], tuple[DocumentRefusal, str]]:
-        # Crosses the extraction process's pipe intact (reason and message).
-        return (DocumentRefused, (self.reason, self.message))

@@ -148,7 +148,7 @@ def extract_isolated(data: bytes, media_type: str, limits: DocumentLimits) -> Ex
                 "(METACORTEX_DOCUMENT_EXTRACT_SECONDS): split it or raise the limit",
             )
         wire = json.loads(host.answers.recv_bytes())
-    except (OSError, EOFError):
+    except (OSError, EOFError, ValueError):  # a pipe cut, or an answer cut short
         host.kill()
         raise DocumentRefused("corrupt", "the document reader stopped unexpectedly") from None
     _HOSTS.give_back(host)

@@ -87,6 +87,18 @@ class Settings(BaseSettings):
     # endpoint or an OAuth grant). Off: erasing is the console's and `metacortex erase`'s.
     metacortex_admin_erase_tool: bool = False
 
+    # --- documents (metacortex.documents, docs/DOCUMENTS.md) ---------------------------
+    # What one document may cost to read: its size, its pages, the seconds its reader
+    # process may run (killed past them), how many times its size its compressed parts
+    # may unpack to, how deep its elements may nest, and the reader's address space.
+    metacortex_document_max_bytes: int = Field(default=20 * 1024 * 1024, ge=1024)
+    metacortex_document_max_pages: int = Field(default=1000, ge=1)
+    metacortex_document_extract_seconds: float = Field(default=120.0, gt=0, le=3600)
+    metacortex_document_max_expansion: int = Field(default=100, ge=1)
+    # at most 256: libxml2 (HTML, DOCX) stops there itself
+    metacortex_document_max_depth: int = Field(default=200, ge=8, le=256)
+    metacortex_document_memory_mb: int = Field(default=1024, ge=0)
+
     # --- HTTP surface ---------------------------------------------------------------
     mcp_admin_token: SecretStr | None = None
     mcp_allowed_tools: CommaList = ()

@@ -80,3 +80,24 @@ class StorageFull(MetaCortexError):
 
 class ConfigurationError(Exception):
     """Bad operator configuration, found at start-up. Never shown to MCP clients."""
+
+
+DocumentRefusal = Literal[
+    "too_large",
+    "too_many_pages",
+    "too_slow",
+    "encrypted",
+    "corrupt",
+    "bomb",
+    "unsupported_type",
+    "not_text",
+]
+
+
+class DocumentRefused(InvalidArgument):
+    """A document that will not be read (``metacortex.documents``): ``reason`` names the
+    limit or fault, the message says what the person can do about it."""
+
+    def __init__(self, reason: DocumentRefusal, message: str) -> None:
+        super().__init__(message)
+        self.reason: DocumentRefusal = reason

@@ -190,8 +190,11 @@ class GeminiEmbedder:
             auto_truncate=True if self._client.connection.vertexai else None,
         )
 
+        # Typed as the SDK's own union: whether Pillow is installed changes its members.
+        contents: list[types.PartUnionDict] = [*texts]
+
         def request(client: genai.Client) -> types.EmbedContentResponse:
-            return client.models.embed_content(model=model, contents=texts, config=config)
+            return client.models.embed_content(model=model, contents=contents, config=config)
 
         response = self._client.call("embedding", request, retry=retry, quota_hint=EMBED_QUOTA_HINT)
         embeddings = response.embeddings or []
@@ -296,7 +299,8 @@ class GeminiImageDescriber:
         from google.genai import types
 
         model = self._model
-        contents: list[types.Part | str] = [
+        # Typed as the SDK's own union: whether Pillow is installed changes its members.
+        contents: list[types.PartUnionDict] = [
             types.Part.from_bytes(data=image, mime_type=mime_type),
             DESCRIBE_PROMPT,
         ]

@@ -9,7 +9,8 @@
   nowhere ("missing"); it has as many letters as ``vault``, so even the lengths
   of the two answers match.
 - Every space holds one memory that says where its locker code is, saved by the
-  owner: the same words everywhere, so a search that crossed a space would show.
+  owner: the same words everywhere, so a search that crossed a space would show;
+  and one in a topic of its own (``only-<key>``), for the topic lists.
 
 Everything is the product's own API (``Registry``, the stored-client record,
 ``TokenStore``); nothing here is a second implementation of a rule.
@@ -77,12 +78,17 @@ def build_team(store: MemoryStore, service: MemoryService) -> Team:
     )
     owner = Access.admin(directory=registry.directory())
     lockers: dict[str, str] = {}
+    own_topics: dict[str, str] = {}
     for key in (DEFAULT_SPACE, *SPACES):
         saved = service.save(owner, content=locker_note(key), topic="lockers", space=key)
         lockers[key] = str(saved["item"]["id"])
+        # A topic no other space has: a topic list that crossed a space would show it.
+        note = service.save(owner, content=f"Notes kept in {key}", topic=f"only-{key}", space=key)
+        own_topics[key] = str(note["item"]["id"])
     team = Team(store, registry, ann, lockers)
-    for key, memory_id in lockers.items():
-        team.remember(key, memory_id)
+    for key in lockers:
+        team.remember(key, lockers[key])
+        team.remember(key, own_topics[key])
     return team
 
 

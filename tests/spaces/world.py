@@ -23,7 +23,7 @@ import json
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -159,13 +159,11 @@ class Answer:
 class Connection:
     client: Client
     tap: WireTap | None
-    calls: int = field(default=0)
 
     def _wire(self) -> tuple[int, bytes] | None:
         return self.tap.answers[-1] if self.tap is not None else None
 
     async def tool(self, name: str, arguments: dict[str, Any]) -> Answer:
-        self.calls += 1
         result = await self.client.call_tool(name, arguments)
         first = result.content[0]
         assert isinstance(first, types.TextContent)
@@ -173,7 +171,6 @@ class Connection:
         return Answer(not result.is_error, parsed, result.model_dump_json(), self._wire())
 
     async def resource(self, uri: str) -> Answer:
-        self.calls += 1
         try:
             result = await self.client.read_resource(uri)
         except MCPError as error:
@@ -183,7 +180,6 @@ class Connection:
         return Answer(True, json.loads(content.text), result.model_dump_json(), self._wire())
 
     async def prompt(self, name: str, arguments: dict[str, str]) -> Answer:
-        self.calls += 1
         try:
             result = await self.client.get_prompt(name, arguments)
         except MCPError as error:

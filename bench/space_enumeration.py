@@ -43,6 +43,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.console import ServerTimer
+from bench.console import _percentile as percentile
 from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.server import create_app
 from metacortex.service import MemoryService
@@ -95,11 +96,6 @@ def calls(vault_memory: str) -> dict[str, Call]:
     }
 
 
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered)) - 1))]
-
-
 def ks_distance(first: list[float], second: list[float]) -> float:
     """The largest gap between the two empirical distribution functions."""
     a, b = np.sort(first), np.sort(second)
@@ -119,7 +115,7 @@ def compare(samples: dict[str, list[float]]) -> dict[str, Any]:
         **{
             kind: {
                 "server_p50_ms": round(statistics.median(values), 3),
-                "server_p95_ms": round(_percentile(values, 95), 3),
+                "server_p95_ms": round(percentile(values, 95), 3),
             }
             for kind, values in samples.items()
         },

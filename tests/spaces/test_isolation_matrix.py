@@ -31,12 +31,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+import httpx2
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from mcp_types import INVALID_PARAMS
 
 from metacortex.spaces.model import DEFAULT_SPACE
 from metacortex.usecases.access import no_space_message
 from tests.spaces.team import (
+    CLIENT_ID,
     LOCKER_QUERY,
     MISSING,
     NOT_GRANTED,
@@ -44,6 +48,7 @@ from tests.spaces.team import (
     READ_ONLY,
     SPACES,
     WRITABLE,
+    mint_grant,
 )
 from tests.spaces.world import ROUTES, STORES, Answer, Connection, RouteName, World, world
 
@@ -441,3 +446,26 @@ async def test_every_tool_resource_and_prompt_keeps_to_one_space_on_every_route(
                 await not_granted_reads_as_missing(walk)
             with subtests.test(msg="ChatGPT's search and fetch: the default space only"):
                 await chatgpt_shapes(walk)
+
+
+async def test_an_oauth_grant_at_a_client_endpoint_never_exceeds_what_the_endpoint_holds(
+    team_world: World,
+) -> None:
+    """A grant for Ann's endpoint that names every space at write gets the endpoint's
+    levels, space by space: ``work`` stays read, ``vault`` stays out of reach."""
+    everything = {key: "write" for key in SPACES}
+    endpoint = f"{team_world.url}/clients/{CLIENT_ID}/mcp"
+    _, token = mint_grant(team_world.store, endpoint, team_world.team.ann.id, everything, OWN)
+    async with (
+        httpx2.AsyncClient(headers={"authorization": f"Bearer {token}"}, timeout=60) as http,
+        Client(streamable_http_client(endpoint, http_client=http), mode="2026-07-28") as client,
+    ):
+        conn = Connection(client, None)
+        listed = _ok(await conn.tool("list_spaces", {}))
+        into_work = await conn.tool("save_context", {"content": "x", "space": READ_ONLY})
+        into_vault = await conn.tool("save_context", {"content": "x", "space": NOT_GRANTED})
+
+    levels = {entry["key"]: entry["level"] for entry in listed["spaces"]}
+    assert levels == {OWN: "write", READ_ONLY: "read", WRITABLE: "write"}
+    _read_only(into_work, READ_ONLY)
+    _no_space(into_vault, NOT_GRANTED)

@@ -139,7 +139,7 @@ class Registry:
     def space(self, key: str) -> Space:
         found = self.directory().spaces.get(key)
         if found is None:
-            raise NotFound(f"no space {key!r}")
+            raise NotFound(f"no space {key!r}; `metacortex space list` shows the spaces")
         return found
 
     def add_space(self, key: str, name: str | None = None, description: str = "") -> Space:
@@ -203,7 +203,7 @@ class Registry:
         directory = self.directory()
         found = directory.person(who) if "@" not in who else directory.by_email(who)
         if found is None:
-            raise NotFound(f"no person {who!r}")
+            raise NotFound(f"no person {who!r}; `metacortex person list` shows the people")
         return found
 
     def add_person(

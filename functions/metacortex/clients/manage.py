@@ -249,6 +249,18 @@ class ClientManager:
         if client_id in self._environment:
             raise Conflict(f"client {client_id!r} is already defined in {ENVIRONMENT}")
         owner = self._person(person)
+        if not spaces and owner.level_in(default_space or DEFAULT_SPACE) is None:
+            theirs = " ".join(
+                f"{key}:{level.word}"
+                for key in sorted(self.directory().spaces)
+                if (level := owner.level_in(key)) is not None
+            )
+            raise InvalidArgument(
+                f"{owner.name} is not a member of the space "
+                f"{default_space or DEFAULT_SPACE!r}, which a client gets when given no "
+                f"space: name its spaces (--space KEY); {owner.name}'s are: "
+                f"{theirs or 'none yet'}"
+            )
         wanted = dict(spaces or {(default_space or DEFAULT_SPACE): None})
         levels = {key: self._grantable(owner, key, level) for key, level in wanted.items()}
         default = default_space or (next(iter(levels)) if len(levels) == 1 else None)
@@ -356,8 +368,8 @@ class ClientManager:
             )
         if key == grants.default:
             raise FailedPrecondition(
-                f"{key!r} is client {client_id!r}'s default space: make another its default "
-                f"first (`metacortex client grant {client_id} {others[0]} --default`)"
+                f"the space {key!r} is the default of client {client_id!r}: make another space "
+                f"its default first (`metacortex client grant {client_id} {others[0]} --default`)"
             )
         return self._set_grants(
             client, {k: v for k, v in grants.levels.items() if k != key}, grants.default

@@ -115,16 +115,9 @@ class SpaceRemoval:
         """Remove the space (see the module's note); ``erase_count``: the number of
         memories the owner confirmed erasing with it, None to refuse if it holds any."""
         plan = self.plan(key)
-        if plan.blockers:
-            raise FailedPrecondition(
-                f"the space {key!r} was not removed: " + "; ".join(plan.blockers)
-            )
-        if plan.memories and erase_count is None:
-            raise FailedPrecondition(
-                f"the space {key!r} holds {_memories(plan.memories)}, and only an empty "
-                "space is removed; to erase them for good with it, run "
-                f"`metacortex space remove {key} --erase`"
-            )
+        refused = refusal(plan, erase=erase_count is not None)
+        if refused is not None:
+            raise refused
         erased = self._erase(key, erase_count, erased_by, progress) if erase_count else 0
         clients = self._clients.drop_space(key)
         grants = self._drop_from_grants(key)
@@ -193,6 +186,21 @@ class SpaceRemoval:
             if self._store.auth_update(GRANT, grant_id, {"spaces": rest, "default_space": default}):
                 changed.append(grant_id)
         return tuple(changed)
+
+
+def refusal(plan: RemovalPlan, *, erase: bool) -> FailedPrecondition | None:
+    """Why the space of ``plan`` cannot be removed (with its memories erased or not), or
+    None: asked before the owner is asked to confirm anything."""
+    key = plan.space.key
+    if plan.blockers:
+        return FailedPrecondition(f"the space {key!r} was not removed: " + "; ".join(plan.blockers))
+    if plan.memories and not erase:
+        return FailedPrecondition(
+            f"the space {key!r} holds {_memories(plan.memories)}, and only an empty space is "
+            f"removed; to erase them for good with it, run `metacortex space remove {key} "
+            "--erase`"
+        )
+    return None
 
 
 def _memories(count: int) -> str:

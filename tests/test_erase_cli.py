@@ -48,9 +48,7 @@ def service(data_dir: Path) -> Iterator[MemoryService]:
     store.close()
 
 
-def _save(
-    service: MemoryService, content: str, access: Access = ADMIN, **kw: object
-) -> str:
+def _save(service: MemoryService, content: str, access: Access = ADMIN, **kw: object) -> str:
     return str(service.save(access, content=content, **kw)["item"]["id"])  # type: ignore[arg-type]
 
 

@@ -138,7 +138,10 @@ def run_remove(args: argparse.Namespace) -> int:
             raise refused
         count = plan.memories if args.erase else None
         if count:
-            print(f"{memories(count)} in the space {args.key!r} will be erased for good with it")
+            print(
+                f"{memories(count)} in the space {args.key!r} will be erased for good with it",
+                file=sys.stderr if args.json else sys.stdout,  # --json: stdout is the answer
+            )
             declined = confirmed("space remove", count, yes=args.yes)
             if declined is not None:
                 return declined

@@ -8,7 +8,7 @@ import json
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,8 @@ from tests.commands import BY_PATH, COMMAND, fresh_clone_env, run_command
 @dataclass(frozen=True)
 class Operator:
     root: Path
+    # Settings the commands run with (e.g. MCP_CLIENT_PROFILES_JSON), beside --data-dir.
+    environment: dict[str, str] = field(default_factory=dict)
 
     @property
     def data_dir(self) -> Path:
@@ -27,7 +29,7 @@ class Operator:
     @property
     def env(self) -> dict[str, str]:
         (self.root / "home").mkdir(exist_ok=True)
-        return fresh_clone_env(self.root / "home")
+        return {**fresh_clone_env(self.root / "home"), **self.environment}
 
     def argv(self, *words: str) -> list[str]:
         return [*COMMAND, *words, "--data-dir", str(self.data_dir)]

@@ -6,6 +6,7 @@ now, as ``server.profiles.with_directory`` computes them for a server."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -57,8 +58,8 @@ def test_role_grant_and_ungrant_print_the_levels_the_persons_clients_get_now(
     ungranted = operator.json("person", "ungrant", "ann@example.com", "work")["person"]
     granted = operator.json("person", "grant", "ann@example.com", "work:read")["person"]
 
-    def client_levels(person: dict[str, object]) -> object:
-        [client] = person["clients"]  # type: ignore[misc]
+    def client_levels(person: dict[str, Any]) -> Any:
+        [client] = person["clients"]
         return client["levels"]
 
     assert client_levels(reader) == {"family": "read", "work": "read"}

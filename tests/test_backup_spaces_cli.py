@@ -111,7 +111,7 @@ def test_a_backup_restored_into_a_new_data_directory_has_the_same_spaces_records
     before, after = _contents(source.data_dir), _contents(target.data_dir)
     assert after == before
     assert [len(before[key][2]) for key in ("default", "family", "work")] == [1, 2, 1]
-    ann = {record[3].person for record in before["family"][2]}  # type: ignore[union-attr]
+    ann = {record[3].person for record in before["family"][2]}
     assert len(ann) == 1
     assert ann != {"owner"}
 

@@ -5,19 +5,18 @@ on real SQLite data directories, with the real local embedding model."""
 from __future__ import annotations
 
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 import pytest
 
-from metacortex.domain.records import ALL_STATES, BranchState, Memory
+from metacortex.domain.records import ALL_STATES, Memory
 from metacortex.providers.offline_merge import SentenceUnionMerger
-from metacortex.server.profiles import Profile, with_directory
-from metacortex.service import Access, MemoryService
-from metacortex.spaces.model import Grants, Level
+from metacortex.service import MemoryService
+from metacortex.spaces.model import Level
 from metacortex.spaces.registry import Registry
 from metacortex.storage.base import MemoryFilter
 from metacortex.storage.sqlite import SQLiteStore
+from tests.contract.test_spaces import Team
 from tests.fakes import HashingEmbedder
 from tests.owner_commands import Operator
 
@@ -33,39 +32,16 @@ def local_model() -> Any:
     )
 
 
-def _as(store: SQLiteStore, email: str, client: str) -> Access:
-    """The access a client of ``email`` granted family and work gets on a server."""
-    directory = Registry(store).directory()
-    person = directory.by_email(email)
-    assert person is not None
-    profile = Profile(
-        id=client,
-        token_sha256=None,
-        allowed_tools=frozenset({"save_context"}),
-        readable_states=frozenset(ALL_STATES),
-        default_state=BranchState.ACTIVE,
-        may_write_lifecycle=True,
-        allowed_origins=frozenset(),
-        allow_url_token=False,
-        rate_limit_per_minute=1000,
-        person=person.id,
-        grants=Grants(MappingProxyType({"family": W, "work": W}), "family"),
-    )
-    return with_directory(profile, directory).access
-
-
 def _seed(operator: Operator) -> None:
-    """Two spaces beside default, memories in each, written by Ann and by the owner."""
-    operator.json("space", "add", "family", "--name", "Family", "--description", "home life")
-    operator.json("space", "add", "work", "--name", "Work")
-    operator.json(
-        "person", "add", "ann@example.com", "--name", "Ann", "--role", "writer",
-        "--space", "family", "--space", "work",
-    )  # fmt: skip
+    """Two spaces beside default (``Team``), memories in each, written by Ann and by the
+    owner; one deprecated by the owner (another author for ``changed_by``)."""
+    operator.data_dir.mkdir(parents=True)
     with operator.store() as store:
+        team = Team(store)
+        team.registry.rename_space("family", description="home life")
         service = MemoryService(store, HashingEmbedder(), merger=SentenceUnionMerger())
-        ann = _as(store, "ann@example.com", "ann-laptop")
-        owner = Access.admin(directory=Registry(store).directory())
+        ann = team.access(team.ann, {"family": W, "work": W}, "family")
+        owner = team.owner()
         service.save(ann, content="The spare key is under the blue pot", space="family")
         old = service.save(ann, content="Dinner is at seven", space="family")["item"]["id"]
         service.deprecate(owner, id=old, space="family")
@@ -97,7 +73,6 @@ def test_a_backup_restored_into_a_new_data_directory_has_the_same_spaces_records
 ) -> None:
     source = Operator(tmp_path / "source")
     target = Operator(tmp_path / "target")
-    source.root.mkdir()
     target.root.mkdir()
     _seed(source)
     folder = tmp_path / "backup"

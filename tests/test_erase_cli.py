@@ -68,6 +68,20 @@ def _env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("METACORTEX_")}
 
 
+def _in_a_script(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run ``argv`` without a terminal (standard input closed), as a script does."""
+    return subprocess.run(  # noqa: S603 - our own entry point
+        argv,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=_env(),
+        timeout=120,
+        check=False,
+    )
+
+
 def _on_a_terminal(argv: list[str], cwd: Path, answer: bytes) -> tuple[int, str]:
     """Run ``argv`` on a pseudo-terminal, answer its question, return (status, output)."""
     controller, terminal = pty.openpty()
@@ -104,16 +118,7 @@ def test_without_a_terminal_and_without_yes_erase_refuses_with_a_clear_line(
 ) -> None:
     kept = _save(service, "A note that must survive a script's mistake")
 
-    ran = subprocess.run(  # noqa: S603 - our own entry point
-        _argv(data_dir, kept),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        cwd=data_dir,
-        env=_env(),
-        timeout=120,
-        check=False,
-    )
+    ran = _in_a_script(_argv(data_dir, kept), data_dir)
 
     assert ran.returncode == 2
     assert "1 memory will be erased for good:" in ran.stdout
@@ -241,16 +246,7 @@ def test_erase_with_a_space_erases_that_spaces_topic_and_leaves_the_same_topic_e
     ]
     at_home = _save(service, "Shopping note", topic="notes")
 
-    ran = subprocess.run(  # noqa: S603 - our own entry point
-        _argv(data_dir, "--topic", "notes", "--space", "work", "--yes"),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        cwd=data_dir,
-        env=_env(),
-        timeout=120,
-        check=False,
-    )
+    ran = _in_a_script(_argv(data_dir, "--topic", "notes", "--space", "work", "--yes"), data_dir)
 
     assert ran.returncode == 0, ran.stderr
     assert "2 memories of topic 'notes' in the space 'work' will be erased for good:" in (

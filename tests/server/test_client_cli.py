@@ -57,6 +57,11 @@ def _json(argv: list[str]) -> Any:
 
 async def _tools(data_dir: Path, path: str, token: str) -> httpx2.Response:
     """tools/list at ``path`` of a server on ``data_dir`` (checking the store each request)."""
+    return await _post(data_dir, path, token, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+
+
+async def _post(data_dir: Path, path: str, token: str, body: dict[str, Any]) -> httpx2.Response:
+    """``body`` posted at ``path`` of a server on ``data_dir`` (the store read each request)."""
     settings = Settings(  # type: ignore[call-arg]
         _env_file=None,
         metacortex_data_dir=data_dir,
@@ -75,9 +80,7 @@ async def _tools(data_dir: Path, path: str, token: str) -> httpx2.Response:
             ) as http,
         ):
             return await http.post(
-                path,
-                headers={**JSON_HEADERS, "authorization": f"Bearer {token}"},
-                json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                path, headers={**JSON_HEADERS, "authorization": f"Bearer {token}"}, json=body
             )
     finally:
         store.close()
@@ -186,34 +189,10 @@ def test_tools_shows_the_surface_of_a_stored_client(
 # ------------------------------------------------------------------ spaces (issue 30 §4)
 async def _who_am_i(data_dir: Path, path: str, token: str) -> Any:
     """``who_am_i`` at ``path`` of a server on ``data_dir``: what the server grants."""
-    settings = Settings(  # type: ignore[call-arg]
-        _env_file=None,
-        metacortex_data_dir=data_dir,
-        mcp_admin_token=SecretStr(ADMIN_TOKEN),
-        metacortex_client_refresh_seconds=0,
+    call = {"name": "who_am_i", "arguments": {}}
+    answer = await _post(
+        data_dir, path, token, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}
     )
-    store = SQLiteStore(settings.sqlite_path)
-    service = MemoryService(store, HashingEmbedder(), merger=SentenceUnionMerger())
-    app = create_app(settings, service)
-    try:
-        async with (
-            app.router.lifespan_context(app),
-            httpx2.AsyncClient(
-                transport=httpx2.ASGITransport(app=app), base_url="http://localhost"
-            ) as http,
-        ):
-            answer = await http.post(
-                path,
-                headers={**JSON_HEADERS, "authorization": f"Bearer {token}"},
-                json={
-                    "jsonrpc": "2.0",
-                    "id": 1,
-                    "method": "tools/call",
-                    "params": {"name": "who_am_i", "arguments": {}},
-                },
-            )
-    finally:
-        store.close()
     assert answer.status_code == 200, answer.text
     return answer.json()["result"]["structuredContent"]
 
@@ -242,6 +221,7 @@ async def test_a_client_of_a_person_prints_the_levels_a_server_then_grants_it(
     )  # fmt: skip
 
     served = await _who_am_i(team.data_dir, created["client"]["path"], created["token"])
+    listed = team.run("client", "list").stdout
 
     client = created["client"]
     assert (client["person"], client["person_name"]) == ("ann@example.com", "Ann")
@@ -251,6 +231,10 @@ async def test_a_client_of_a_person_prints_the_levels_a_server_then_grants_it(
     assert {s["key"]: s["level"] for s in served["spaces"]} == client["levels"]
     assert served["default_space"] == client["default_space"] == "family"
     assert served["person"]["email"] == "ann@example.com"
+    assert listed.startswith(
+        "ann-laptop  [active; stored]  person=ann@example.com  levels=family:write work:read  "
+        "granted=family:write work:write  default=family  tools="
+    )
 
 
 def test_a_client_without_a_space_gets_the_default_space_at_the_persons_level(

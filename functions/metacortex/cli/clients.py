@@ -33,6 +33,7 @@ from typing import Any, Final, TypeVar
 from metacortex.cli import owner_changes
 from metacortex.cli.data_dir import add_data_dir_option, settings_for
 from metacortex.cli.owner_changes import (
+    add_spaces_option,
     applies_within,
     levels_text,
     print_json,
@@ -80,15 +81,10 @@ def add_parser(commands: Any) -> None:
         default=OWNER_ID,
         help="whose client it is: a person's email (default: the owner)",
     )
-    add.add_argument(
-        "--space",
-        dest="spaces",
-        metavar="KEY[:read|:write]",
-        type=space_option,
-        action="append",
-        default=None,
-        help="a space it gets, repeatable; the person must be a member of it; without a "
-        "level, the person's own level there (default: its default space at that level)",
+    add_spaces_option(
+        add,
+        "a space it gets, repeatable; the person must be a member of it; without a level, "
+        "the person's own level there (default: its default space at that level)",
     )
     add.add_argument(
         "--default-space",
@@ -223,7 +219,7 @@ def run_add(args: argparse.Namespace) -> int:
                 description=args.description,
                 created_by="metacortex client add",
                 person=args.person,
-                spaces=dict(args.spaces) if args.spaces else None,
+                spaces=dict(args.spaces) or None,
                 default_space=args.default_space,
             ),
         )
@@ -345,9 +341,12 @@ def run_list(args: argparse.Namespace) -> int:
     for client in clients:
         source = "MCP_CLIENT_PROFILES_JSON, read-only" if client.read_only else "stored"
         since = f"  since {client.created_at}" if client.created_at else ""
+        # What it was granted, where the person's role or membership makes it less.
+        less = client.grants != client.levels
+        granted = f"  granted={levels_text(client.grants)}" if less else ""
         print(
             f"{client.id}  [{client.status}; {source}]  person={client.person}  "
-            f"levels={levels_text(client.levels)}  default={client.default_space}  "
+            f"levels={levels_text(client.levels)}{granted}  default={client.default_space}  "
             f"tools={','.join(client.tools)}  states={','.join(client.states)}{since}"
         )
     return 0

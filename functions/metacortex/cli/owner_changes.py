@@ -33,6 +33,19 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
     add_data_dir_option(parser)
 
 
+def add_spaces_option(parser: argparse.ArgumentParser, help_text: str) -> None:
+    """``--space KEY[:read|:write]``, repeatable, into ``args.spaces``: (key, level or None)."""
+    parser.add_argument(
+        "--space",
+        dest="spaces",
+        metavar="KEY[:read|:write]",
+        type=space_option,
+        action="append",
+        default=[],
+        help=help_text,
+    )
+
+
 def with_store(args: argparse.Namespace, work: Callable[[Settings, MemoryStore], T]) -> T:
     settings = settings_for(args)
     store = build_store(settings)

@@ -21,6 +21,7 @@ from typing import Any, Final
 
 from metacortex.cli.owner_changes import (
     add_common_options,
+    add_spaces_option,
     applies_within,
     levels_text,
     print_json,
@@ -58,15 +59,7 @@ def add_parser(commands: Any) -> None:
     add.add_argument("email")
     add.add_argument("--name", required=True, help="the name shown on what they write")
     add.add_argument("--role", required=True, choices=ROLES)
-    add.add_argument(
-        "--space",
-        dest="spaces",
-        metavar="KEY[:read|:write]",
-        type=space_option,
-        action="append",
-        default=[],
-        help="a space they are a member of (repeatable)",
-    )
+    add_spaces_option(add, "a space they are a member of (repeatable)")
     add.set_defaults(run=run_add)
     listing = actions.add_parser(
         "list", help="every person with their role, spaces and client endpoints"

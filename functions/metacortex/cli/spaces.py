@@ -35,7 +35,7 @@ from metacortex.config import Settings
 from metacortex.domain.records import ALL_STATES
 from metacortex.errors import InvalidArgument
 from metacortex.operations.space_removal import RemovedSpace, SpaceRemoval, refusal
-from metacortex.spaces.model import Directory, Space
+from metacortex.spaces.model import DEFAULT_SPACE, Directory, Space
 from metacortex.spaces.registry import Registry
 from metacortex.storage.base import MemoryFilter, MemoryStore
 
@@ -112,7 +112,7 @@ def run_list(args: argparse.Namespace) -> int:
     def listing(settings: Settings, store: MemoryStore) -> int:
         directory = Registry(store).directory()
         clients = ClientManager(store, settings).list()
-        spaces = sorted(directory.spaces.values(), key=lambda s: (s.key != "default", s.key))
+        spaces = sorted(directory.spaces.values(), key=lambda s: (s.key != DEFAULT_SPACE, s.key))
         reports = [_report(store, space, directory, clients) for space in spaces]
         if args.json:
             print_json(reports)

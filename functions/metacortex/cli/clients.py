@@ -64,7 +64,9 @@ def _comma_list(value: str) -> list[str]:
 
 def add_parser(commands: Any) -> None:
     parser: argparse.ArgumentParser = commands.add_parser(
-        "client", help="create, list, pause, resume and remove client endpoints (/clients/<id>/mcp)"
+        "client",
+        help="create, list, pause, resume and remove client endpoints (/clients/<id>/mcp) "
+        "and grant them spaces",
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     add = actions.add_parser(

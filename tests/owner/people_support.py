@@ -10,6 +10,7 @@ from typing import Final
 import httpx2
 
 from metacortex.owner.invitations import INVITE_PATH, invite
+from metacortex.owner.passphrase import set_person_passphrase
 from metacortex.spaces.model import Level, Person, Role
 from metacortex.spaces.registry import Registry
 from metacortex.storage.base import MemoryStore
@@ -40,6 +41,14 @@ class Household:
         ben = registry.add_person("ben@example.com", "Ben", Role.READER, {"family": Level.WRITE})
         return cls(store, registry, ann, ben)
 
+    @classmethod
+    def signed_up(cls, store: MemoryStore) -> Household:
+        """The household, Ann and Ben having chosen their passphrases."""
+        household = cls.on(store)
+        set_person_passphrase(store, household.ann.id, ANN_PASSPHRASE)
+        set_person_passphrase(store, household.ben.id, BEN_PASSPHRASE)
+        return household
+
     def invitation(self, person: Person, days: int = 7) -> str:
         """A fresh invitation's path (``/owner/invite/<token>``), as the command makes it."""
         token, _ = invite(self.store, person, days)
@@ -69,18 +78,25 @@ class PersonBrowser:
         )
 
     def sign_in(self, email: str, passphrase: str, next_url: str = "") -> httpx2.Response:
-        page = self.http.get("/owner/sign-in", params={"next": next_url} if next_url else None)
-        return self.http.post(
-            "/owner/sign-in",
-            data={
-                "csrf": hidden(page.text, "csrf"),
-                "next": next_url,
-                "email": email,
-                "passphrase": passphrase,
-            },
-        )
+        return sign_in_as(self.http, email, passphrase, next_url)
 
     def signed_in(self) -> bool:
         """Whether the console opens (a signed-in caller's page, not the sign-in form)."""
         page = self.http.get("/console")
         return page.status_code == 200 and 'name="passphrase"' not in page.text
+
+
+def sign_in_as(
+    http: httpx2.Client, email: str, passphrase: str, next_url: str = ""
+) -> httpx2.Response:
+    """A person's sign-in on the sign-in page, with ``http``'s cookies."""
+    page = http.get("/owner/sign-in", params={"next": next_url} if next_url else None)
+    return http.post(
+        "/owner/sign-in",
+        data={
+            "csrf": hidden(page.text, "csrf"),
+            "next": next_url,
+            "email": email,
+            "passphrase": passphrase,
+        },
+    )

@@ -9,7 +9,6 @@ import hashlib
 import logging
 from collections.abc import Iterator
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 
@@ -17,14 +16,8 @@ from metacortex.domain.records import to_wire_time, utc_now
 from metacortex.owner.invitations import KIND
 from metacortex.owner.passphrase import PERSON_KIND, verify_person_passphrase
 from metacortex.owner.sessions import KIND as SESSION_KIND
-from tests.oauth_support import OAuthLive, oauth_server
+from tests.oauth_support import OAuthLive
 from tests.owner.people_support import ANN_PASSPHRASE, Household, PersonBrowser
-
-
-@pytest.fixture
-def live(tmp_path: Path) -> Iterator[OAuthLive]:
-    with oauth_server(tmp_path, metacortex_client_refresh_seconds=0) as running:
-        yield running
 
 
 @pytest.fixture

@@ -5,27 +5,17 @@ sign-in and ends a session already open; attempts are rate limited as the owner'
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from metacortex.owner.passphrase import set_person_passphrase
 from metacortex.owner.sessions import KIND as SESSION_KIND
-from tests.oauth_support import PASSPHRASE, Browserless, OAuthLive, oauth_server
+from tests.oauth_support import PASSPHRASE, Browserless, OAuthLive
 from tests.owner.people_support import ANN_PASSPHRASE, Household, PersonBrowser
 
 
 @pytest.fixture
-def live(tmp_path: Path) -> Iterator[OAuthLive]:
-    with oauth_server(tmp_path, metacortex_client_refresh_seconds=0) as running:
-        yield running
-
-
-@pytest.fixture
 def household(live: OAuthLive) -> Household:
-    found = Household.on(live.store)
-    set_person_passphrase(live.store, found.ann.id, ANN_PASSPHRASE)
-    return found
+    return Household.signed_up(live.store)
 
 
 @pytest.fixture

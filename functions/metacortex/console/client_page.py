@@ -128,9 +128,9 @@ def _change(
         try:
             await console.call(lambda: change(console, target))
         except MetaCortexError as error:
-            console.record_action(action, started, summary, error=error)
+            console.record_action(request, action, started, summary, error=error)
             return console.refused(request, session, error, refused)
-        console.record_action(action, started, summary, response={"done": True})
+        console.record_action(request, action, started, summary, response={"done": True})
         return console.redirect(request, then.format(id=target))
 
     return handle

@@ -21,7 +21,7 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 from metacortex.owner.passphrase import set_person_passphrase
 from tests.auth.test_sdk_client_flow import MemoryTokens
 from tests.console.browsing import chromium_on
-from tests.console.people_browser import PeopleLive, page_problems, people_server
+from tests.console.people_browser import PeopleLive, page_problems, people_server, screenshot
 from tests.oauth_support import CALLBACK, query_of
 from tests.owner.people_support import ANN_PASSPHRASE
 
@@ -73,6 +73,7 @@ async def test_a_connector_given_one_space_to_read_reads_it_and_nothing_more(
             await page.get_by_label(re.compile("^Family")).select_option("read")
             await page.get_by_label(re.compile("^Work")).select_option("none")
             await page.get_by_label("Its default space").select_option("family")
+            await screenshot(page, "consent-spaces")
             await page.get_by_role("button", name="Allow").click()
             await page.wait_for_url(re.compile(r"^http://127\.0\.0\.1:9/callback\?.*code="))
             params = query_of(page.url)

@@ -5,6 +5,7 @@ axe-core, light and dark, phone and desktop) in Playwright's async API."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -13,7 +14,15 @@ from typing import Any, Final
 
 from metacortex.service import Access
 from tests.commands import COMMAND, fresh_clone_env, run_command
-from tests.console.browser_checks import AXE_RUN, AXE_TAGS, OVERFLOW, SCHEMES, WIDTHS, axe_script
+from tests.console.browser_checks import (
+    AXE_RUN,
+    AXE_TAGS,
+    IMAGES,
+    OVERFLOW,
+    SCHEMES,
+    WIDTHS,
+    axe_script,
+)
 from tests.console.support import ConsoleLive
 from tests.oauth_support import OAuthLive, oauth_server
 from tests.owner.people_support import Household
@@ -85,3 +94,13 @@ async def page_problems(page: Any, url: str) -> dict[str, tuple[list[str], list[
     await page.emulate_media(color_scheme="light")
     await page.set_viewport_size(WIDTHS["desktop"])
     return found
+
+
+async def screenshot(page: Any, name: str) -> None:
+    """``docs/images/<name>.png`` of the whole page at phone width, when
+    ``METACORTEX_UPDATE_SCREENSHOTS=1`` asks for new ones."""
+    if os.environ.get("METACORTEX_UPDATE_SCREENSHOTS") != "1":
+        return
+    await page.set_viewport_size(WIDTHS["phone"])
+    await page.screenshot(path=str(IMAGES / f"{name}.png"), full_page=True)
+    await page.set_viewport_size(WIDTHS["desktop"])

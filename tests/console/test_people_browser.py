@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.console.browsing import chromium_on
-from tests.console.people_browser import PeopleLive, page_problems, people_server
+from tests.console.people_browser import PeopleLive, page_problems, people_server, screenshot
 from tests.owner.people_support import ANN_PASSPHRASE
 
 pytestmark = pytest.mark.slow
@@ -44,6 +44,7 @@ async def test_an_invited_person_chooses_a_passphrase_and_sees_only_their_spaces
 
         await page.goto(link)
         assert "ann@example.com" in await page.locator("#invited-email").inner_text()
+        await screenshot(page, "invitation")
         await page.get_by_label("New passphrase").fill(ANN_PASSPHRASE)
         await page.get_by_label("Repeat it").fill(ANN_PASSPHRASE)
         await page.get_by_role("button", name="Set passphrase and sign in").click()

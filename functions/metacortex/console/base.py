@@ -206,9 +206,11 @@ class ConsoleBase:
         *,
         response: Mapping[str, Any] | None = None,
         error: MetaCortexError | None = None,
+        in_space: bool = True,
     ) -> None:
         """An ``owner_action`` event for a change made in the console: by the owner
-        (initiator ``owner``) or a signed-in person, in the page's space."""
+        (initiator ``owner``) or a signed-in person, in the page's space (``in_space``
+        False: a change of no space, such as a client's)."""
         events = self.runtime.events
         if events is None:
             return
@@ -220,7 +222,7 @@ class ConsoleBase:
             request_summary=request_summary,
             response_summary=response,
             error={"code": error.code, "message": error.message} if error is not None else None,
-            space=access.default_space,
+            space=access.default_space if in_space else None,
             person=access.person,
         )
 

@@ -119,16 +119,22 @@ class OAuthLive:
 
 @contextmanager
 def oauth_server(
-    directory: Path, *, front: bool | None = None, **overrides: Any
+    directory: Path,
+    *,
+    front: bool | None = None,
+    store_file: str = "m.sqlite3",
+    **overrides: Any,
 ) -> Iterator[OAuthLive]:
     """The OAuth server on loopback. ``front``: behind the emulated Cloud Functions front
     end (``tests.google_front``), stripping the function name (True, with the public URL
     set as the deployment docs say) or passing it on (False); ``live.url`` is then the
-    front's origin and the app is reached only under ``/metaCortexMcp``."""
+    front's origin and the app is reached only under ``/metaCortexMcp``. ``store_file``:
+    the SQLite file in ``directory`` (``metacortex.sqlite3`` is where a command run with
+    ``--data-dir directory`` finds it)."""
     fixture = MetadataFixture()
     with serving(fixture.app()) as fixture_url:
         fixture.url = fixture_url
-        store = SQLiteStore(directory / "m.sqlite3")
+        store = SQLiteStore(directory / store_file)
         set_passphrase(store, PASSPHRASE)
         service = MemoryService(
             store, HashingEmbedder(), merger=SentenceUnionMerger(), describer=FixedImageDescriber()

@@ -148,6 +148,9 @@ class Settings(BaseSettings):
     # its device cookie: owner/devices.py), and over all addresses together.
     metacortex_sign_in_per_minute: int = Field(default=5, ge=1, le=1000)
     metacortex_sign_in_per_minute_overall: int = Field(default=30, ge=1, le=10_000)
+    # How long a person's invitation link works (`metacortex person invite`, which may
+    # say otherwise with --days): owner/invitations.py.
+    metacortex_invitation_days: int = Field(default=7, ge=1, le=90)
     # A repeat of the same refresh or code exchange within this many seconds gets the
     # first use's token pair again (a lost response, racing workers); a use after it
     # revokes the grant as reuse (auth/tokens.py). 0 turns the window off.

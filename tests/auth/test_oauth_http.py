@@ -120,10 +120,13 @@ def test_dynamic_registration_consent_and_token_reach_search_context(
     assert tokens["token_type"] == "Bearer"
     assert tokens["scope"] == "memory:read memory:write offline_access"
     assert tokens["refresh_token"]
+    # A grant approved since spaces exist records them, and so also lists the space tools.
     assert _tool_names(tools_list(live.mcp, tokens["access_token"])) == [
         "save_context",
         "search_context",
         "fetch_context",
+        "list_spaces",
+        "who_am_i",
     ]
     saved = tool_call(live.mcp, tokens["access_token"], "save_context", {"content": "oauth works"})
     assert saved.json()["result"]["isError"] is False
@@ -188,6 +191,8 @@ def test_client_id_metadata_document_client_is_shown_by_name_and_redirect_host(
     assert _tool_names(tools_list(live.mcp, tokens["access_token"])) == [
         "search_context",
         "fetch_context",
+        "list_spaces",
+        "who_am_i",
     ]
 
 
@@ -296,7 +301,7 @@ def test_consent_needs_the_owner_and_the_session_csrf(live: OAuthLive) -> None:
         _, challenge = pkce_pair()
         authorize = stranger.authorize(client["client_id"], challenge)
         page = stranger.http.get(authorize.headers["location"])
-        assert "Sign in as the owner" in page.text
+        assert ">Sign in</h1>" in page.text
         request_id = query_of(authorize.headers["location"])["request"]
         forged = stranger.http.post(
             "/oauth/consent",
@@ -565,6 +570,8 @@ def test_a_grant_with_chatgpt_tools_offers_search_and_fetch_in_chatgpt_shape(
         "save_context",
         "search_context",
         "fetch_context",
+        "list_spaces",
+        "who_am_i",
         "search",
         "fetch",
     ]

@@ -25,6 +25,8 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import timedelta
 from functools import partial
 from pathlib import Path
@@ -50,6 +52,14 @@ from metacortex.auth.assertions import (
 )
 from metacortex.auth.cimd import MetadataDocuments, is_metadata_url
 from metacortex.auth.clients import Client, ClientRegistry, UnknownClient
+from metacortex.auth.consent_spaces import (
+    DEFAULT_FIELD,
+    SpaceChoice,
+    allowed_levels,
+    chosen,
+    offered,
+    preselection,
+)
 from metacortex.auth.limits import (
     AbuseLimits,
     challenge_problem,
@@ -69,12 +79,16 @@ from metacortex.auth.presets import (
 from metacortex.auth.resource import WELL_KNOWN_PRM, OAuthResource, resource_of, served
 from metacortex.auth.tokens import CODE, REFRESH, Issued, Presenter, TokenStore, pkce_matches
 from metacortex.config import Settings
+from metacortex.errors import InvalidArgument
 from metacortex.guard.addresses import client_address
 from metacortex.guard.routes import FUNCTION_PREFIX, resolve
 from metacortex.owner import OwnerWeb, public_base, templates
+from metacortex.owner.callers import Caller
 from metacortex.owner.web import origin_of
 from metacortex.server.logs import bounded_text, log
+from metacortex.server.profiles import Profile
 from metacortex.server.runtime import Runtime
+from metacortex.spaces.model import Level
 from metacortex.storage.base import MemoryStore
 
 HERE: Final = Path(__file__).parent
@@ -127,7 +141,10 @@ class AuthorizationServer:
         self._documents: MetadataDocuments | None = None
         self.limits = AbuseLimits(settings)
         self.owner = OwnerWeb(
-            settings, self._require_store, page_templates=templates(HERE / "templates")
+            settings,
+            self._require_store,
+            page_templates=templates(HERE / "templates"),
+            directory_of=runtime.clients.current_directory,
         )
 
     def _require_store(self) -> MemoryStore:
@@ -405,36 +422,54 @@ class AuthorizationServer:
             return self._error_page(
                 request, "This authorization request expired or was already answered.", 400
             )
-        session = await self.owner.session(request)
+        caller = await self.owner.caller(request)
         here = f"{self.issuer(request)}{CONSENT}?{urlencode({'request': request_id})}"
-        if session is None and form is None and _arrived_cross_site(request):
+        if caller is None and form is None and _arrived_cross_site(request):
             # The SameSite=Strict session cookie is withheld on a navigation that started
             # on another site (the client's page). One same-origin hop makes the browser
             # send it, so a signed-in owner is not asked for the passphrase again.
             return self.owner.render(request, "hop.html", {"next_url": here + "&hop=1"})
-        if session is None:
+        if caller is None:
             return await self.owner.sign_in_page(request, here, status_code=401 if form else 200)
+        session = caller.session
         try:
             client = await self.clients.get(str(pending["client_id"]))
         except UnknownClient as error:
             return self._error_page(request, f"The client cannot be used: {error}")
         redirect_uri = str(pending["redirect_uri"])
         if not served(self.issuer(request), self.runtime.profiles, str(pending["resource"])):
-            # Only the signed-in owner learns that an endpoint does not exist.
+            # Only a signed-in approver learns that an endpoint does not exist.
             return self._error_page(
                 request,
                 f"The client asks for {pending['resource']}, which is not an MCP endpoint "
                 "of this server; nothing was granted. Check the URL given to the client.",
             )
+        allowed = allowed_levels(caller, self._endpoint(request, str(pending["resource"])))
+        if not allowed:
+            return self._error_page(
+                request,
+                "You have no space you could give this client: nothing was granted. Ask "
+                "the owner of this server to add you to a space, then connect it again.",
+                403,
+            )
+        page = _ConsentPage(request_id, caller, client, pending, allowed)
         if form is None:
-            return self._consent_page(request, request_id, session.csrf, client, pending)
+            return self._consent_page(request, page, preselection(allowed).fields())
         if not session.csrf_matches(_field(form, "csrf")):
             return self._error_page(request, "The form expired; start again.", 403)
+        spaces: SpaceChoice | None = None
+        if _field(form, "decision") == "approve":
+            try:
+                spaces = chosen(form, allowed)
+            except InvalidArgument as problem:
+                # Nothing is spent: the page again, as it was filled in, saying what to fix.
+                typed = {k: v for k, v in form.multi_items() if isinstance(v, str)}
+                return self._consent_page(request, page, typed, problem.message)
         taken = await anyio.to_thread.run_sync(self.tokens.take_request, request_id)
         if taken is None:
             return self._error_page(request, "This authorization request was already answered.")
         kept = {"state": str(taken["state"])} if taken.get("state") is not None else {}
-        if _field(form, "decision") != "approve":
+        if spaces is None:
             log(logging.INFO, "oauth consent denied", oauth_client=str(taken["client_id"])[:200])
             return self._redirect(
                 request,
@@ -459,6 +494,9 @@ class AuthorizationServer:
             "scopes": list(scopes),
             "preset": preset.id,
             "chatgpt_tools": _field(form, "chatgpt_tools") == "on",
+            # Who approved it, and the spaces they chose for it (auth/consent_spaces.py).
+            "person": caller.person.id,
+            **spaces.record(),
         }
         grant_id = await anyio.to_thread.run_sync(self.tokens.create_grant, grant)
         if client.registered_by == "dynamic registration":
@@ -471,6 +509,8 @@ class AuthorizationServer:
             redirect_host=redirect_host,
             resource=str(taken["resource"]),
             preset=preset.id,
+            person=caller.person.id,
+            spaces=spaces.record()["spaces"],
         )
         code = await anyio.to_thread.run_sync(
             self.tokens.issue_code,
@@ -487,8 +527,15 @@ class AuthorizationServer:
         return self._redirect(request, redirect_uri, {"code": code, **kept})
 
     def _consent_page(
-        self, request: Request, request_id: str, csrf: str, client: Client, pending: dict[str, Any]
+        self,
+        request: Request,
+        page: _ConsentPage,
+        fields: dict[str, str],
+        error: str | None = None,
     ) -> Response:
+        """The consent page; ``fields``: the spaces as selected (the preselection, or as
+        posted when a choice was refused with ``error``)."""
+        client, pending, caller = page.client, page.pending, page.caller
         redirect_uri = str(pending["redirect_uri"])
         known = known_client(urlsplit(redirect_uri).hostname or "")
         target = redirects.csp_source(redirect_uri)
@@ -498,8 +545,12 @@ class AuthorizationServer:
             "consent.html",
             {
                 "action": self.issuer(request) + CONSENT,
-                "csrf": csrf,
-                "request_id": request_id,
+                "csrf": caller.session.csrf,
+                "request_id": page.request_id,
+                "approver": None if caller.is_owner else caller.person,
+                "spaces": offered(caller, page.allowed, fields),
+                "default_space": fields.get(DEFAULT_FIELD, ""),
+                "error": error,
                 "client_name": client.display_name(),
                 "known": known.name if known is not None else None,
                 "redirect_host": redirects.shown_host(redirect_uri),
@@ -511,28 +562,34 @@ class AuthorizationServer:
                 "resource": pending["resource"],
                 "scopes": " ".join(scopes),
                 "presets": self._presets_at(request, str(pending["resource"])),
-                "chosen": preselected(
+                "chosen": fields.get("preset")
+                or preselected(
                     tuple(scopes), self._endpoint_tools(request, str(pending["resource"]))
                 ).id,
-                "chatgpt_tools": known.chatgpt_tools if known is not None else False,
+                "chatgpt_tools": fields.get("chatgpt_tools") == "on"
+                if "decision" in fields
+                else (known.chatgpt_tools if known is not None else False),
                 "offline": scope_names.OFFLINE in scopes or client.refresh_grant,
             },
+            status_code=400 if error is not None else 200,
             form_targets=(target,) if target is not None else (),
         )
 
-    def _endpoint_tools(self, request: Request, resource: str) -> frozenset[str] | None:
-        """The tools the endpoint ``resource`` offers (None: not one of this server's)."""
+    def _endpoint(self, request: Request, resource: str) -> Profile | None:
+        """The profile of the endpoint ``resource`` (None: not one of this server's)."""
         base = self.issuer(request)
         route = resolve(resource[len(base) :]) if resource.startswith(base + "/") else None
-        endpoint = self.runtime.profiles.get(route.client_id) if route is not None else None
+        return self.runtime.profiles.get(route.client_id) if route is not None else None
+
+    def _endpoint_tools(self, request: Request, resource: str) -> frozenset[str] | None:
+        """The tools the endpoint ``resource`` offers (None: not one of this server's)."""
+        endpoint = self._endpoint(request, resource)
         return endpoint.allowed_tools if endpoint is not None else None
 
     def _presets_at(self, request: Request, resource: str) -> list[dict[str, Any]]:
         """Each preset as it applies at the endpoint: what the grant would really get,
         in words derived from it."""
-        base = self.issuer(request)
-        route = resolve(resource[len(base) :]) if resource.startswith(base + "/") else None
-        endpoint = self.runtime.profiles.get(route.client_id) if route is not None else None
+        endpoint = self._endpoint(request, resource)
         shown: list[dict[str, Any]] = []
         for preset in PRESETS:
             tools, states = tools_at(preset, endpoint), states_at(preset, endpoint)
@@ -750,6 +807,18 @@ class AuthorizationServer:
                 await anyio.to_thread.run_sync(self.tokens.revoke_access, token)
         # RFC 7009: an unknown or foreign token is answered like a revoked one.
         return Response(status_code=200, headers={**_NO_STORE, **_CORS})
+
+
+@dataclass(frozen=True, slots=True)
+class _ConsentPage:
+    """What the consent page is about: the request, who approves, the client, and the
+    spaces the approver may give it."""
+
+    request_id: str
+    caller: Caller
+    client: Client
+    pending: dict[str, Any]
+    allowed: Mapping[str, Level]
 
 
 class _LazyProvider:

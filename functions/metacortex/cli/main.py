@@ -2,7 +2,9 @@
 
 Each command lives in its own module exposing ``add_parser(subparsers)``,
 which registers the sub-command and sets ``run(args) -> int`` as its handler;
-add a command by adding its module to ``_COMMAND_MODULES``. Errors an operator
+add a command by adding its module to ``_COMMANDS``. A sub-command may live in a
+module of its own (``person invite``: ``cli/invite.py``), listed in
+``_SUBCOMMANDS`` with its group. Errors an operator
 can fix (configuration, a model mismatch) are printed as one clear message and
 exit with status 2, without a traceback; the commands a message names are spelled
 as the operator runs them (``cli.program.spelled_in``).
@@ -44,6 +46,12 @@ _COMMANDS: Final = {
     "metacortex.cli.migrate": ("migrate",),
 }
 _COMMAND_MODULES: Final = tuple(_COMMANDS)
+# Sub-commands kept in a module of their own, added to a group another module makes
+# (``person``: ``metacortex.cli.people``); each exposes ``add_subcommand(actions)``.
+# The group is made here when no module made it.
+_SUBCOMMANDS: Final = {
+    "metacortex.cli.invite": "person",
+}
 EXIT_USAGE: Final = 2
 
 Handler = Callable[[argparse.Namespace], int]
@@ -58,17 +66,36 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"metacortex {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module_name in _modules_for(argv):
+    modules, extensions = _modules_for(argv)
+    for module_name in modules:
         importlib.import_module(module_name).add_parser(commands)
+    for module_name in extensions:
+        actions = _group_actions(commands, _SUBCOMMANDS[module_name])
+        importlib.import_module(module_name).add_subcommand(actions)
     return parser
 
 
-def _modules_for(argv: Sequence[str] | None) -> tuple[str, ...]:
+def _modules_for(argv: Sequence[str] | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The command modules and the sub-command modules ``argv`` needs."""
     if argv:
         named = [module for module, names in _COMMANDS.items() if argv[0] in names]
-        if named:
-            return tuple(named)
-    return _COMMAND_MODULES
+        extending = [module for module, group in _SUBCOMMANDS.items() if group == argv[0]]
+        if named or extending:
+            return tuple(named), tuple(extending)
+    return _COMMAND_MODULES, tuple(_SUBCOMMANDS)
+
+
+def _group_actions(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], name: str
+) -> argparse._SubParsersAction[argparse.ArgumentParser]:
+    """The sub-commands of the command ``name``, made when no module made that command."""
+    group = commands.choices.get(name)
+    if group is None:
+        group = commands.add_parser(name, help=f"{name} commands")
+    for action in group._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action
+    return group.add_subparsers(dest="action", metavar="ACTION", required=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,10 +1,11 @@
 """``metacortex oauth``: the OAuth clients and grants kept in the store.
 
-``oauth grants`` lists what the owner approved (client, endpoint, preset,
-scopes, when); ``oauth grants revoke ID`` ends a grant, and every access and
-refresh token issued under it stops working at once. ``oauth clients`` lists
-dynamically registered clients; ``oauth clients revoke ID`` deletes one (its
-grants stay until revoked: a client registers again freely, a grant is consent).
+``oauth grants`` lists what the owner or a person approved (client, endpoint,
+preset, scopes, who approved it and the spaces they gave it, when); ``oauth
+grants revoke ID`` ends a grant, and every access and refresh token issued under
+it stops working at once. ``oauth clients`` lists dynamically registered
+clients; ``oauth clients revoke ID`` deletes one (its grants stay until revoked:
+a client registers again freely, a grant is consent).
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ import sys
 from typing import Any
 
 from metacortex.cli.data_dir import add_data_dir_option, settings_for
+from metacortex.clients.grants import list_grants
 from metacortex.composition import build_store
 from metacortex.errors import NotFound
+from metacortex.spaces.registry import read_directory
 from metacortex.storage.base import MemoryStore
 
 GRANT_KIND = "grant"
@@ -53,6 +56,8 @@ def run_oauth(args: argparse.Namespace) -> int:
             print(f"revoked {args.kind[:-1]} {args.id}")
             return 0
         rows = store.auth_list(kind)
+        views = {view.id: view for view in list_grants(store)} if kind == GRANT_KIND else {}
+        people = read_directory(store).people if views else {}
     finally:
         store.close()
     if getattr(args, "json", False):
@@ -61,7 +66,13 @@ def run_oauth(args: argparse.Namespace) -> int:
     if not rows:
         print(f"no {args.kind}", file=sys.stderr)
     for key, data in rows:
-        print(_line(kind, key, data))
+        line = _line(kind, key, data)
+        view = views.get(key)
+        if view is not None:
+            person = people.get(view.person)
+            who = person.email or person.id if person is not None else view.person
+            line += f"  by {who}  spaces={view.spaces_words()}"
+        print(line)
     return 0
 
 

@@ -107,6 +107,10 @@ class ClientDirectory:
         """The spaces and people as last checked (no store read)."""
         return self._profiles.directory
 
+    async def current_directory(self) -> Directory:
+        """The spaces and people in effect for a request arriving now (``current``)."""
+        return (await self.current()).directory
+
     def _merged(self, clients: list[stored.StoredClient], directory: Directory) -> Profiles:
         environment = self.environment.clients
         found = stored.valid_profiles(clients, self._settings, frozenset(environment))

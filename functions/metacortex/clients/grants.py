@@ -13,12 +13,13 @@ ids into the names the clients page shows, for the activity charts.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from metacortex.auth.tokens import GRANT
 from metacortex.domain.records import to_wire_time, utc_now
 from metacortex.errors import NotFound
+from metacortex.spaces.model import DEFAULT_SPACE, OWNER_ID
 from metacortex.storage.base import MemoryStore
 
 PREFIX: Final = "oauth-"  # auth.presets.grant_profile names a grant's profile so
@@ -34,11 +35,21 @@ class GrantView:
     scopes: tuple[str, ...]
     created_at: str | None
     paused: bool
+    # Who approved it (a person's id, ``owner``) and the spaces they gave it; a grant
+    # approved before spaces existed is the owner's, on the default space at write.
+    person: str = OWNER_ID
+    spaces: Mapping[str, str] = field(default_factory=lambda: {DEFAULT_SPACE: "write"})
+    default_space: str = DEFAULT_SPACE
 
     @property
     def client_id(self) -> str:
         """The name its requests carry in events (``client_id``)."""
         return PREFIX + self.id
+
+    def spaces_words(self) -> str:
+        """``family:read, work:write (default family)``."""
+        levels = ", ".join(f"{key}:{level}" for key, level in sorted(self.spaces.items()))
+        return f"{levels} (default {self.default_space})"
 
     @property
     def label(self) -> str:
@@ -61,7 +72,21 @@ def _view(grant_id: str, data: Mapping[str, Any]) -> GrantView:
         scopes=tuple(str(scope) for scope in data.get("scopes", ())),
         created_at=str(data["created_at"]) if data.get("created_at") else None,
         paused=data.get("paused") is True,
+        **_who(data),
     )
+
+
+def _who(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The approver and spaces of a grant record (``auth/consent_spaces.py``), when it
+    has them."""
+    spaces = data.get("spaces")
+    if not isinstance(spaces, dict):
+        return {}
+    return {
+        "person": str(data.get("person") or OWNER_ID),
+        "spaces": {str(key): str(level) for key, level in spaces.items()},
+        "default_space": str(data.get("default_space") or DEFAULT_SPACE),
+    }
 
 
 def list_grants(store: MemoryStore) -> list[GrantView]:

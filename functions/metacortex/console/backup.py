@@ -15,20 +15,24 @@ from pathlib import Path
 from starlette.requests import Request
 from starlette.responses import Response
 
-from metacortex.console.base import ConsoleBase, page_headers
+from metacortex.console.base import ConsoleBase, access_for, page_headers
 from metacortex.domain.records import utc_now
 from metacortex.operations.backup import export_portable
 from metacortex.owner import Session
 
 
 async def backup_page(console: ConsoleBase, request: Request, session: Session) -> Response:
-    counts = await console.call(console.service.store.topic_counts)
-    total = sum(sum(by_state.values()) for by_state in counts.values())
+    # The backup holds every space: count them all.
+    total = topics = 0
+    for space in access_for(request).readable_spaces():
+        counts = await console.call(console.service.store.topic_counts, space=space)
+        total += sum(sum(by_state.values()) for by_state in counts.values())
+        topics += len(counts)
     return console.render(
         request,
         session,
         "backup.html",
-        {"title": "Export", "total": total, "topics": len(counts)},
+        {"title": "Export", "total": total, "topics": topics},
     )
 
 

@@ -1,5 +1,14 @@
-"""What the console's pages share: the service with the admin's access, rendering (with
-``present``'s helpers), refusals, redirects, owner events and form fields.
+"""What the console's pages share: the caller's access, rendering (with ``present``'s
+helpers), refusals, redirects, owner events and form fields.
+
+The caller's access is built once per request, where the console checks the session
+(``console.web``), by ``caller_access``, and every page reads it with
+``access_for(request)``: the owner acts in every space (``Access.admin``); a person
+signed in with their email acts in their spaces at their level (their membership
+capped by their role, ``spaces.model.effective_levels``), with every state readable,
+never erasing. The space a page shows is the caller's default space: ``?space=KEY``
+when the caller has it, else ``default`` when they have that, else the first of
+theirs by key. Every store call a page makes names it (``space=``).
 
 Page modules (``browse``, ``record``, ``search``, ``curate``, ``consolidate``, ``erase``,
 ``clients``, ``activity``) import this module;
@@ -10,7 +19,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import anyio.to_thread
@@ -21,13 +32,15 @@ from starlette.responses import RedirectResponse, Response
 from metacortex.config import Settings
 from metacortex.console.present import ago, clock, exact, first_line, wire
 from metacortex.console.words import merge_method
-from metacortex.domain.records import utc_now
+from metacortex.domain.records import ALL_STATES, BranchState, utc_now
 from metacortex.errors import MetaCortexError
 from metacortex.owner import OwnerWeb, Session, security_headers, templates
+from metacortex.owner.callers import Caller, home_space
 from metacortex.owner.web import ICON_PATH, STYLESHEET_PATH
 from metacortex.server.domain_errors import HTTP_STATUS
 from metacortex.server.runtime import Runtime
 from metacortex.service import Access, MemoryService
+from metacortex.spaces.model import Level
 from metacortex.usecases.undo import UNDO_WINDOW
 
 if TYPE_CHECKING:
@@ -37,8 +50,47 @@ HERE: Final = Path(__file__).parent
 HOME: Final = "/console"
 STYLESHEET: Final = "/console/static/console.css"
 SCRIPT: Final = "/console/static/console.js"
-ADMIN: Final = Access.admin()
+# The credential the console's changes are recorded with (``created_by.client``).
+CONSOLE_PRINCIPAL: Final = "console"
+# Where the page check keeps the caller's access for the request (``request.state``).
+_ACCESS_STATE: Final = "console_access"
 T = TypeVar("T")
+
+
+def caller_access(caller: Caller, chosen: str | None = None) -> Access:
+    """The access of a signed-in console caller (see the module's note); ``chosen``: the
+    space asked for (``?space=``), used as the default when the caller has it."""
+    directory = caller.directory
+    if caller.is_owner:
+        access = Access.admin(directory=directory, principal=CONSOLE_PRINCIPAL)
+    else:
+        access = Access(
+            frozenset(ALL_STATES),
+            BranchState.ACTIVE,
+            may_write_lifecycle=True,
+            principal=CONSOLE_PRINCIPAL,
+            may_erase=False,
+            levels=MappingProxyType(caller.levels),
+            person=caller.person.id,
+            names=MappingProxyType(directory.names()),
+            directory=directory,
+        )
+    levels = access.levels
+    default = chosen if chosen is not None and chosen in levels else home_space(levels)
+    return replace(access, default_space=default)
+
+
+def keep_access(request: Request, access: Access) -> None:
+    """Set by the console's page check, once per request (``console.web``)."""
+    setattr(request.state, _ACCESS_STATE, access)
+
+
+def access_for(request: Request) -> Access:
+    """The signed-in caller's access on this console request: the one every page uses."""
+    access = getattr(request.state, _ACCESS_STATE, None)
+    if not isinstance(access, Access):
+        raise RuntimeError("a console page was reached without the session check")
+    return access
 
 
 class ConsoleBase:
@@ -60,7 +112,11 @@ class ConsoleBase:
         self.owner = (
             authorization.owner
             if authorization is not None
-            else OwnerWeb(settings, lambda: runtime.require_service().store)
+            else OwnerWeb(
+                settings,
+                lambda: runtime.require_service().store,
+                directory_of=runtime.clients.current_directory,
+            )
         )
         self.templates = templates(HERE / "templates")
 
@@ -89,6 +145,7 @@ class ConsoleBase:
             return self.url(request, path)
 
         now = utc_now()
+        access = access_for(request)
         full = {
             "first_line": first_line,
             "ago": lambda value: ago(value, now),
@@ -103,6 +160,10 @@ class ConsoleBase:
             "icon": link(ICON_PATH),
             "sign_out_url": link("/owner/sign-out"),
             "csrf": session.csrf,
+            # What the page offers: the owner's pages and erasure, changes where the
+            # caller may write (the service refuses anything else anyway).
+            "is_owner": access.is_owner,
+            "may_write": access.levels.get(access.default_space) == Level.WRITE,
             "link": link,
             "current": request.url.path,
             "notice": None,
@@ -138,17 +199,22 @@ class ConsoleBase:
 
     def record_action(
         self,
+        request: Request,
         action: str,
         started: float,
         request_summary: Mapping[str, Any],
         *,
         response: Mapping[str, Any] | None = None,
         error: MetaCortexError | None = None,
+        in_space: bool = True,
     ) -> None:
-        """An ``owner_action`` event (initiator ``owner``) for a change the owner made."""
+        """An ``owner_action`` event for a change made in the console: by the owner
+        (initiator ``owner``) or a signed-in person, in the page's space (``in_space``
+        False: a change of no space, such as a client's)."""
         events = self.runtime.events
         if events is None:
             return
+        access = access_for(request)
         events.owner_action(
             action=action,
             status="error" if error is not None else "ok",
@@ -156,6 +222,8 @@ class ConsoleBase:
             request_summary=request_summary,
             response_summary=response,
             error={"code": error.code, "message": error.message} if error is not None else None,
+            space=access.default_space if in_space else None,
+            person=access.person,
         )
 
 

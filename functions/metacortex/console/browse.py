@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 from starlette.requests import Request
 from starlette.responses import Response
 
-from metacortex.console.base import ADMIN, ConsoleBase
+from metacortex.console.base import ConsoleBase, access_for
 from metacortex.console.excerpt import excerpt
 from metacortex.console.filtering import Filters, form_context, read_filters
 from metacortex.domain.records import ALL_STATES, BranchState, Memory
@@ -96,7 +96,8 @@ def _what(filters: Filters) -> str:
 
 async def browse(console: ConsoleBase, request: Request, session: Session) -> Response:
     service = console.service
-    counts = await console.call(service.store.topic_counts)
+    space = access_for(request).space()
+    counts = await console.call(service.store.topic_counts, space=space)
     if not counts:
         return console.render(request, session, "browse.html", {"title": "Memories", "empty": True})
     filters = read_filters(request, counts)
@@ -147,7 +148,7 @@ async def _newest_first(
     newer = request.query_params.get("newer") == "1"
     page = await console.call(
         console.service.page,
-        access=ADMIN,
+        access=access_for(request),
         limit=PAGE_SIZE,
         cursor=cursor,
         newer=newer,
@@ -185,7 +186,7 @@ async def _word_matches(
     words = filters.words or ""
     found = await console.call(
         console.service.matching,
-        access=ADMIN,
+        access=access_for(request),
         words=words,
         limit=MAX_WORD_MATCHES,
         **filters.service_arguments(),

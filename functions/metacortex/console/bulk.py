@@ -19,13 +19,14 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import Response
 
-from metacortex.console.base import ADMIN, ConsoleBase, form_text, text
+from metacortex.console.base import ConsoleBase, access_for, form_text, text
 from metacortex.console.filtering import topic_names
 from metacortex.console.undoing import keep, offered
 from metacortex.domain import limits
 from metacortex.domain.records import Initiator
 from metacortex.errors import InvalidArgument, MetaCortexError
 from metacortex.owner import Session
+from metacortex.service import Access
 from metacortex.usecases.undo import Undo
 
 ACTIONS: Final = {
@@ -78,8 +79,10 @@ async def _confirmation(
 ) -> Response:
     """The confirmation page; again after a refused topic, with the error and what was
     typed."""
-    records = [r for r in await console.call(console.service.store.get_many, memory_ids=ids) if r]
-    counts = await console.call(console.service.store.topic_counts)
+    space = access_for(request).space()
+    store = console.service.store
+    records = [r for r in await console.call(store.get_many, memory_ids=ids, space=space) if r]
+    counts = await console.call(store.topic_counts, space=space)
     verb, _ = ACTIONS[action]
     return console.render(
         request,
@@ -108,7 +111,7 @@ async def bulk_apply(console: ConsoleBase, request: Request, session: Session) -
     except MetaCortexError as error:
         return console.refused(request, session, error, "Nothing was changed")
     try:
-        change = _change(console, action, form)
+        change = _change(console, access_for(request), action, form)
     except MetaCortexError as error:
         typed = {"topic": text(form.get("topic")) or ""}
         return await _confirmation(console, request, session, action, ids, typed=typed, error=error)
@@ -118,15 +121,19 @@ async def bulk_apply(console: ConsoleBase, request: Request, session: Session) -
     failed: list[tuple[str, str]] = []
     for memory_id in ids:
         try:
-            _, undo = await console.call(change, memory_id=memory_id)
+            result, undo = await console.call(change, memory_id=memory_id)
         except MetaCortexError as error:
             failed.append((memory_id, error.message))
+            continue
+        if result.get("contested_ids"):  # someone else's memory: it stays as it is
+            failed.append((memory_id, str(result["message"])))
             continue
         done.append(memory_id)
         if undo is not None:
             undos.append(undo)
     summary = {"ids": ids, "bulk": True, **_options(action, form)}
     console.record_action(
+        request,
         action,
         started,
         summary,
@@ -135,7 +142,11 @@ async def bulk_apply(console: ConsoleBase, request: Request, session: Session) -
     key = await keep(console, Undo.combine(undos))
     button, _ = await offered(console, key)
     changed_ids = [memory_id for undo in undos for memory_id in undo.ids]
-    found = await console.call(console.service.store.get_many, memory_ids=changed_ids)
+    found = await console.call(
+        console.service.store.get_many,
+        memory_ids=changed_ids,
+        space=access_for(request).space(),
+    )
     records = [record for record in found if record is not None]
     past = ACTIONS[action][1]
     changed = len(undos)
@@ -155,22 +166,22 @@ async def bulk_apply(console: ConsoleBase, request: Request, session: Session) -
     )
 
 
-def _change(console: ConsoleBase, action: str, form: FormData) -> Change:
+def _change(console: ConsoleBase, access: Access, action: str, form: FormData) -> Change:
     service = console.service
     if action == "deprecate":
         reason = form_text(form, "reason") or "changed"
         if reason not in REASONS:
             raise InvalidArgument("the reason is changed or corrected")
         return lambda memory_id: service.deprecate_undoable(
-            ADMIN, id=memory_id, supersession_reason=reason, initiator=Initiator.USER.value
+            access, id=memory_id, supersession_reason=reason, initiator=Initiator.USER.value
         )
     if action == "promote":
-        return lambda memory_id: service.promote_undoable(ADMIN, id=memory_id)
+        return lambda memory_id: service.promote_undoable(access, id=memory_id)
     typed = form_text(form, "topic")
     if typed is None:
         raise InvalidArgument("give the topic to move the memories to")
     topic = limits.check_topic(typed)  # once, before any memory moves
-    return lambda memory_id: service.move(ADMIN, id=memory_id, topic=topic)
+    return lambda memory_id: service.move(access, id=memory_id, topic=topic)
 
 
 def _options(action: str, form: FormData) -> dict[str, Any]:

@@ -128,9 +128,11 @@ def _change(
         try:
             await console.call(lambda: change(console, target))
         except MetaCortexError as error:
-            console.record_action(action, started, summary, error=error)
+            console.record_action(request, action, started, summary, error=error, in_space=False)
             return console.refused(request, session, error, refused)
-        console.record_action(action, started, summary, response={"done": True})
+        console.record_action(
+            request, action, started, summary, response={"done": True}, in_space=False
+        )
         return console.redirect(request, then.format(id=target))
 
     return handle

@@ -53,9 +53,12 @@ def _access(console: ConsoleBase, grant: GrantView) -> dict[str, str]:
 
 
 def _grant_row(console: ConsoleBase, grant: GrantView, last_use: dict[str, str]) -> dict[str, Any]:
+    approver = console.runtime.profiles.directory.person(grant.person)
     return {
         "id": grant.id,
         "label": grant.label,
+        "approver": approver.name if approver is not None else grant.person,
+        "spaces": grant.spaces_words(),
         **_access(console, grant),
         "resource": grant.resource,
         "created_at": grant.created_at,
@@ -132,10 +135,14 @@ async def create_client(console: ConsoleBase, request: Request, session: Session
             created_by="owner (console)",
         )
     except MetaCortexError as error:
-        console.record_action("client_create", started, summary, error=error)
+        console.record_action(
+            request, "client_create", started, summary, error=error, in_space=False
+        )
         status = 409 if error.code == "conflict" else 400
         return await clients_page(
             console, request, session, error=error.message, form=chosen, status_code=status
         )
-    console.record_action("client_create", started, summary, response={"created": True})
+    console.record_action(
+        request, "client_create", started, summary, response={"created": True}, in_space=False
+    )
     return await client_page(console, request, session, created=created)

@@ -18,7 +18,7 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import Response
 
-from metacortex.console.base import ADMIN, ConsoleBase, form_text
+from metacortex.console.base import ConsoleBase, access_for, form_text
 from metacortex.console.filtering import topic_names
 from metacortex.domain.fingerprint import normalize_content
 from metacortex.domain.records import BranchState
@@ -41,7 +41,9 @@ async def consolidate_page(console: ConsoleBase, request: Request, session: Sess
     try:
         if len(ids) < 2:
             raise InvalidArgument("tick at least two memories to consolidate them")
-        records = await console.call(console.service.store.get_many, memory_ids=ids)
+        records = await console.call(
+            console.service.store.get_many, memory_ids=ids, space=access_for(request).space()
+        )
         topics = Counter(record.topic for record in records if record is not None)
         topic = request.query_params.get("topic", "").strip() or (
             topics.most_common(1)[0][0] if topics else ""
@@ -58,7 +60,9 @@ async def _picker(
     *,
     error: MetaCortexError | None = None,
 ) -> Response:
-    counts = await console.call(console.service.store.topic_counts)
+    counts = await console.call(
+        console.service.store.topic_counts, space=access_for(request).space()
+    )
     drafts = [
         (name, by_state[BranchState.WIP])
         for name, by_state in counts.items()
@@ -88,10 +92,11 @@ async def _preview(
 ) -> Response:
     """The preview page; ``typed``: the owner's edited text, kept instead of the merge."""
     service = console.service
+    access = access_for(request)
     preview = await console.call(
-        service.preview_consolidation, access=ADMIN, topic=topic, source_ids=source_ids or None
+        service.preview_consolidation, access=access, topic=topic, source_ids=source_ids or None
     )
-    counts = await console.call(service.store.topic_counts)
+    counts = await console.call(service.store.topic_counts, space=access.space())
     context: dict[str, Any] = {
         "title": TITLE,
         "preview": preview,
@@ -161,13 +166,13 @@ async def consolidate_confirm(console: ConsoleBase, request: Request, session: S
             raise InvalidArgument("keep at least two sources ticked to consolidate them")
         result = await console.call(
             console.service.consolidate,
-            access=ADMIN,
+            access=access_for(request),
             topic=topic,
             source_ids=source_ids,
             merged_content=typed,
         )
     except MetaCortexError as error:
-        console.record_action("consolidate", started, summary, error=error)
+        console.record_action(request, "consolidate", started, summary, error=error)
         try:
             return await _preview(
                 console, request, session, topic, source_ids, typed=typed, error=error
@@ -176,6 +181,7 @@ async def consolidate_confirm(console: ConsoleBase, request: Request, session: S
             return console.refused(request, session, error, "Nothing was consolidated")
     merged_id = str(result["item"]["merged_id"])
     console.record_action(
+        request,
         "consolidate",
         started,
         summary,

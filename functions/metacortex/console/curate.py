@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 from starlette.requests import Request
 from starlette.responses import Response
 
-from metacortex.console.base import ADMIN, ConsoleBase, form_text
+from metacortex.console.base import ConsoleBase, access_for, form_text
 from metacortex.console.browse import record_link, row
 from metacortex.console.record import record_again
 from metacortex.console.undoing import keep
@@ -40,18 +40,19 @@ async def correct(console: ConsoleBase, request: Request, session: Session) -> R
     try:
         result, undo = await console.call(
             console.service.correct_undoable,
-            access=ADMIN,
+            access=access_for(request),
             id=memory_id,
             corrected_content=content,
             valid_from=form_text(form, "valid_from"),
             valid_until=form_text(form, "valid_until"),
         )
     except MetaCortexError as error:
-        console.record_action("correct", started, summary, error=error)
+        console.record_action(request, "correct", started, summary, error=error)
         kept = {"corrected_content": typed if isinstance(typed, str) else ""}
         return await record_again(console, request, session, error, kept)
     new_id = str(result["item"]["id"])
     console.record_action(
+        request,
         "correct",
         started,
         summary,
@@ -59,7 +60,8 @@ async def correct(console: ConsoleBase, request: Request, session: Session) -> R
     )
     # A correction identical to a recent save points to that memory: its page confirms.
     key = await keep(console, undo, note=result.get("note"), shown_on=new_id)
-    return console.redirect(request, _done(new_id, "corrected", key))
+    done = "corrected-contested" if result.get("contested_ids") else "corrected"
+    return console.redirect(request, _done(new_id, done, key))
 
 
 async def promote(console: ConsoleBase, request: Request, session: Session) -> Response:
@@ -68,12 +70,12 @@ async def promote(console: ConsoleBase, request: Request, session: Session) -> R
     started = time.perf_counter()
     try:
         result, undo = await console.call(
-            console.service.promote_undoable, access=ADMIN, id=memory_id
+            console.service.promote_undoable, access=access_for(request), id=memory_id
         )
     except MetaCortexError as error:
-        console.record_action("promote", started, summary, error=error)
+        console.record_action(request, "promote", started, summary, error=error)
         return await record_again(console, request, session, error, {})
-    console.record_action("promote", started, summary, response=result)
+    console.record_action(request, "promote", started, summary, response=result)
     return console.redirect(request, _done(memory_id, "promoted", await keep(console, undo)))
 
 
@@ -83,11 +85,12 @@ async def _candidates(
     """Memories the search finds for ``query`` (active or draft, not this one), and the
     one already chosen, as listing rows."""
     service = console.service
+    access = access_for(request)
     ids: list[str] = []
     if query:
         result = await console.call(
             service.search,
-            access=ADMIN,
+            access=access,
             query=query,
             filter_state=[BranchState.ACTIVE.value, BranchState.WIP.value],
             limit=CANDIDATES + 1,
@@ -96,7 +99,11 @@ async def _candidates(
         ids = ids[:CANDIDATES]
     if chosen and chosen not in ids and chosen != memory.id:
         ids.insert(0, chosen)
-    records = await console.call(service.store.get_many, memory_ids=ids) if ids else []
+    records = (
+        await console.call(service.store.get_many, memory_ids=ids, space=access.space())
+        if ids
+        else []
+    )
     return [
         row(record, record_link(console, request, record.id))
         for record in records
@@ -114,7 +121,9 @@ async def _deprecation(
 ) -> Response:
     memory_id = request.path_params["memory_id"]
     try:
-        memory = await console.call(console.service.memory, access=ADMIN, memory_id=memory_id)
+        memory = await console.call(
+            console.service.memory, access=access_for(request), memory_id=memory_id
+        )
         query = fields.get("q", "")
         candidates = await _candidates(
             console, request, memory, query, fields.get("superseding_id")
@@ -162,17 +171,18 @@ async def deprecate(console: ConsoleBase, request: Request, session: Session) ->
     try:
         result, undo = await console.call(
             console.service.deprecate_undoable,
-            access=ADMIN,
+            access=access_for(request),
             id=memory_id,
             superseding_id=summary["superseding_id"],
             supersession_reason=summary["supersession_reason"],
             initiator=Initiator.USER.value,
         )
     except MetaCortexError as error:
-        console.record_action("deprecate", started, summary, error=error)
+        console.record_action(request, "deprecate", started, summary, error=error)
         return await _deprecation(console, request, session, fields, error=error)
-    console.record_action("deprecate", started, summary, response=result)
-    return console.redirect(request, _done(memory_id, "deprecated", await keep(console, undo)))
+    console.record_action(request, "deprecate", started, summary, response=result)
+    done = "contested" if result.get("contested_ids") else "deprecated"
+    return console.redirect(request, _done(memory_id, done, await keep(console, undo)))
 
 
 def _done(memory_id: str, done: str, undo_key: str | None) -> str:

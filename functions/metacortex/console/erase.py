@@ -16,7 +16,7 @@ from typing import Any, Final
 from starlette.requests import Request
 from starlette.responses import Response
 
-from metacortex.console.base import ADMIN, ConsoleBase, form_text
+from metacortex.console.base import ConsoleBase, access_for, form_text
 from metacortex.errors import InvalidArgument, MetaCortexError
 from metacortex.owner import Session
 from metacortex.usecases.erase import event_summary
@@ -34,7 +34,9 @@ async def erase_page(console: ConsoleBase, request: Request, session: Session) -
     try:
         if not ids and topic is None:
             raise InvalidArgument("choose the memories to erase first")
-        plan = await console.call(console.service.plan_erase, access=ADMIN, ids=ids, topic=topic)
+        plan = await console.call(
+            console.service.plan_erase, access=access_for(request), ids=ids, topic=topic
+        )
     except MetaCortexError as error:
         return console.refused(request, session, error, "Nothing to erase")
     return console.render(
@@ -56,15 +58,15 @@ async def erase_confirm(console: ConsoleBase, request: Request, session: Session
         count = _count(form_text(form, "count"))
         result = await console.call(
             console.service.erase,
-            access=ADMIN,
+            access=access_for(request),
             erased_by=ERASED_BY,
             expected_count=count,
             **_selection(ids, topic),
         )
     except MetaCortexError as error:
-        console.record_action("erase", started, summary, error=error)
+        console.record_action(request, "erase", started, summary, error=error)
         return console.refused(request, session, error, "Nothing was erased")
-    console.record_action("erase", started, summary, response=event_summary(result))
+    console.record_action(request, "erase", started, summary, response=event_summary(result))
     count_erased = result["erased_count"]
     return console.render(
         request,

@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from metacortex.console.activity import RELEVANCE_FLOOR
-from metacortex.console.base import ADMIN, ConsoleBase
+from metacortex.console.base import ConsoleBase, access_for
 from metacortex.console.excerpt import highlight
 from metacortex.console.filtering import FIELDS, STATES
 from metacortex.console.present import first_line
@@ -24,11 +24,17 @@ from metacortex.domain.records import Memory, to_wire_time
 from metacortex.errors import MetaCortexError, NotFound
 from metacortex.owner import Session
 from metacortex.retrieval.text import query_terms
+from metacortex.service import Access
 
 # How far a supersession chain is followed on a record page.
 CHAIN_HOPS: Final = 20
 NOTICES: Final = {
     "deprecated": "The memory was deprecated.",
+    # A person's change of a memory someone else wrote (usecases.lifecycle.contested).
+    "contested": "Someone else wrote this memory, so it stays as it is: its author or the "
+    "owner can retire it.",
+    "corrected-contested": "The correction was saved. The memory it corrects was written by "
+    "someone else, so it stays as it is: its author or the owner can retire it.",
     "corrected": "The correction was saved; the wrong memory is deprecated as corrected.",
     "promoted": "The draft is now active.",
     "consolidated": "The memories were merged into this one.",
@@ -43,21 +49,23 @@ NOTICES: Final = {
 WHY_LIMIT: Final = 20
 
 
-async def _lookup(console: ConsoleBase, memory_id: str) -> Memory | None:
+async def _lookup(console: ConsoleBase, access: Access, memory_id: str) -> Memory | None:
     try:
-        return await console.call(console.service.memory, access=ADMIN, memory_id=memory_id)
+        return await console.call(console.service.memory, access=access, memory_id=memory_id)
     except NotFound:
         return None
 
 
-async def _chain(console: ConsoleBase, memory: Memory) -> tuple[list[Memory], str | None]:
+async def _chain(
+    console: ConsoleBase, access: Access, memory: Memory
+) -> tuple[list[Memory], str | None]:
     """The records that replaced this one, in order, and the id where the chain leads to
     a record no longer stored (erased), if it does."""
     chain: list[Memory] = []
     seen = {memory.id}
     current = memory
     while current.superseded_by and len(chain) < CHAIN_HOPS:
-        following = await _lookup(console, current.superseded_by)
+        following = await _lookup(console, access, current.superseded_by)
         if following is None:
             return chain, current.superseded_by
         if following.id in seen:
@@ -68,23 +76,26 @@ async def _chain(console: ConsoleBase, memory: Memory) -> tuple[list[Memory], st
     return chain, None
 
 
-async def record_context(console: ConsoleBase, memory: Memory) -> dict[str, Any]:
-    """Everything the record page shows of ``memory``."""
-    chain, broken = await _chain(console, memory)
+async def record_context(console: ConsoleBase, access: Access, memory: Memory) -> dict[str, Any]:
+    """Everything the record page shows of ``memory`` (of the caller's page space)."""
+    chain, broken = await _chain(console, access, memory)
+    space = access.space()
     sources = [
-        (source_id, await _lookup(console, source_id))
+        (source_id, await _lookup(console, access, source_id))
         for source_id in memory.provenance.derived_from
     ]
     store = console.service.store
     replaced = [
         older
-        for older in await console.call(store.superseded_by_any, memory_ids=[memory.id])
+        for older in await console.call(
+            store.superseded_by_any, memory_ids=[memory.id], space=space
+        )
         if older.id not in memory.provenance.derived_from
     ]
     gone = [source_id for source_id, source in sources if source is None]
     if broken is not None:
         gone.append(broken)
-    tombstones = await console.call(store.tombstones, memory_ids=gone) if gone else {}
+    tombstones = await console.call(store.tombstones, memory_ids=gone, space=space) if gone else {}
     description = None
     if memory.retrieval_text != memory.content:
         marker = "[Image] "
@@ -116,11 +127,12 @@ async def record_context(console: ConsoleBase, memory: Memory) -> dict[str, Any]
 
 async def record(console: ConsoleBase, request: Request, session: Session) -> Response:
     memory_id = request.path_params["memory_id"]
+    access = access_for(request)
     try:
-        memory = await console.call(console.service.memory, access=ADMIN, memory_id=memory_id)
+        memory = await console.call(console.service.memory, access=access, memory_id=memory_id)
     except MetaCortexError as error:
         return console.refused(request, session, error, "No such memory")
-    context = await record_context(console, memory)
+    context = await record_context(console, access, memory)
     params = request.query_params
     context["notice"] = NOTICES.get(params.get("done", ""))
     undo, kept = await offered(console, params.get("undo"), memory.id)
@@ -132,14 +144,14 @@ async def record(console: ConsoleBase, request: Request, session: Session) -> Re
     if query or words:
         context["content"] = highlight(memory.content, query_terms(query or words))
     if query:
-        context["why"] = await _why(console, memory, query, params)
+        context["why"] = await _why(console, access, memory, query, params)
     elif words:
         context["why"] = {"words": words}
     return console.render(request, session, "record.html", context)
 
 
 async def _why(
-    console: ConsoleBase, memory: Memory, query: str, params: Mapping[str, str]
+    console: ConsoleBase, access: Access, memory: Memory, query: str, params: Mapping[str, str]
 ) -> dict[str, Any]:
     """Where the record ranks for the search it was opened from (same filters), and its
     score's parts; ``rank`` None when it is no longer among the results."""
@@ -148,7 +160,7 @@ async def _why(
     try:
         result = await console.call(
             console.service.search,
-            access=ADMIN,
+            access=access,
             query=query,
             limit=WHY_LIMIT,
             explain=True,
@@ -184,10 +196,11 @@ async def record_again(
 ) -> Response:
     """The record page again after a refused change: the error, and the form as typed.
     When the record itself cannot be read any more, the refusal page instead."""
-    memory = await _lookup(console, request.path_params["memory_id"])
+    access = access_for(request)
+    memory = await _lookup(console, access, request.path_params["memory_id"])
     if memory is None:
         return console.refused(request, session, error, "The change was not made")
-    context = await record_context(console, memory)
+    context = await record_context(console, access, memory)
     context.update(error=error.message, kept=dict(kept))
     return console.render(
         request, session, "record.html", context, status_code=console.status_of(error)

@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from metacortex.console.activity import RELEVANCE_FLOOR
-from metacortex.console.base import ADMIN, ConsoleBase
+from metacortex.console.base import ConsoleBase, access_for
 from metacortex.console.browse import record_link, row
 from metacortex.console.filtering import form_context, read_filters
 from metacortex.errors import MetaCortexError
@@ -26,7 +26,9 @@ SEARCH_LIMIT: Final = 20
 
 async def search(console: ConsoleBase, request: Request, session: Session) -> Response:
     service = console.service
-    counts = await console.call(service.store.topic_counts)
+    access = access_for(request)
+    space = access.space()
+    counts = await console.call(service.store.topic_counts, space=space)
     filters = read_filters(request, counts)
     query = request.query_params.get("q", "").strip()
     context: dict[str, Any] = {
@@ -43,7 +45,7 @@ async def search(console: ConsoleBase, request: Request, session: Session) -> Re
     try:
         result = await console.call(
             service.search,
-            access=ADMIN,
+            access=access,
             query=query,
             limit=SEARCH_LIMIT,
             explain=True,
@@ -55,7 +57,9 @@ async def search(console: ConsoleBase, request: Request, session: Session) -> Re
     matches = result["matches"]
     # The whole records, read together: a result's heading is its content's first line.
     records = await console.call(
-        service.store.get_many, memory_ids=[str(match["id"]) for match in matches]
+        service.store.get_many,
+        memory_ids=[str(match["id"]) for match in matches],
+        space=space,
     )
     matched = query_terms(query)
     found = {"q": query, **filters.link_arguments()}

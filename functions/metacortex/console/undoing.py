@@ -18,7 +18,7 @@ from typing import Any, Final
 from starlette.requests import Request
 from starlette.responses import Response
 
-from metacortex.console.base import ADMIN, ConsoleBase, form_text
+from metacortex.console.base import ConsoleBase, access_for, form_text
 from metacortex.errors import FailedPrecondition, MetaCortexError
 from metacortex.owner import Session
 from metacortex.usecases.undo import UNDO_WINDOW, Undo
@@ -68,21 +68,21 @@ async def undo_action(console: ConsoleBase, request: Request, session: Session) 
             f"this change can no longer be undone: undo lasts {MINUTES} minutes after the "
             "change, once. Open the memory to change it by hand."
         )
-        console.record_action("undo", started, {"action": None}, error=error)
+        console.record_action(request, "undo", started, {"action": None}, error=error)
         return console.refused(request, session, error, "Nothing was undone")
     undo = Undo.from_data(data["undo"])
     summary = {"action": undo.action, "ids": undo.ids}
     try:
-        result = await console.call(console.service.undo, access=ADMIN, undo=undo)
+        result = await console.call(console.service.undo, access=access_for(request), undo=undo)
     except MetaCortexError as error:
-        console.record_action("undo", started, summary, error=error)
+        console.record_action(request, "undo", started, summary, error=error)
         return console.refused(request, session, error, "Nothing was undone")
     await console.call(store.auth_delete, kind=KIND, key=key)
-    console.record_action("undo", started, summary, response=result)
+    console.record_action(request, "undo", started, summary, response=result)
     ids = undo.ids
     if len(ids) == 1:
         return console.redirect(request, f"/console/memories/{ids[0]}?done=undone-{undo.action}")
-    records = await console.call(store.get_many, memory_ids=ids)
+    records = await console.call(store.get_many, memory_ids=ids, space=undo.space)
     return console.render(
         request,
         session,

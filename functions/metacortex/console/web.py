@@ -1,13 +1,17 @@
-"""The console's routes and its sign-in and CSRF checks.
+"""The console's routes and its sign-in, access and CSRF checks.
 
-The owner's sign-in is ``metacortex.owner``'s: with OAuth on, the authorization
-server's ``OwnerWeb`` (one rate limiter, one set of ``/owner`` routes); without
-it, the console mounts its own.
+The sign-in is ``metacortex.owner``'s: with OAuth on, the authorization server's
+``OwnerWeb`` (one rate limiter, one set of ``/owner`` routes); without it, the
+console mounts its own. The owner and people the owner invited sign in; each
+request's access is built once here (``base.caller_access``) and read by the pages
+(``base.access_for``). The pages under ``OWNER_PAGES`` (clients, erase, activity,
+export) are the owner's alone: a person gets a page saying so (403).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Final
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -27,23 +31,40 @@ from metacortex.console import (
     search,
     undoing,
 )
-from metacortex.console.base import HERE, HOME, SCRIPT, STYLESHEET, ConsoleBase, text
+from metacortex.console.base import (
+    HERE,
+    HOME,
+    SCRIPT,
+    STYLESHEET,
+    ConsoleBase,
+    caller_access,
+    keep_access,
+    text,
+)
+from metacortex.errors import Forbidden, NotFound
 from metacortex.guard.routes import FUNCTION_PREFIX
 from metacortex.owner import Session
+from metacortex.usecases.access import no_space_message
 
 Handler = Callable[[ConsoleBase, Request, Session], Awaitable[Response]]
+# Pages only the owner may open (paths under /console): every client and grant, erasure,
+# every space's activity, the whole store's export.
+OWNER_PAGES: Final = ("/clients", "/erase", "/activity", "/backup", "/export")
 
 
 class Console(ConsoleBase):
     """The memory console of one app."""
 
     # -------------------------------------------------------------- routes
-    def _page(self, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
-        """Only for the signed-in owner; a POST must carry the session's CSRF token."""
+    def _page(
+        self, handler: Handler, *, owner_only: bool = False
+    ) -> Callable[[Request], Awaitable[Response]]:
+        """Only for a signed-in caller (``owner_only``: the owner); a POST must carry the
+        session's CSRF token."""
 
         async def endpoint(request: Request) -> Response:
-            session = await self.owner.session(request)
-            if session is None:
+            caller = await self.owner.caller(request)
+            if caller is None:
                 if request.method != "GET":
                     return await self.owner.sign_in_page(
                         request,
@@ -55,6 +76,27 @@ class Console(ConsoleBase):
                 if request.url.query:
                     here += "?" + request.url.query
                 return await self.owner.sign_in_page(request, here)
+            session = caller.session
+            access = caller_access(caller, request.query_params.get("space"))
+            keep_access(request, access)
+            if owner_only and not caller.is_owner:
+                refusal = Forbidden(
+                    "This page is the owner's: only the owner of this server sees every "
+                    "client, erases memories, reads the activity of every space and exports "
+                    "the whole store. Your memories are under Memories and Search."
+                )
+                return self.refused(request, session, refusal, "This page is the owner's")
+            chosen = request.query_params.get("space")
+            if chosen is not None and chosen not in access.levels:
+                return self.refused(
+                    request, session, NotFound(no_space_message(chosen)), "No such space"
+                )
+            if not access.levels:
+                refusal = Forbidden(
+                    "You are not a member of any space yet, so there is nothing to show. "
+                    "Ask the owner to add you to one."
+                )
+                return self.refused(request, session, refusal, "No space yet")
             if request.method == "POST":
                 form = await request.form()
                 if not session.csrf_matches(text(form.get("csrf"))):
@@ -109,7 +151,11 @@ class Console(ConsoleBase):
         routes: list[BaseRoute] = []
         for prefix in ("", FUNCTION_PREFIX):
             routes += [
-                Route(prefix + HOME + path, self._page(handler), methods=methods)
+                Route(
+                    prefix + HOME + path,
+                    self._page(handler, owner_only=path.startswith(OWNER_PAGES)),
+                    methods=methods,
+                )
                 for path, handler, methods in table
             ]
             routes += [

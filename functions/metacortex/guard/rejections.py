@@ -11,6 +11,7 @@ when the next minute starts (or at shutdown).
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -18,6 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 MAX_RECORDED_PATH: Final = 200
+# A path segment that is a secret: an invitation link's token (owner/invitations.py).
+_SECRET_SEGMENT: Final = re.compile(r"(/owner/invite/)[^/?#]+")
 WINDOW_SECONDS: Final = 60.0
 
 
@@ -36,8 +39,15 @@ class Rejection:
     jsonrpc_data: Mapping[str, Any] | None = None
 
 
+def loggable_path(path: str) -> str:
+    """``path`` with any secret segment (an invitation's token) replaced by ``REDACTED``."""
+    return _SECRET_SEGMENT.sub(r"\1REDACTED", path)
+
+
 def bounded_request(method: str, path: str, query: str) -> dict[str, Any]:
-    """The request fields a refusal event keeps: never more than a few hundred bytes."""
+    """The request fields a refusal event (and a request's log line) keeps: never more
+    than a few hundred bytes, and never the secret of an invitation link."""
+    path = loggable_path(path)
     request: dict[str, Any] = {"method": method[:16], "path": path[:MAX_RECORDED_PATH]}
     if len(path) > MAX_RECORDED_PATH:
         request["path_chars"] = len(path)

@@ -56,7 +56,7 @@ from metacortex.guard.addresses import AddressResolver, client_address
 from metacortex.guard.bearer import BearerIdentity
 from metacortex.guard.hosts import HostPolicy, is_loopback_origin
 from metacortex.guard.ratelimit import RateLimiter
-from metacortex.guard.rejections import Rejection, bounded_request
+from metacortex.guard.rejections import Rejection, bounded_request, loggable_path
 from metacortex.guard.routes import Route, resolve
 from metacortex.server.logs import bounded_text, log, redact_query, request_lines
 from metacortex.server.profiles import Profile, Profiles, token_digest
@@ -394,7 +394,7 @@ class RequestGuard:
             await self.app(inner_scope, replay, send_with_cors)
         except Exception:
             logging.getLogger("metacortex.server").exception(
-                "unhandled error while serving %s", route.canonical_path
+                "unhandled error while serving %s", loggable_path(route.canonical_path)
             )
             if not response_started:
                 response = _json(500, "unavailable", "internal error; the server log has details")

@@ -33,9 +33,11 @@ _AUTH_PATTERN: Final = re.compile(
     r"|openid-configuration)(?:/[^?#]*)?"
     r"|/oauth/[a-z-]+)$"
 )
-# The owner's sign-in and the memory console (metacortex.owner, metacortex.console).
+# The sign-in pages, an invitation link (its token) and the memory console
+# (metacortex.owner, metacortex.console).
 _OWNER_PATTERN: Final = re.compile(
-    r"^(?:/metaCortexMcp)?(?:/owner/[a-z./-]+|/console(?:/[A-Za-z0-9._-]+)*/?)$"
+    r"^(?:/metaCortexMcp)?(?:/owner/[a-z./-]+|/owner/invite/[A-Za-z0-9_-]{1,100}"
+    r"|/console(?:/[A-Za-z0-9._-]+)*/?)$"
 )
 # A claimed client id is attacker-controlled; only a short URL-safe one is echoed into
 # logs and events.

@@ -1,4 +1,5 @@
-"""The owner's pages: sign-in and sign-out, page rendering with strict security headers.
+"""Sign-in pages (the owner's and people's), sign-out, and page rendering with strict
+security headers.
 
 Every page is server-rendered from ``owner/templates`` (Starlette's Jinja2
 templates, autoescaped), with one same-origin stylesheet and no script. Headers
@@ -11,6 +12,11 @@ Sign-in is rate-limited per client address and overall, and the passphrase
 check runs the KDF whether or not a passphrase is set. A browser that signed in
 before presents its device cookie and has a budget of its own
 (``owner/devices.py``), so nobody else can lock the owner out.
+
+The owner signs in with the passphrase alone, as before people existed; a person
+with their email and the passphrase they set through an invitation
+(``owner/invitation_pages.py``). A session names its person, and a person's
+session opens pages only while the person is active (``owner/callers.py``).
 """
 
 from __future__ import annotations
@@ -33,10 +39,15 @@ from metacortex.config import Settings
 from metacortex.guard.addresses import client_address
 from metacortex.guard.ratelimit import RateLimiter
 from metacortex.guard.routes import FUNCTION_PREFIX
+from metacortex.owner import callers
+from metacortex.owner.callers import Caller, DirectorySource
 from metacortex.owner.devices import LIFETIME as DEVICE_LIFETIME
 from metacortex.owner.devices import OwnerDevices
-from metacortex.owner.passphrase import is_set, verify_passphrase
+from metacortex.owner.invitation_pages import InvitationPages
+from metacortex.owner.passphrase import is_set, verify_passphrase, verify_person_passphrase
 from metacortex.owner.sessions import OwnerSessions, Session
+from metacortex.spaces.model import OWNER_ID, Directory
+from metacortex.spaces.registry import read_directory
 from metacortex.storage.base import MemoryStore
 
 if TYPE_CHECKING:
@@ -147,13 +158,20 @@ class OwnerWeb:
         *,
         page_templates: PageTemplates | None = None,
         limiter: RateLimiter | None = None,
+        directory_of: DirectorySource | None = None,
     ) -> None:
-        """``store_of`` returns the store (it may exist only once the app has started)."""
+        """``store_of`` returns the store (it may exist only once the app has started);
+        ``directory_of`` the spaces and people the process holds (by default read from
+        the store each time)."""
         self.settings = settings
         self._store_of = store_of
         self._lifetime = timedelta(hours=settings.metacortex_owner_session_hours)
         self.templates = page_templates or templates()
         self._limiter = limiter or RateLimiter()
+        self._directory_of = directory_of or self._read_directory
+
+    async def _read_directory(self) -> Directory:
+        return await anyio.to_thread.run_sync(read_directory, self.store)
 
     @property
     def store(self) -> MemoryStore:
@@ -180,9 +198,19 @@ class OwnerWeb:
         return "__Host-mc_device" if is_https(request, self.settings) else "mc_device"
 
     async def session(self, request: Request) -> Session | None:
-        """The signed-in owner's session for this request, or None."""
+        """The signed-in session for this request (the owner's or an active person's),
+        or None."""
+        found = await self.caller(request)
+        return found.session if found is not None else None
+
+    async def caller(self, request: Request) -> Caller | None:
+        """Who is signed in on this request (session, person, spaces and people), or
+        None: no session, an expired one, or a person who may no longer sign in."""
         value = request.cookies.get(self.cookie_name(request))
-        return await anyio.to_thread.run_sync(self.sessions.get, value)
+        session = await anyio.to_thread.run_sync(self.sessions.get, value)
+        if session is None:
+            return None
+        return await callers.resolve(session, self._directory_of, self.store)
 
     def url(self, request: Request, path: str) -> str:
         return public_base(request, self.settings) + path
@@ -232,24 +260,51 @@ class OwnerWeb:
         )
 
     async def sign_in_page(
-        self, request: Request, next_url: str, *, error: str | None = None, status_code: int = 200
+        self,
+        request: Request,
+        next_url: str,
+        *,
+        error: str | None = None,
+        status_code: int = 200,
+        email: str = "",
     ) -> Response:
-        """The sign-in form (also shown in place of a page that needs the owner)."""
-        token = request.cookies.get(self._pre_csrf_cookie(request)) or secrets.token_urlsafe(32)
-        response = self.render(
+        """The sign-in form (also shown in place of a page that needs a signed-in
+        caller); ``email`` as typed before."""
+        response = self.form_page(
             request,
             "sign_in.html",
             {
                 "action": self.url(request, SIGN_IN_PATH),
                 "next_url": next_url,
-                "csrf": token,
                 "error": error,
+                "email": email,
                 "passphrase_set": await anyio.to_thread.run_sync(is_set, self.store),
             },
             status_code=status_code,
         )
+        return response
+
+    def form_page(
+        self,
+        request: Request,
+        template: str,
+        context: Mapping[str, Any],
+        *,
+        status_code: int = 200,
+    ) -> Response:
+        """A page whose form is posted before sign-in: it carries a double-submit CSRF
+        token (``csrf``, equal to an HttpOnly cookie) that ``form_is_fresh`` checks."""
+        token = request.cookies.get(self._pre_csrf_cookie(request)) or secrets.token_urlsafe(32)
+        response = self.render(
+            request, template, {**context, "csrf": token}, status_code=status_code
+        )
         self.set_cookie(request, response, self._pre_csrf_cookie(request), token)
         return response
+
+    def form_is_fresh(self, request: Request, presented: str | None) -> bool:
+        """Whether a form posted before sign-in carries the token its page set."""
+        cookie = request.cookies.get(self._pre_csrf_cookie(request))
+        return bool(cookie and presented and hmac.compare_digest(cookie, presented))
 
     def _safe_next(self, request: Request, next_url: str | None) -> str:
         """Only a URL on this server is followed after sign-in (no open redirect)."""
@@ -260,7 +315,7 @@ class OwnerWeb:
 
     # --------------------------------------------------------------- routes
     def routes(self) -> list[BaseRoute]:
-        paths: list[BaseRoute] = []
+        paths: list[BaseRoute] = InvitationPages(self).routes()
         for prefix in ("", FUNCTION_PREFIX):
             paths += [
                 Route(prefix + SIGN_IN_PATH, self._sign_in, methods=["GET", "POST"]),
@@ -290,48 +345,85 @@ class OwnerWeb:
         if request.method == "GET":
             session = await self.session(request)
             if session is not None:
-                return self.render(request, "signed_in.html", {"csrf": session.csrf})
+                return self.render(
+                    request,
+                    "signed_in.html",
+                    {"csrf": session.csrf, "console_url": self.url(request, "/console")},
+                )
             return await self.sign_in_page(request, request.query_params.get("next", ""))
         form = await request.form()
         next_url = self._safe_next(request, _text(form.get("next")))
-        cookie = request.cookies.get(self._pre_csrf_cookie(request))
-        presented = _text(form.get(_PRE_CSRF_FIELD))
-        if not cookie or not presented or not hmac.compare_digest(cookie, presented):
+        if not self.form_is_fresh(request, _text(form.get(_PRE_CSRF_FIELD))):
             return await self.sign_in_page(
                 request,
                 next_url,
                 error="The form expired. Please sign in again.",
                 status_code=403,
             )
-        presented_device = request.cookies.get(self._device_cookie(request))
-        device = await anyio.to_thread.run_sync(self.devices.recognise, presented_device)
-        per_minute = self.settings.metacortex_sign_in_per_minute
-        if device is not None:  # a browser that signed in before: its own budget
-            wait = self._limiter.acquire(f"device:{device}", per_minute)
-        else:
-            wait = self._limiter.acquire(
-                client_address(request).bucket, per_minute
-            ) or self._limiter.acquire(
-                "overall", self.settings.metacortex_sign_in_per_minute_overall
-            )
+        email = (_text(form.get("email")) or "").strip()
+        wait = await self.attempt_wait(request)
         if wait is not None:
             response = await self.sign_in_page(
                 request,
                 next_url,
                 error=f"Too many sign-in attempts. Wait {wait} seconds and try again.",
                 status_code=429,
+                email=email,
             )
             response.headers["retry-after"] = str(wait)
             return response
         passphrase = _text(form.get("passphrase")) or ""
-        ok = await anyio.to_thread.run_sync(verify_passphrase, self.store, passphrase)
-        if not ok:
+        if not email:
+            ok = await anyio.to_thread.run_sync(verify_passphrase, self.store, passphrase)
+            if not ok:
+                return await self.sign_in_page(
+                    request, next_url, error="That passphrase is not correct.", status_code=401
+                )
+            return await self.signed_in(request, OWNER_ID, next_url)
+        directory = await anyio.to_thread.run_sync(read_directory, self.store)
+        person = directory.by_email(email)
+        ok = await anyio.to_thread.run_sync(
+            verify_person_passphrase, self.store, person.id if person else None, passphrase
+        )
+        if not ok or person is None:
             return await self.sign_in_page(
-                request, next_url, error="That passphrase is not correct.", status_code=401
+                request,
+                next_url,
+                error="That email and passphrase do not match.",
+                status_code=401,
+                email=email,
             )
-        value, _ = await anyio.to_thread.run_sync(self.sessions.create)
+        if not person.active:
+            return await self.sign_in_page(
+                request,
+                next_url,
+                error="Your access to this server is turned off. Ask its owner to turn it back on.",
+                status_code=403,
+                email=email,
+            )
+        return await self.signed_in(request, person.id, next_url)
+
+    async def attempt_wait(self, request: Request) -> int | None:
+        """Spend one sign-in attempt (a passphrase check): None when allowed, else the
+        seconds to wait. A known browser (device cookie) has a budget of its own; any
+        other attempt counts against its address and all addresses together."""
+        presented = request.cookies.get(self._device_cookie(request))
+        device = await anyio.to_thread.run_sync(self.devices.recognise, presented)
+        per_minute = self.settings.metacortex_sign_in_per_minute
+        if device is not None:  # a browser that signed in before: its own budget
+            return self._limiter.acquire(f"device:{device}", per_minute)
+        return self._limiter.acquire(
+            client_address(request).bucket, per_minute
+        ) or self._limiter.acquire("overall", self.settings.metacortex_sign_in_per_minute_overall)
+
+    async def signed_in(self, request: Request, person: str, next_url: str) -> Response:
+        """A new session of ``person`` (and the browser remembered as a device), then on
+        to ``next_url``."""
+        value, _ = await anyio.to_thread.run_sync(self.sessions.create, person)
+        presented = request.cookies.get(self._device_cookie(request))
+        known = await anyio.to_thread.run_sync(self.devices.recognise, presented)
         device_value = await anyio.to_thread.run_sync(
-            self.devices.enrol, presented_device if device is not None else None
+            self.devices.enrol, presented if known is not None else None
         )
         response = RedirectResponse(next_url, status_code=303, headers=security_headers())
         self.set_cookie(request, response, self.cookie_name(request), value)

@@ -124,6 +124,9 @@ def test_dynamic_registration_consent_and_token_reach_search_context(
         "save_context",
         "search_context",
         "fetch_context",
+        "create_document",
+        "list_documents",
+        "get_document",
     ]
     saved = tool_call(live.mcp, tokens["access_token"], "save_context", {"content": "oauth works"})
     assert saved.json()["result"]["isError"] is False
@@ -188,6 +191,8 @@ def test_client_id_metadata_document_client_is_shown_by_name_and_redirect_host(
     assert _tool_names(tools_list(live.mcp, tokens["access_token"])) == [
         "search_context",
         "fetch_context",
+        "list_documents",
+        "get_document",
     ]
 
 
@@ -565,6 +570,9 @@ def test_a_grant_with_chatgpt_tools_offers_search_and_fetch_in_chatgpt_shape(
         "save_context",
         "search_context",
         "fetch_context",
+        "create_document",
+        "list_documents",
+        "get_document",
         "search",
         "fetch",
     ]

@@ -80,7 +80,9 @@ def run_fetch(
             "topic": metadata["topic"],
             "state": metadata["branch_state"],
             "created_at": metadata["created_at"],
-        },
+        }
+        # A document's passage cites the document (title, page, section).
+        | ({"document": metadata["document"]} if "document" in metadata else {}),
     }
 
 

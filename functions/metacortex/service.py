@@ -11,6 +11,8 @@ modules or in ``domain``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from metacortex.providers.base import Embedder, ImageDescriber, Merger
 from metacortex.storage.base import MemoryStore
 from metacortex.usecases.access import Access
@@ -26,6 +28,9 @@ from metacortex.usecases.save import Saving
 from metacortex.usecases.search import Searching
 from metacortex.usecases.spaces import Spaces
 from metacortex.usecases.undo import Undoing
+
+if TYPE_CHECKING:
+    from metacortex.documents import DocumentLimits
 
 __all__ = ["Access", "MemoryService", "ServiceOptions"]
 
@@ -90,11 +95,17 @@ class MemoryService:
             self._options.document_limits,
             self._options.passage_chars,
         )
+        self._documents = documents
         self.create_document = documents.create_document
         self.list_documents = documents.list_documents
         self.get_document = documents.get_document
         self.document = documents.document
         self.erase_document = DocumentErasure(store).erase_document
+
+    @property
+    def document_limits(self) -> DocumentLimits:
+        """What one document may cost to read (the readers load on first use)."""
+        return self._documents.limits
 
     @property
     def store(self) -> MemoryStore:

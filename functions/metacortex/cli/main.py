@@ -33,6 +33,7 @@ _COMMANDS: Final = {
     "metacortex.cli.clients": ("client",),
     "metacortex.cli.data": ("backup", "restore", "reembed"),
     "metacortex.cli.erase": ("erase",),
+    "metacortex.cli.ingest": ("ingest",),
     "metacortex.cli.evaluate": ("eval",),
     "metacortex.cli.smoke": ("smoke",),
     "metacortex.cli.owner": ("owner",),

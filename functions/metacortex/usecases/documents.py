@@ -96,6 +96,7 @@ class Documents:
         *,
         content: str | None = None,
         content_base64: str | None = None,
+        data: bytes | None = None,
         media_type: str | None = None,
         title: str | None = None,
         source: str | None = None,
@@ -103,13 +104,14 @@ class Documents:
         space: str | None = None,
         progress: Progress | None = None,
     ) -> dict[str, Any]:
-        """Add a document (or a new version of ``source``); ``progress`` is told how many
-        passages are embedded so far (``metacortex ingest``'s bar)."""
+        """Add a document (or a new version of ``source``), given as ``content`` (text),
+        ``content_base64`` (the tool's) or ``data`` (the bytes: ``metacortex ingest``, the
+        console's upload); ``progress`` is told how many passages are embedded so far."""
         space_key = access.space(space, Level.WRITE)
         source = _optional_text(source, "source", MAX_SOURCE_CHARS)
         wanted_title = _optional_text(title, "title", MAX_TITLE_CHARS)
         topic_name = limits.check_topic(topic if topic is not None else DEFAULT_TOPIC)
-        data, kind = self._bytes(content, content_base64, media_type, source)
+        data, kind = self._bytes(content, content_base64, data, media_type, source)
         digest = hashlib.sha256(data).hexdigest()
         existing = self._store.find_document(space=space_key, sha256=digest)
         if existing is not None:
@@ -170,6 +172,7 @@ class Documents:
         self,
         content: str | None,
         content_base64: str | None,
+        data: bytes | None,
         media_type: str | None,
         source: str | None,
     ) -> tuple[bytes, str]:
@@ -180,7 +183,7 @@ class Documents:
             parse_media_type,
         )
 
-        if (content is None) == (content_base64 is None):
+        if [content, content_base64, data].count(None) != 2:
             raise InvalidArgument(
                 "give the document as content (text) or content_base64 (any file), one of them"
             )
@@ -190,8 +193,7 @@ class Documents:
             limits.check_string(content, "content")
             data = content.encode("utf-8")
             kind = kind or "text/plain"
-        else:
-            assert content_base64 is not None
+        elif content_base64 is not None:
             # Four base64 characters are three bytes: refuse a huge one before decoding it.
             self.limits.check_size(len(content_base64) // 4 * 3)
             try:
@@ -200,11 +202,12 @@ class Documents:
                 raise InvalidArgument(
                     "content_base64 is not valid base64 (standard alphabet, no data: prefix)"
                 ) from None
-            if kind is None:
-                raise InvalidArgument(
-                    "media_type is required with content_base64 (e.g. application/pdf), unless "
-                    "source ends in a known extension (.pdf, .docx, .md, .txt, .csv, .html)"
-                )
+        if kind is None:
+            raise InvalidArgument(
+                "media_type is required with content_base64 (e.g. application/pdf), unless "
+                "source ends in a known extension (.pdf, .docx, .md, .txt, .csv, .html)"
+            )
+        assert data is not None
         if kind not in SUPPORTED_MEDIA_TYPES:
             known = ", ".join(sorted(SUPPORTED_MEDIA_TYPES))
             raise DocumentRefused(

@@ -382,7 +382,7 @@ def test_a_second_first_version_of_one_source_is_a_conflict(store: MemoryStore) 
 
 
 def test_bad_input_is_refused_with_what_to_do(documents: MemoryService, admin: Access) -> None:
-    with pytest.raises(InvalidArgument, match="as content .text. or content_base64"):
+    with pytest.raises(InvalidArgument, match=r"as content \(text\) or content_base64"):
         documents.create_document(admin)
     with pytest.raises(InvalidArgument, match="not valid base64"):
         documents.create_document(admin, content_base64="%%%", media_type=PDF)

@@ -360,7 +360,8 @@ class FirestoreDocuments:
                     error,
                 )
             raise
-        self._forget_undo_log(document)
+        if write.kept or write.retired:
+            self._forget_undo_log(document)
         return DocumentOutcome(document.with_changes(state=DocumentState.READY), created=True)
 
     def _claim(self, transaction: Transaction, write: DocumentWrite) -> Document | None:

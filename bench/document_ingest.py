@@ -18,6 +18,11 @@ numbered sections of numbered sentences: ``bench/documents_corpus.sentences``), 
 - on Firestore (``--store firestore``, the real emulator through a counting channel:
   ``tests/rpc_counting.py``): the RPCs of the write by kind, the documents written, and
   both per 500 passages.
+
+``--bytes-mb N`` measures only the original bytes' way in and out: a file of N MiB of
+random bytes (no text, no passages) written with ``add_document`` and read back with
+``document_bytes``, with the RPCs of each on Firestore (docs/DOCUMENTS.md, "Where the
+bytes go").
 """
 
 from __future__ import annotations
@@ -181,6 +186,47 @@ def run(pages: int, store_kind: str) -> dict[str, Any]:
     return row
 
 
+def bytes_round_trip(megabytes: int, store_kind: str) -> dict[str, Any]:
+    import os as _os
+
+    from metacortex.domain.documents import Document
+    from metacortex.domain.records import Attribution, new_memory_id, utc_now
+    from metacortex.storage.base import DocumentWrite
+
+    data = _os.urandom(megabytes * 1024 * 1024)
+    document = Document(
+        id=new_memory_id(),
+        title="bytes",
+        media_type="application/pdf",
+        size=len(data),
+        sha256=__import__("hashlib").sha256(data).hexdigest(),
+        created_at=utc_now(),
+        added_by=Attribution("owner", "bench"),
+        topic="general",
+    )
+    row: dict[str, Any] = {"megabytes": megabytes}
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        opened(store_kind, Path(folder)) as (
+            store,
+            recorder,
+        ),
+    ):
+        if recorder is not None:
+            recorder.reset()
+        _, row["write_s"] = timed(
+            lambda: store.add_document(DocumentWrite(document=document, data=data, text=""))
+        )
+        if recorder is not None:
+            row["write_rpcs"] = recorder.tally().kinds
+            recorder.reset()
+        back, row["read_s"] = timed(lambda: store.document_bytes(document.id))
+        if recorder is not None:
+            row["read_rpcs"] = recorder.tally().kinds
+        assert back == data
+    return row
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
@@ -188,7 +234,12 @@ def main() -> int:
     parser.add_argument("--pages", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--store", choices=["sqlite", "firestore"], default="sqlite")
+    parser.add_argument("--bytes-mb", type=int, help="measure only a file of this many MiB")
     args = parser.parse_args()
+    if args.bytes_mb:
+        for key, value in bytes_round_trip(args.bytes_mb, args.store).items():
+            print(f"{key:<12} {value:.3f}" if isinstance(value, float) else f"{key:<12} {value}")
+        return 0
     rows = []
     try:
         for _ in range(args.repeat):

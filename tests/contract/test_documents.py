@@ -9,31 +9,24 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterator, Sequence
-from datetime import datetime
 from typing import Any
 
 import pytest
 
 from metacortex.documents.isolation import shut_down
-from metacortex.documents.passages import Passage
-from metacortex.domain.documents import Document
 from metacortex.domain.records import (
-    Attribution,
     BranchState,
     DocumentRef,
-    Memory,
     SupersessionReason,
-    new_memory_id,
-    utc_now,
 )
 from metacortex.errors import Conflict, DocumentRefused, Forbidden, InvalidArgument, NotFound
 from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.service import Access, MemoryService
 from metacortex.spaces.model import Level
 from metacortex.storage.base import DocumentWrite, MemoryFilter, MemoryStore
-from metacortex.usecases.document_passages import passage_record
 from tests.contract.test_spaces import Team
 from tests.documents.craft import pdf_of_pages
+from tests.documents.records import document_record, passage_records
 from tests.fakes import HashingEmbedder
 
 PDF = "application/pdf"
@@ -345,9 +338,8 @@ def test_a_failed_write_leaves_no_document_no_memories_and_no_bytes(
     after the passages before it were written (on Firestore: committed in earlier
     batches), and everything must be gone."""
     service = MemoryService(store, embedder, merger=SentenceUnionMerger())
-    now = utc_now()
-    document = _document(now)
-    records = [_passage(document, n, now) for n in range(620)]
+    document = document_record()
+    records = passage_records(document, 620)
     stray = records[-1].with_changes(
         document=DocumentRef(id="another-document", title="x", start=0, end=1, content_hash="h")
     )
@@ -373,10 +365,9 @@ def test_a_failed_write_leaves_no_document_no_memories_and_no_bytes(
 
 
 def test_a_second_first_version_of_one_source_is_a_conflict(store: MemoryStore) -> None:
-    now = utc_now()
-    first = _document(now, source="same.md", sha="1" * 64)
+    first = document_record(source="same.md", sha="1" * 64)
     store.add_document(DocumentWrite(document=first, data=b"one", text="one"))
-    rival = _document(now, source="same.md", sha="2" * 64)
+    rival = document_record(source="same.md", sha="2" * 64)
     with pytest.raises(Conflict, match="another version"):
         store.add_document(DocumentWrite(document=rival, data=b"two", text="two"))
 
@@ -397,24 +388,3 @@ def test_bad_input_is_refused_with_what_to_do(documents: MemoryService, admin: A
         )
     assert corrupt.value.reason == "corrupt"
     assert documents.list_documents(admin)["documents"] == []
-
-
-def _document(now: datetime, *, source: str | None = None, sha: str = "a" * 64) -> Document:
-    return Document(
-        id=new_memory_id(),
-        title="Failing",
-        media_type="text/plain",
-        size=10,
-        sha256=sha,
-        created_at=now,
-        added_by=Attribution("owner", "test"),
-        topic="general",
-        source=source,
-    )
-
-
-def _passage(document: Document, number: int, now: datetime) -> Memory:
-    text = f"Passage number {number} of the failing document, with some words in it."
-    start = number * 100
-    passage = Passage(number, text, ("Part",), start, start + len(text), None, None, "0" * 64)
-    return passage_record(document, passage, now)

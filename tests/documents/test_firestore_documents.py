@@ -16,14 +16,13 @@ import pytest
 from google.api_core import exceptions as google_errors
 from google.cloud import firestore
 
-from metacortex.documents.passages import Passage
 from metacortex.domain.documents import Document, DocumentState
-from metacortex.domain.records import Attribution, BranchState, Memory, new_memory_id, utc_now
+from metacortex.domain.records import BranchState, Memory, utc_now
 from metacortex.errors import FailedPrecondition, Unavailable
 from metacortex.storage.base import DocumentWrite, MemoryFilter
 from metacortex.storage.firestore import FirestoreStore
 from metacortex.storage.firestore_documents import STALE_AFTER
-from metacortex.usecases.document_passages import passage_record
+from tests.documents.records import document_record, passage_records
 from tests.fakes import HashingEmbedder
 from tests.firestore_support import PROJECT, FirestoreStoreFactory
 
@@ -32,31 +31,17 @@ ROOT: Final = Path(__file__).resolve().parents[2]
 EVERYTHING: Final = MemoryFilter(states=tuple(BranchState))
 
 
-def _document(sha: str = "c" * 64, source: str | None = "big.txt") -> Document:
-    return Document(
-        id=new_memory_id(),
-        title="Big",
-        media_type="text/plain",
-        size=3,
-        sha256=sha,
-        created_at=utc_now(),
-        added_by=Attribution("owner", "test"),
-        topic="general",
-        source=source,
-    )
+def _document() -> Document:
+    return document_record(sha="c" * 64, source="big.txt")
 
 
 def _passages(document: Document, count: int, *, huge_last: bool = False) -> list[Memory]:
-    now = utc_now()
-    made = []
-    for number in range(count):
-        text = f"Passage {number} of the big document, about rivers and bridges."
+    def text(number: int) -> str:
         if huge_last and number == count - 1:
-            text = "word " * 250_000  # 1.25 MB: over Firestore's 1 MiB document limit
-        start = number * 100
-        passage = Passage(number, text, (), start, start + len(text), None, None, "0" * 64)
-        made.append(passage_record(document, passage, now))
-    return made
+            return "word " * 250_000  # 1.25 MB: over Firestore's 1 MiB document limit
+        return f"Passage {number} of the big document, about rivers and bridges."
+
+    return passage_records(document, count, text)
 
 
 def _write(document: Document, records: list[Memory]) -> DocumentWrite:

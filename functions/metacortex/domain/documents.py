@@ -63,6 +63,63 @@ class Document:
         """The newest version of its source, completely written."""
         return self.superseded_by is None and self.state is DocumentState.READY
 
+    def details(self) -> dict[str, Any]:
+        """What stores keep of a version beside the fields they look up (id, space,
+        sha256, source, created_at, superseded_by): plain values."""
+        return {
+            "title": self.title,
+            "media_type": self.media_type,
+            "size": self.size,
+            "added_by": self.added_by.encode(),
+            "topic": self.topic,
+            "page_count": self.page_count,
+            "page_starts": list(self.page_starts),
+            "pages_without_text": list(self.pages_without_text),
+            "no_text": self.no_text,
+            "text_chars": self.text_chars,
+            "passage_count": self.passage_count,
+            "passage_chars": self.passage_chars,
+            "version": self.version,
+            "supersedes": self.supersedes,
+            "state": self.state.value,
+        }
+
+    @classmethod
+    def from_details(
+        cls,
+        details: Mapping[str, Any],
+        *,
+        id: str,
+        space: str,
+        sha256: str,
+        source: str | None,
+        created_at: datetime,
+        superseded_by: str | None,
+    ) -> Document:
+        return cls(
+            id=id,
+            title=str(details.get("title") or ""),
+            media_type=str(details.get("media_type") or ""),
+            size=int(details.get("size") or 0),
+            sha256=sha256,
+            created_at=created_at,
+            added_by=Attribution.decode(details.get("added_by")) or Attribution("owner", "unknown"),
+            topic=str(details.get("topic") or ""),
+            space=space,
+            source=source,
+            page_count=details.get("page_count"),
+            page_starts=tuple(details.get("page_starts") or ()),
+            pages_without_text=tuple(details.get("pages_without_text") or ()),
+            no_text=details.get("no_text"),
+            text_chars=int(details.get("text_chars") or 0),
+            passage_count=int(details.get("passage_count") or 0),
+            passage_chars=int(details.get("passage_chars") or 0),
+            version=int(details.get("version") or 1),
+            supersedes=details.get("supersedes"),
+            superseded_by=superseded_by,
+            state=DocumentState(details.get("state") or DocumentState.READY.value),
+        )
+
     def check_passage(self, memory: Memory) -> None:
         """Refuse (``ValueError``, a programming error) to write as this document's passage
         a record that names another document or lives in another space: documents and

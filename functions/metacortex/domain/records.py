@@ -160,6 +160,30 @@ class DocumentRef:
     page: int | None = None
     page_end: int | None = None
 
+    def details(self) -> dict[str, Any]:
+        """What stores keep beside ``id`` and ``start`` (which they index): plain values."""
+        return {
+            "title": self.title,
+            "end": self.end,
+            "hash": self.content_hash,
+            "section": list(self.section),
+            "page": self.page,
+            "page_end": self.page_end,
+        }
+
+    @classmethod
+    def from_details(cls, document_id: str, start: int, details: Mapping[str, Any]) -> DocumentRef:
+        return cls(
+            id=document_id,
+            title=str(details.get("title") or ""),
+            start=start,
+            end=int(details.get("end") or 0),
+            content_hash=str(details.get("hash") or ""),
+            section=tuple(details.get("section") or ()),
+            page=details.get("page"),
+            page_end=details.get("page_end"),
+        )
+
     def to_wire(self) -> dict[str, Any]:
         """What every result shows of a passage's origin, so an answer cites it."""
         return {

@@ -190,35 +190,15 @@ def ref_fields(ref: DocumentRef | None) -> dict[str, Any]:
     these fields (a reference is never taken away from a passage)."""
     if ref is None:
         return {}
-    return {
-        "document_id": ref.id,
-        "document_start": ref.start,
-        "document": {
-            "title": ref.title,
-            "end": ref.end,
-            "hash": ref.content_hash,
-            "section": list(ref.section),
-            "page": ref.page,
-            "page_end": ref.page_end,
-        },
-    }
+    return {"document_id": ref.id, "document_start": ref.start, "document": ref.details()}
 
 
 def _ref(data: Mapping[str, Any]) -> DocumentRef | None:
     document_id = data.get("document_id")
-    rest = data.get("document")
-    if not document_id or not isinstance(rest, Mapping):
+    details = data.get("document")
+    if not document_id or not isinstance(details, Mapping):
         return None
-    return DocumentRef(
-        id=str(document_id),
-        title=str(rest.get("title") or ""),
-        start=int(data.get("document_start") or 0),
-        end=int(rest.get("end") or 0),
-        content_hash=str(rest.get("hash") or ""),
-        section=tuple(rest.get("section") or ()),
-        page=rest.get("page"),
-        page_end=rest.get("page_end"),
-    )
+    return DocumentRef.from_details(str(document_id), int(data.get("document_start") or 0), details)
 
 
 def fields_of(snapshot: Any) -> dict[str, Any]:

@@ -15,8 +15,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from metacortex.domain.documents import Document, DocumentState
-from metacortex.domain.records import Attribution
+from metacortex.domain.documents import Document
 from metacortex.storage.firestore_codec import SCHEMA_VERSION, from_stored_time, to_stored_time
 
 # Bytes in one part document: Firestore's limit is 1 MiB (1,048,576 bytes) with the
@@ -32,27 +31,12 @@ def part_id(prefix: str, number: int) -> str:
 
 
 def encode_document(document: Document, text_parts: list[int], byte_parts: int) -> dict[str, Any]:
-    return {
-        "title": document.title,
-        "media_type": document.media_type,
-        "size": document.size,
+    return document.details() | {
         "sha256": document.sha256,
         "created_at": to_stored_time(document.created_at),
-        "added_by": document.added_by.encode(),
-        "topic": document.topic,
         "space": document.space,
         "source": document.source,
-        "page_count": document.page_count,
-        "page_starts": list(document.page_starts),
-        "pages_without_text": list(document.pages_without_text),
-        "no_text": document.no_text,
-        "text_chars": document.text_chars,
-        "passage_count": document.passage_count,
-        "passage_chars": document.passage_chars,
-        "version": document.version,
-        "supersedes": document.supersedes,
         "superseded_by": document.superseded_by,
-        "state": document.state.value,
         "text_parts": text_parts,
         "byte_parts": byte_parts,
         "schema_version": SCHEMA_VERSION,
@@ -61,32 +45,18 @@ def encode_document(document: Document, text_parts: list[int], byte_parts: int) 
 
 def decode_document(document_id: str, data: Mapping[str, Any], space: str) -> Document:
     created = data.get("created_at")
-    return Document(
+    return Document.from_details(
+        data,
         id=document_id,
-        title=str(data.get("title") or ""),
-        media_type=str(data.get("media_type") or ""),
-        size=int(data.get("size") or 0),
+        space=space,
         sha256=str(data.get("sha256") or ""),
+        source=data.get("source"),
         created_at=(
             from_stored_time(created)
             if isinstance(created, datetime)
             else datetime.fromtimestamp(0, UTC)
         ),
-        added_by=Attribution.decode(data.get("added_by")) or Attribution("owner", "unknown"),
-        topic=str(data.get("topic") or ""),
-        space=space,
-        source=data.get("source"),
-        page_count=data.get("page_count"),
-        page_starts=tuple(data.get("page_starts") or ()),
-        pages_without_text=tuple(data.get("pages_without_text") or ()),
-        no_text=data.get("no_text"),
-        text_chars=int(data.get("text_chars") or 0),
-        passage_count=int(data.get("passage_count") or 0),
-        passage_chars=int(data.get("passage_chars") or 0),
-        version=int(data.get("version") or 1),
-        supersedes=data.get("supersedes"),
         superseded_by=data.get("superseded_by"),
-        state=DocumentState(data.get("state") or DocumentState.READY.value),
     )
 
 

@@ -18,8 +18,8 @@ from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
-from metacortex.domain.documents import Document, DocumentState
-from metacortex.domain.records import Attribution, DocumentRef, Memory
+from metacortex.domain.documents import Document
+from metacortex.domain.records import DocumentRef, Memory
 from metacortex.errors import Conflict
 from metacortex.storage.base import DocumentOutcome, DocumentWrite, PageKey
 from metacortex.storage.sqlite_document_files import DocumentFiles
@@ -45,18 +45,10 @@ def ref_columns(memory: Memory) -> dict[str, Any]:
     ref = memory.document
     if ref is None:
         return {"document_id": None, "document_start": None, "document_ref": None}
-    rest = {
-        "title": ref.title,
-        "end": ref.end,
-        "hash": ref.content_hash,
-        "section": list(ref.section),
-        "page": ref.page,
-        "page_end": ref.page_end,
-    }
     return {
         "document_id": ref.id,
         "document_start": ref.start,
-        "document_ref": json.dumps(rest, ensure_ascii=False, separators=(",", ":")),
+        "document_ref": _json(ref.details()),
     }
 
 
@@ -64,38 +56,16 @@ def ref_of(row: sqlite3.Row) -> DocumentRef | None:
     document_id = row["document_id"]
     if document_id is None:
         return None
-    rest = json.loads(row["document_ref"])
-    return DocumentRef(
-        id=document_id,
-        title=rest["title"],
-        start=int(row["document_start"]),
-        end=int(rest["end"]),
-        content_hash=rest["hash"],
-        section=tuple(rest.get("section") or ()),
-        page=rest.get("page"),
-        page_end=rest.get("page_end"),
-    )
+    details = json.loads(row["document_ref"])
+    return DocumentRef.from_details(document_id, int(row["document_start"]), details)
 
 
 # ------------------------------------------------------------------ documents
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 def _encode(document: Document) -> tuple[Any, ...]:
-    data = {
-        "title": document.title,
-        "media_type": document.media_type,
-        "size": document.size,
-        "added_by": document.added_by.encode(),
-        "topic": document.topic,
-        "page_count": document.page_count,
-        "page_starts": list(document.page_starts),
-        "pages_without_text": list(document.pages_without_text),
-        "no_text": document.no_text,
-        "text_chars": document.text_chars,
-        "passage_count": document.passage_count,
-        "passage_chars": document.passage_chars,
-        "version": document.version,
-        "supersedes": document.supersedes,
-        "state": document.state.value,
-    }
     return (
         document.id,
         document.space,
@@ -103,35 +73,19 @@ def _encode(document: Document) -> tuple[Any, ...]:
         document.source,
         _ms(document.created_at),
         document.superseded_by,
-        json.dumps(data, ensure_ascii=False, separators=(",", ":")),
+        _json(document.details()),
     )
 
 
 def _decode(row: sqlite3.Row) -> Document:
-    data = json.loads(row["data"])
-    added_by = Attribution.decode(data["added_by"]) or Attribution("owner", "unknown")
-    return Document(
+    return Document.from_details(
+        json.loads(row["data"]),
         id=row["id"],
-        title=data["title"],
-        media_type=data["media_type"],
-        size=int(data["size"]),
-        sha256=row["sha256"],
-        created_at=_EPOCH + int(row["created_at"]) * _MS,
-        added_by=added_by,
-        topic=data["topic"],
         space=row["space"],
+        sha256=row["sha256"],
         source=row["source"],
-        page_count=data.get("page_count"),
-        page_starts=tuple(data.get("page_starts") or ()),
-        pages_without_text=tuple(data.get("pages_without_text") or ()),
-        no_text=data.get("no_text"),
-        text_chars=int(data.get("text_chars") or 0),
-        passage_count=int(data.get("passage_count") or 0),
-        passage_chars=int(data.get("passage_chars") or 0),
-        version=int(data.get("version") or 1),
-        supersedes=data.get("supersedes"),
+        created_at=_EPOCH + int(row["created_at"]) * _MS,
         superseded_by=row["superseded_by"],
-        state=DocumentState(data.get("state") or DocumentState.READY.value),
     )
 
 

@@ -1,7 +1,7 @@
 """LoCoMo conversations ingested as documents: hit@5 and MRR per format and passage size
 (issue 31, section 4), through the product's own create_document and search.
 
-    .venv/bin/python bench/locomo_document_search.py                       # 400 700 1000 1500
+    .venv/bin/python bench/locomo_document_search.py      # turns; 400 700 1000 1500 per format
     .venv/bin/python bench/locomo_document_search.py --target 700 --format pdf
     .venv/bin/python bench/locomo_document_search.py --dataset ../../shared/datasets/locomo/dev
 
@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.locomo import ingest
 from bench.locomo_documents import DATASET, load, questions, render, turn_spans, turns_in_passage
 from metacortex.documents import DocumentLimits, extract
 from metacortex.documents.isolation import shut_down
@@ -39,6 +40,59 @@ from metacortex.service import Access, MemoryService, ServiceOptions
 from metacortex.storage.sqlite import SQLiteStore
 
 ADMIN = Access.admin()
+# What a model reads of the results: passages in rank order while their text fits this
+# many characters (at least the first). Comparable across passage sizes, and with the
+# per-turn memories of bench/locomo.py (about 13 turns).
+BUDGET_CHARS = 2000
+
+
+def read_within(
+    service: MemoryService, store: SQLiteStore, cases: list[Case], budget: int
+) -> float:
+    """The share of cases answered by the results a model reads within ``budget``
+    characters (whole results, in rank order, at least one)."""
+    answered = 0
+    for case in cases:
+        found = service.search(ADMIN, query=case.query, filter_topic=case.topic, limit=20)
+        read = 0
+        for rank, match in enumerate(found["matches"]):
+            memory = store.get(match["id"])
+            size = len(memory.content) if memory is not None else 0
+            if rank > 0 and read + size > budget:
+                break
+            read += size
+            if match["id"] in case.expected_ids:
+                answered += 1
+                break
+    return answered / max(len(cases), 1)
+
+
+def measure_turns(files: list[Path], embedder: MiniLMEmbedder) -> dict[str, Any]:
+    """The per-turn baseline (bench/locomo.py's protocol): every turn saved as a memory."""
+    with tempfile.TemporaryDirectory() as folder:
+        store = SQLiteStore(Path(folder) / "turns.sqlite3")
+        service = MemoryService(store, embedder, merger=SentenceUnionMerger())
+        started = time.perf_counter()
+        cases, _, saved = ingest(service, files, {})
+        ingest_s = time.perf_counter() - started
+        report = run_cases(service, cases, limit=10)
+        within = read_within(service, store, cases, BUDGET_CHARS)
+        store.close()
+    return {
+        "format": "turns",
+        "target": 0,
+        "passages": saved,
+        "questions": len(cases),
+        "answerable": len(cases),
+        "hit@1": report.hit[1],
+        "hit@5": report.hit[5],
+        "hit@10": report.hit[10],
+        "mrr": report.mrr,
+        f"hit@{BUDGET_CHARS}chars": within,
+        "search_p50_ms": report.latency_ms_p50,
+        "ingest_s": ingest_s,
+        "passages_per_s": saved / ingest_s if ingest_s else 0.0,
+    }
 
 
 def measure(files: list[Path], kind: str, target: int, embedder: MiniLMEmbedder) -> dict[str, Any]:
@@ -80,6 +134,7 @@ def measure(files: list[Path], kind: str, target: int, embedder: MiniLMEmbedder)
                 cases.append(Case(question, expected, topic, question))
         answerable = [case for case in cases if case.expected_ids]
         report = run_cases(service, answerable, limit=10)
+        within = read_within(service, store, answerable, BUDGET_CHARS)
         store.close()
     return {
         "format": kind,
@@ -94,6 +149,7 @@ def measure(files: list[Path], kind: str, target: int, embedder: MiniLMEmbedder)
         # Unanswerable questions (evidence turns found in no passage) count as misses.
         "hit@5_all": report.hit[5] * len(answerable) / max(len(cases), 1),
         "mrr": report.mrr,
+        f"hit@{BUDGET_CHARS}chars": within,
         "search_p50_ms": report.latency_ms_p50,
         "ingest_s": ingest_s,
         "passages_per_s": passages / ingest_s if ingest_s else 0.0,
@@ -107,7 +163,10 @@ def main() -> int:
     parser.add_argument("--dataset", type=Path, default=DATASET)
     parser.add_argument("--target", type=int, action="append", help="passage size(s)")
     parser.add_argument(
-        "--format", choices=["markdown", "pdf"], action="append", help="default: both"
+        "--format",
+        choices=["turns", "markdown", "pdf"],
+        action="append",
+        help="default: all three (turns: one memory per turn, the per-turn baseline)",
     )
     parser.add_argument("--json", type=Path, help="also write the rows to this file")
     args = parser.parse_args()
@@ -119,18 +178,23 @@ def main() -> int:
     rows = []
     print(
         "| format | target chars | passages | questions (answerable) | hit@1 | hit@5 | hit@10"
-        " | MRR | search p50 | ingest |"
+        f" | MRR | hit within {BUDGET_CHARS:,} chars read | search p50 | ingest |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     try:
-        for kind in args.format or ["markdown", "pdf"]:
-            for target in args.target or [400, 700, 1000, 1500]:
-                row = measure(files, kind, target, embedder)
+        for kind in args.format or ["turns", "markdown", "pdf"]:
+            for target in [0] if kind == "turns" else args.target or [400, 700, 1000, 1500]:
+                row = (
+                    measure_turns(files, embedder)
+                    if kind == "turns"
+                    else measure(files, kind, target, embedder)
+                )
                 rows.append(row)
                 print(
                     f"| {kind} | {target} | {row['passages']} | {row['questions']}"
                     f" ({row['answerable']}) | {row['hit@1']:.3f} | {row['hit@5']:.3f}"
-                    f" | {row['hit@10']:.3f} | {row['mrr']:.3f} | {row['search_p50_ms']:.1f} ms"
+                    f" | {row['hit@10']:.3f} | {row['mrr']:.3f}"
+                    f" | {row[f'hit@{BUDGET_CHARS}chars']:.3f} | {row['search_p50_ms']:.1f} ms"
                     f" | {row['passages_per_s']:.0f} passages/s |",
                     flush=True,
                 )

@@ -185,6 +185,18 @@ def test_a_changed_version_keeps_unchanged_passages_unembedded_and_retires_the_o
     assert retired.id not in [hit["id"] for hit in hits]
 
 
+def test_a_new_version_under_another_topic_takes_its_kept_passages_there(
+    documents: MemoryService, admin: Access, store: MemoryStore
+) -> None:
+    _add(documents, admin, GARDEN, source="g.md", topic="home")
+    second = _add(
+        documents, admin, GARDEN + "\n## Peas\n\nPeas in March.\n", source="g.md", topic="garden"
+    )
+    assert second["passages"]["kept"] == 3
+    assert {p.topic for p in _passages(store, second["document"]["id"])} == {"garden"}
+    assert documents.search(admin, query="tomatoes frost", filter_topic="home")["matches"] == []
+
+
 def test_a_scanned_pdf_is_kept_with_no_text_to_index_and_no_passages(
     documents: MemoryService, admin: Access, store: MemoryStore
 ) -> None:

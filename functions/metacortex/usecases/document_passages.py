@@ -118,6 +118,7 @@ def version_change(
                 record.with_changes(
                     content=passage.text,
                     retrieval_text=passage.retrieval_text(document.title),
+                    topic=document.topic,
                     document=reference(document, passage),
                     updated_at=now,
                 )

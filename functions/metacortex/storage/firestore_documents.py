@@ -433,7 +433,8 @@ class FirestoreDocuments:
         for number, piece in enumerate(byte_parts(write.data)):
             batches.set(parts.document(part_id(BYTES_PREFIX, number)), {"data": piece}, len(piece))
         for number, (_, text) in enumerate(text_parts(write.text)):
-            batches.set(parts.document(part_id(TEXT_PREFIX, number)), {"text": text}, 4 * len(text))
+            size = len(text.encode("utf-8"))
+            batches.set(parts.document(part_id(TEXT_PREFIX, number)), {"text": text}, size)
         for memory, vector in write.passages:
             document.check_passage(memory)
             batches.set(

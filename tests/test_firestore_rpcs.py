@@ -488,3 +488,68 @@ async def test_requests_at_a_stored_client_add_no_firestore_read_within_the_boun
 
     assert tally.kinds == ({"BatchGetDocuments": reads} if reads else {})
     assert tally.billable_reads == reads
+
+
+# ------------------------------------------------------------------ documents (issue 31)
+def _garden_of(paragraphs: int, edit: int | None = None) -> str:
+    """Markdown of one section per paragraph of about 600 characters: one passage each."""
+    sections = []
+    for number in range(paragraphs):
+        changed = " It was replanted in spring." if number == edit else ""
+        body = f"Bed {number} holds {WORDS[number % len(WORDS)]} plants. " * 20
+        sections.append(f"## Bed {number}\n\n{body.strip()}{changed}\n")
+    return "# Garden beds\n\n" + "\n".join(sections)
+
+
+def test_a_document_of_a_thousand_passages_is_written_in_three_batches_between_two_transactions(
+    firestore_store_factory: FirestoreStoreFactory,
+) -> None:
+    """Issue 31: a new document costs the two key reads (same bytes? same source?), the
+    claim transaction, one Commit per 500 writes (the passages, the text's and bytes'
+    parts) and the publishing transaction. A new version with one passage changed adds
+    the previous version's passages (one query), the undo log (one commit before the
+    changes), the changes and the log's removal."""
+    firestore_store_factory()
+    recorder = RpcRecorder()
+    store = FirestoreStore(CountingClient(recorder, project=PROJECT), "memory_vectors")
+    try:
+        service = MemoryService(store, HashingEmbedder(32), merger=SentenceUnionMerger())
+        first, created = recorder.measure(
+            lambda: service.create_document(
+                ADMIN, content=_garden_of(1000), media_type="text/markdown", source="beds.md"
+            )
+        )
+        _, replaced = recorder.measure(
+            lambda: service.create_document(
+                ADMIN,
+                content=_garden_of(1000, edit=7),
+                media_type="text/markdown",
+                source="beds.md",
+            )
+        )
+    finally:
+        from metacortex.documents.isolation import shut_down
+
+        shut_down()
+        store.close()
+    passages = first["passages"]["added"]
+    assert passages == 1000
+    # Two key reads; the claim (BeginTransaction, the keys, Commit); the batches of 500
+    # writes: 1,000 passages and two parts (text, bytes); the publishing transaction.
+    assert created.kinds == {"BatchGetDocuments": 4, "BeginTransaction": 2, "Commit": 5}
+    assert created.writes == passages + 2 + 3 + 3  # parts; claim: version, keys; publish
+    assert created.billable_reads == 3
+    # A new version with one passage edited: 999 kept, 1 retired, 1 added. The previous
+    # version's passages (one query) and, inside the store, the records it changes as they
+    # are (two reads of 500) for the undo log, committed with the new passage and parts
+    # before the 1,000 changes (two commits); publishing; the log's removal.
+    assert replaced.kinds == {
+        "BatchGetDocuments": 7,
+        "BeginTransaction": 2,
+        "Commit": 6,
+        "RunQuery": 2,
+    }
+    assert replaced.billable_reads == 2 * passages + 13
+    # The 1,000 changes, the claim and publish writes, the new passage and parts, and
+    # the undo log's few parts written then deleted.
+    assert passages + 11 <= replaced.writes <= passages + 30

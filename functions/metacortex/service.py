@@ -11,6 +11,8 @@ modules or in ``domain``.
 
 from __future__ import annotations
 
+from functools import partial
+
 from metacortex.providers.base import Embedder, ImageDescriber, Merger
 from metacortex.storage.base import MemoryStore
 from metacortex.usecases.access import Access
@@ -20,6 +22,7 @@ from metacortex.usecases.lifecycle import Lifecycle
 from metacortex.usecases.options import ServiceOptions
 from metacortex.usecases.overview import Overview
 from metacortex.usecases.reading import Reading
+from metacortex.usecases.relations import Linking, graph
 from metacortex.usecases.save import Saving
 from metacortex.usecases.search import Searching
 from metacortex.usecases.spaces import Spaces
@@ -77,6 +80,9 @@ class MemoryService:
         erasure = Erasure(store)
         self.plan_erase = erasure.plan_erase
         self.erase = erasure.erase
+
+        self.related_context = Linking(store).related_context
+        self.graph = partial(graph, store)
 
         spaces = Spaces(store)
         self.list_spaces = spaces.list_spaces

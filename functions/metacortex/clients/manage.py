@@ -43,6 +43,7 @@ DEFAULT_TOOLS: Final = (
     "save_context",
     "search_context",
     "fetch_context",
+    "related_context",
     "list_spaces",
     "who_am_i",
 )

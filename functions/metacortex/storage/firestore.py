@@ -52,12 +52,14 @@ from google.cloud.firestore_v1.transaction import Transaction
 
 from metacortex.domain.records import (
     DEFAULT_SPACE,
+    Attribution,
     BranchState,
     Memory,
     Tombstone,
     new_memory_id,
     utc_now,
 )
+from metacortex.domain.relations import Relation
 from metacortex.errors import ConfigurationError, FailedPrecondition, Unavailable
 from metacortex.storage.base import (
     MAX_ERASE_BATCH,
@@ -98,6 +100,9 @@ from metacortex.storage.firestore_queries import (
     native_filters,
     needs_post_filter,
 )
+from metacortex.storage.firestore_relations import RELATIONS_SUFFIX, RelationIndex
+from metacortex.storage.firestore_relations import encode as encode_relation
+from metacortex.storage.firestore_relations import invalidation as relation_invalidation
 from metacortex.storage.firestore_vectors import VectorIndex
 
 if TYPE_CHECKING:
@@ -179,6 +184,9 @@ class _Transaction:
         self._space = space
         self._read: dict[str, Memory | None] = {}
         self._pending: dict[str, tuple[Memory, Vector | None]] = {}
+        self._relations: dict[str, Relation] = {}
+        self._invalidations: dict[str, dict[str, Any]] = {}
+        self._restated: dict[str, dict[str, Any]] = {}
 
     def get(self, memory_id: str) -> Memory | None:
         pending = self._pending.get(memory_id)
@@ -209,7 +217,32 @@ class _Transaction:
         previous = self._pending.get(memory.id)
         if embedding is None and previous is not None:
             embedding = previous[1]
+        before = previous[0] if previous is not None else self._read.get(memory.id)
+        if before is not None and before.branch_state is not memory.branch_state:
+            self._restate(memory)
         self._pending[memory.id] = (memory, embedding)
+
+    def _restate(self, memory: Memory) -> None:
+        """Keep the relations' copy of the memory's state current (read now, written at
+        commit): readers filter neighbours on it."""
+        for relation, reference in self._store.relations.touching(
+            self._space, [memory.id], True, self._transaction
+        ):
+            side = "source_state" if relation.source == memory.id else "target_state"
+            self._restated.setdefault(reference.id, {})[side] = memory.branch_state.value
+
+    def relate(self, relation: Relation) -> None:
+        if relation.space != self._space:
+            raise ValueError(f"a transaction in space {self._space!r} related {relation.space!r}")
+        self._relations[relation.id] = relation
+
+    def invalidate_relation(self, relation_id: str, at: datetime, by: Attribution | None) -> None:
+        """Read now (a transaction reads before it writes), written at commit if valid."""
+        reference = self._store.relations.collection(self._space).document(relation_id)
+        snapshot = reference.get(transaction=self._transaction)
+        data = snapshot.to_dict() if snapshot.exists else None
+        if data and data.get("invalid_at") is None:
+            self._invalidations[relation_id] = relation_invalidation(at, by)
 
     def apply(self) -> None:
         for memory, embedding in self._pending.values():
@@ -219,6 +252,15 @@ class _Transaction:
                 self._transaction.update(reference, encode_memory(memory, None))
             else:
                 self._transaction.set(reference, encode_memory(memory, embedding))
+        relations = self._store.relations.collection(self._space)
+        for relation in self._relations.values():
+            self._transaction.set(relations.document(relation.id), encode_relation(relation))
+        for relation_id, changes in self._invalidations.items():
+            self._transaction.update(relations.document(relation_id), changes)
+        for relation_id, changes in self._restated.items():
+            if relation_id in self._relations:
+                continue  # written whole above, with the states of this transaction
+            self._transaction.update(relations.document(relation_id), changes)
 
 
 def open_client(settings: Settings) -> firestore.Client:
@@ -259,6 +301,7 @@ class FirestoreStore:
         )
         self._lexical = LexicalIndex(self.memories, self._executor, lexical_budget)
         self._vectors = VectorIndex(self.memories, self._read_many, nearest_limit)
+        self.relations = RelationIndex(self._relations_collection, self._executor)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> FirestoreStore:
@@ -268,6 +311,14 @@ class FirestoreStore:
     @property
     def collection(self) -> str:
         return self._collection
+
+    def _relations_collection(self, space: str) -> CollectionReference:
+        """The collection holding one space's relations (beside its memories)."""
+        name = self._collection + RELATIONS_SUFFIX
+        if space == DEFAULT_SPACE:
+            return self._client.collection(name)
+        collection: CollectionReference = self._spaces.document(space).collection(name)
+        return collection
 
     def memories(self, space: str) -> CollectionReference:
         """The collection holding one space's memories (the root one for ``default``)."""
@@ -685,6 +736,8 @@ class FirestoreStore:
             }
             fingerprints = [ref for future in pointing for ref in future.result()]
             erased = [memory_id for memory_id in wanted if memory_id in present]
+            # Relations touching an erased memory hold its summary: they go with it.
+            touching = self.relations.touching(space, erased, True, transaction)
             topics.clear()
             for memory_id in erased:
                 fields = present[memory_id]
@@ -697,6 +750,8 @@ class FirestoreStore:
             for memory_id, reference in fingerprints:
                 if memory_id in present:
                     transaction.delete(reference)
+            for _, reference in touching:
+                transaction.delete(reference)
             return erased
 
         erased = self._run(body)
@@ -762,6 +817,7 @@ class FirestoreStore:
 
         def body(transaction: Transaction) -> Memory | None:
             pointing = self._fingerprints_of([memory_id], transaction)
+            linked = self.relations.touching(from_space, [memory_id], False, transaction)
             snapshot = source.get(transaction=transaction)
             if not snapshot.exists:
                 return None
@@ -770,9 +826,64 @@ class FirestoreStore:
             transaction.delete(source)
             for _, reference in pointing:
                 transaction.delete(reference)
+            # Relations never cross a space: those it had stay behind, invalidated.
+            for _, reference in linked:
+                transaction.update(reference, relation_invalidation(utc_now(), None))
             return decode_record(memory_id, data, to_space)
 
         return self._run(body)
+
+    # ------------------------------------------------------------- relations
+    @_translated
+    def relate(self, relations: Sequence[Relation]) -> None:
+        for start in range(0, len(relations), _BATCH_WRITES):
+            batch = self._client.batch()
+            for relation in relations[start : start + _BATCH_WRITES]:
+                reference = self.relations.collection(relation.space).document(relation.id)
+                batch.set(reference, encode_relation(relation))
+            batch.commit()
+
+    @_translated
+    def invalidate_relations(
+        self,
+        relation_ids: Sequence[str],
+        at: datetime,
+        by: Attribution | None,
+        *,
+        space: str = DEFAULT_SPACE,
+    ) -> list[str]:
+        collection = self.relations.collection(space)
+        references = [collection.document(i) for i in dict.fromkeys(relation_ids)]
+        if not references:
+            return []
+
+        def body(transaction: Transaction) -> list[str]:
+            valid = [
+                snapshot.id
+                for snapshot in self._client.get_all(
+                    references, field_paths=["invalid_at"], transaction=transaction
+                )
+                if snapshot.exists and (snapshot.to_dict() or {}).get("invalid_at") is None
+            ]
+            for relation_id in valid:
+                transaction.update(collection.document(relation_id), relation_invalidation(at, by))
+            return valid
+
+        return self._run(body)
+
+    @_translated
+    def relations_of(
+        self,
+        memory_ids: Sequence[str],
+        *,
+        space: str = DEFAULT_SPACE,
+        include_invalid: bool = False,
+    ) -> list[Relation]:
+        if not memory_ids:
+            return []
+        return [
+            relation for relation, _ in self.relations.touching(space, memory_ids, include_invalid)
+        ]
 
     # ----------------------------------------------------------- OAuth state
     def _auth_ref(self, kind: str, key: str) -> Any:

@@ -20,7 +20,7 @@ from metacortex.domain.records import (
     new_memory_id,
     utc_now,
 )
-from metacortex.domain.relations import RelationType
+from metacortex.domain.relations import RELATED_PER_RESULT, RelationType
 from metacortex.errors import FailedPrecondition, Forbidden, InvalidArgument
 from metacortex.providers.base import Embedder, ImageDescriber
 from metacortex.spaces.model import Level
@@ -102,8 +102,10 @@ class Saving:
         # Dedupe before any model call: a retried write costs nothing.
         existing = self._store.find_duplicate(fingerprint, not_before)
         if existing is not None and existing.branch_state is state:
-            self._relate(existing, linked, access)
-            return {"item": existing.to_item(access.names), "write_status": "duplicate"}
+            item = existing.to_item(access.names) | {
+                "related": self._relate(existing, linked, access)
+            }
+            return {"item": item, "write_status": "duplicate"}
 
         retrieval_text = text.strip()
         if image is not None:
@@ -138,22 +140,24 @@ class Saving:
         )
         [vector] = self._embedder.embed_documents([retrieval_text])
         outcome = self._store.insert(memory, vector, fingerprint, not_before)
-        self._relate(outcome.memory, linked, access)
+        related = self._relate(outcome.memory, linked, access)
         return {
-            "item": outcome.memory.to_item(access.names),
+            "item": outcome.memory.to_item(access.names) | {"related": related},
             "write_status": "created" if outcome.created else "duplicate",
         }
 
     def _relate(
         self, memory: Memory, linked: list[tuple[Memory, RelationType, str]], access: Access
-    ) -> None:
+    ) -> list[dict[str, Any]]:
         """The caller's relations from the saved memory (again, for a duplicate: one
-        relation per source, type and target, so a retry adds nothing)."""
-        if linked:
-            by = Attribution(access.person, access.principal)
-            self._store.relate(
-                [between(memory, target, type_, by, note) for target, type_, note in linked]
-            )
+        relation per source, type and target, so a retry adds nothing), as the saved
+        item's ``related`` shows them (no read: they are what this call asserted)."""
+        if not linked:
+            return []
+        by = Attribution(access.person, access.principal)
+        relations = [between(memory, target, type_, by, note) for target, type_, note in linked]
+        self._store.relate(relations)
+        return [relation.seen_from(memory.id) for relation in relations[:RELATED_PER_RESULT]]
 
     def _write_state(
         self, access: Access, draft: bool | None, branch_state: str | None

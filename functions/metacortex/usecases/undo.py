@@ -207,6 +207,7 @@ def version_of(memory: Memory | Mapping[str, Any]) -> str:
     names are the caller's view): any later change, even in the same millisecond, gives
     another one."""
     item = memory.to_item() if isinstance(memory, Memory) else memory
+    item = {key: value for key, value in item.items() if key != "related"}  # not the record
     meta = item.get("metadata")
     if isinstance(meta, Mapping):
         item = {

@@ -1,7 +1,8 @@
 """A child process whose output is read line by line until it says it is ready.
 
-Used for the Firestore emulator (``tests/firestore_support.py``) and for
-``functions-framework`` serving the Cloud Functions entry (``bench/cold_start.py``).
+Used for the Firestore emulator (``tests/firestore_support.py``), for
+``functions-framework`` serving the Cloud Functions entry (``bench/cold_start.py``)
+and for ``metacortex serve`` processes sharing one data directory (``serve``).
 Waiting on a log line instead of polling a port keeps tests free of sleeps; the
 reader thread drains the pipe until the process exits, so a chatty child can
 never block on a full pipe.
@@ -13,10 +14,14 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import IO
+from typing import IO, Final
+
+# The settings a test's own environment might carry into a server it starts.
+SETTING_PREFIXES: Final = ("MCP_", "METACORTEX_", "GEMINI_", "SEARCH_", "DEFAULT_FILTER")
 
 
 class WatchedProcess:
@@ -90,3 +95,20 @@ class WatchedProcess:
                 os.killpg(self._process.pid, number)
         else:
             self._process.send_signal(number)
+
+
+def serve(data_dir: Path, **settings: str) -> tuple[WatchedProcess, str]:
+    """A real ``metacortex serve`` on a free loopback port over ``data_dir``, with only
+    ``settings`` among MetaCortex's variables; once it says it is ready: (it, its URL).
+    The first one on a new data directory writes the admin token; later ones read it."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(SETTING_PREFIXES)}
+    command = [sys.executable, "-m", "metacortex.cli.main", "serve", "--port", "0"]
+    process = WatchedProcess(
+        [*command, "--data-dir", str(data_dir)],
+        " client snippets",  # the banner's last line
+        env=env | settings,
+        cwd=data_dir.parent,
+    )
+    process.wait_ready(180, "metacortex serve")
+    ready = next(line for line in process.log if "is ready at " in line)
+    return process, ready.split("is ready at ", 1)[1].split()[0]

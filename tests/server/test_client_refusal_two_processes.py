@@ -13,9 +13,7 @@ so a slow machine cannot make the test pass or fail.
 from __future__ import annotations
 
 import html
-import os
 import re
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,32 +25,21 @@ import pytest
 from metacortex.owner import set_passphrase
 from metacortex.storage.sqlite import SQLiteStore
 from tests.oauth_support import PASSPHRASE, hidden, tools_list
-from tests.processes import WatchedProcess
+from tests.processes import WatchedProcess, serve
 
 pytestmark = pytest.mark.slow
 
 BOUND_S: Final = 1.0
 # However slow the machine, a change must be seen well before this (a failure, not a wait).
 DEADLINE_S: Final = 120.0
-ENV_PREFIXES: Final = ("MCP_", "METACORTEX_", "GEMINI_", "SEARCH_", "DEFAULT_FILTER")
 
 
 def _serve(data_dir: Path) -> tuple[WatchedProcess, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(ENV_PREFIXES)}
-    env |= {
-        "METACORTEX_CLIENT_REFRESH_SECONDS": str(BOUND_S),
-        "METACORTEX_RATE_LIMIT_PER_MINUTE": "1000000",  # B is asked many times a second
-    }
-    command = [sys.executable, "-m", "metacortex.cli.main", "serve", "--port", "0"]
-    process = WatchedProcess(
-        [*command, "--data-dir", str(data_dir)],
-        " client snippets",  # the banner's last line
-        env=env,
-        cwd=data_dir.parent,
+    return serve(
+        data_dir,
+        METACORTEX_CLIENT_REFRESH_SECONDS=str(BOUND_S),
+        METACORTEX_RATE_LIMIT_PER_MINUTE="1000000",  # B is asked many times a second
     )
-    process.wait_ready(180, "metacortex serve")
-    ready = next(line for line in process.log if "is ready at " in line)
-    return process, ready.split("is ready at ", 1)[1].split()[0]
 
 
 @pytest.fixture

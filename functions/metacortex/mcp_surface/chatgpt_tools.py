@@ -3,7 +3,8 @@
 ChatGPT's deep research and company-knowledge modes call only tools named
 ``search(query)`` and ``fetch(id)``: ``search`` answers one text item holding
 ``{"results": [{"id", "title", "url"}]}``, ``fetch`` one holding
-``{"id", "title", "text", "url", "metadata"}``. A profile opts in with
+``{"id", "title", "text", "url", "metadata"}`` (topic, state, creation time, and who
+created and last changed the memory). A profile opts in with
 ``chatgptDataTools`` (an OAuth grant with the consent page's checkbox); the tools
 then follow the profile's ``search_context`` / ``fetch_context`` rights and states.
 
@@ -80,6 +81,9 @@ def run_fetch(
             "topic": metadata["topic"],
             "state": metadata["branch_state"],
             "created_at": metadata["created_at"],
+            # Who wrote it and who last changed its state, as every other result says.
+            "created_by": metadata["created_by"],
+            "changed_by": metadata["changed_by"],
         },
     }
 

@@ -24,7 +24,7 @@ from typing import Any, Final
 import mcp_types as types
 
 from metacortex.domain import limits
-from metacortex.domain.records import Memory, to_wire_time
+from metacortex.domain.records import Attribution, Memory, to_wire_time
 from metacortex.domain.text import summarize
 from metacortex.errors import InvalidArgument
 from metacortex.mcp_surface.resources import reads_bodies, reads_recent
@@ -192,10 +192,16 @@ def _fit(
     return text, shown
 
 
+def _name(who: Attribution, names: Mapping[str, str]) -> str:
+    return names.get(who.person, who.person)
+
+
 def _block(memory: Memory, bodies: bool, names: Mapping[str, str]) -> str:
     body = memory.content if bodies else summarize(memory.content)
-    author = memory.created_by
-    by = f" by {names.get(author.person, author.person)}" if author is not None else ""
-    saved = f"saved {to_wire_time(memory.created_at)[:10]}{by}"
+    saved = f"saved {to_wire_time(memory.created_at)[:10]}"
+    if memory.created_by is not None:
+        saved += f" by {_name(memory.created_by, names)}"
+    if memory.changed_by is not None:
+        saved += f", changed by {_name(memory.changed_by, names)}"
     heading = f"{memory.topic} · {saved} · id {memory.id}"
     return f"\n\n## {heading}\n{body.strip()}"

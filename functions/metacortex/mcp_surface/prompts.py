@@ -3,7 +3,11 @@
 ``correct_memory`` is a ready-made instruction to replace a wrong memory: one
 user message telling the model to save the corrected memory, deprecate the
 wrong one as ``corrected`` (superseded by the new id), and report both ids. It
-is offered only where both tools it relies on are available.
+is offered only where both tools it relies on are available. With ``space`` it
+corrects a memory of that space: both calls it asks for name it (else they would
+act in the default space, where the memory is not), and the space is resolved as
+the tools resolve it, for writing (a space not granted reads as a missing one; a
+space granted read only is refused, saying so).
 
 Bad arguments are JSON-RPC ``invalid params`` errors: prompts have no
 ``isError`` result. Every get becomes one ``memory_events`` record
@@ -29,6 +33,8 @@ from metacortex.mcp_surface import context_prompt
 from metacortex.mcp_surface.recording import record_request
 from metacortex.server.profiles import Profile
 from metacortex.server.runtime import Runtime
+from metacortex.service import Access
+from metacortex.spaces.model import Level
 
 PROMPT_NAME: Final = "correct_memory"
 _NEEDS: Final = frozenset({"save_context", "deprecate_context"})
@@ -60,6 +66,12 @@ PROMPT: Final = types.Prompt(
         types.PromptArgument(
             name="valid_until",
             description="ISO 8601 instant the corrected fact stops being true.",
+            required=False,
+        ),
+        types.PromptArgument(
+            name="space",
+            description="The space the wrong memory is in (a key from list_spaces); "
+            "your default when omitted.",
             required=False,
         ),
     ],
@@ -95,7 +107,7 @@ async def get_prompt(
     summary: dict[str, Any] = {}
     try:
         if name == PROMPT_NAME:
-            result = render(args)
+            result = render(args, profile.access)
         else:
             service = await runtime.ready_service()
             result, summary = await anyio.to_thread.run_sync(
@@ -137,19 +149,26 @@ def _record(
     )
 
 
-def render(args: Mapping[str, str]) -> types.GetPromptResult:
-    """The ``correct_memory`` prompt; InvalidArgument for bad arguments."""
-    save_arguments = _save_arguments(args)
-    wrong_id = limits.check_id(args.get("incorrect_memory_id", ""), "incorrect_memory_id")
+def render(args: Mapping[str, str], access: Access) -> types.GetPromptResult:
+    """The ``correct_memory`` prompt; InvalidArgument for bad arguments, and the tools'
+    own errors for a ``space`` the caller may not write (``Access.space``)."""
     unknown = sorted(set(args) - {argument.name for argument in PROMPT.arguments or ()})
     if unknown:
         raise InvalidArgument(f"unknown argument {unknown[0][:64]!r}")
+    space = access.space(args["space"], Level.WRITE) if args.get("space") else None
+    save_arguments = _save_arguments(args)
+    wrong_id = limits.check_id(args.get("incorrect_memory_id", ""), "incorrect_memory_id")
+    in_space = ""
+    if space is not None:
+        save_arguments["space"] = space
+        in_space = f", space {json.dumps(space)}"
     text = (
         f"The memory {wrong_id} is wrong. Correct it with the memory tools:\n"
         "1. Call save_context with exactly these arguments:\n"
         f"{json.dumps(save_arguments, ensure_ascii=False, indent=2)}\n"
-        f"2. Call deprecate_context with id {json.dumps(wrong_id)}, superseding_id set to the "
-        'id that save_context returned (item.id), and supersession_reason "corrected".\n'
+        f"2. Call deprecate_context with id {json.dumps(wrong_id)}{in_space}, superseding_id "
+        "set to the id that save_context returned (item.id), and supersession_reason "
+        '"corrected".\n'
         "3. Report both ids: the new memory's id and the deprecated memory's id. If a step "
         "fails, stop and report the error instead."
     )

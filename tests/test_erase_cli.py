@@ -19,6 +19,7 @@ from metacortex.config import Settings
 from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.server.events import MEMORY_EVENTS
 from metacortex.service import Access, MemoryService
+from metacortex.spaces.registry import Registry
 from metacortex.storage.sqlite import SQLiteStore
 from tests.fakes import HashingEmbedder
 
@@ -47,8 +48,8 @@ def service(data_dir: Path) -> Iterator[MemoryService]:
     store.close()
 
 
-def _save(service: MemoryService, content: str, **kw: object) -> str:
-    return str(service.save(ADMIN, content=content, **kw)["item"]["id"])  # type: ignore[arg-type]
+def _save(service: MemoryService, content: str, access: Access = ADMIN, **kw: object) -> str:
+    return str(service.save(access, content=content, **kw)["item"]["id"])  # type: ignore[arg-type]
 
 
 def _argv(data_dir: Path, *args: str) -> list[str]:
@@ -65,6 +66,20 @@ def _argv(data_dir: Path, *args: str) -> list[str]:
 
 def _env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("METACORTEX_")}
+
+
+def _in_a_script(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run ``argv`` without a terminal (standard input closed), as a script does."""
+    return subprocess.run(  # noqa: S603 - our own entry point
+        argv,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=_env(),
+        timeout=120,
+        check=False,
+    )
 
 
 def _on_a_terminal(argv: list[str], cwd: Path, answer: bytes) -> tuple[int, str]:
@@ -103,16 +118,7 @@ def test_without_a_terminal_and_without_yes_erase_refuses_with_a_clear_line(
 ) -> None:
     kept = _save(service, "A note that must survive a script's mistake")
 
-    ran = subprocess.run(  # noqa: S603 - our own entry point
-        _argv(data_dir, kept),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        cwd=data_dir,
-        env=_env(),
-        timeout=120,
-        check=False,
-    )
+    ran = _in_a_script(_argv(data_dir, kept), data_dir)
 
     assert ran.returncode == 2
     assert "1 memory will be erased for good:" in ran.stdout
@@ -215,4 +221,51 @@ def test_erase_needs_ids_or_a_topic_and_refuses_an_unknown_id(
     err = capsys.readouterr().err
     assert "give memory ids or --topic TOPIC (one of them)" in err
     assert "metacortex: no memory with id 'zz-unknown'; nothing was erased" in err
+    assert service.store.get(kept) is not None
+
+
+def _spaces(data_dir: Path, *keys: str) -> Access:
+    """The owner's access once ``keys`` exist in the store (made as the owner would)."""
+    store = SQLiteStore(data_dir / "metacortex.sqlite3")
+    try:
+        registry = Registry(store)
+        for key in keys:
+            registry.add_space(key)
+        return Access.admin(directory=registry.directory())
+    finally:
+        store.close()
+
+
+def test_erase_with_a_space_erases_that_spaces_topic_and_leaves_the_same_topic_elsewhere(
+    service: MemoryService, data_dir: Path
+) -> None:
+    owner = _spaces(data_dir, "work")
+    at_work = [
+        _save(service, f"Standup note {i}", topic="notes", space="work", access=owner)
+        for i in range(2)
+    ]
+    at_home = _save(service, "Shopping note", topic="notes")
+
+    ran = _in_a_script(_argv(data_dir, "--topic", "notes", "--space", "work", "--yes"), data_dir)
+
+    assert ran.returncode == 0, ran.stderr
+    assert "2 memories of topic 'notes' in the space 'work' will be erased for good:" in (
+        ran.stdout
+    )
+    assert all(service.store.get(i, space="work") is None for i in at_work)
+    assert service.store.get(at_home) is not None
+    [event] = [e for e in service.store.read_events(MEMORY_EVENTS) if e["tool_name"] == "erase"]
+    assert event["space"] == "work"
+
+
+def test_erase_in_a_space_that_does_not_exist_says_how_to_list_them(
+    service: MemoryService, data_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kept = _save(service, "Kept")
+
+    assert main(["erase", kept, "--space", "nowhere", "--yes", "--data-dir", str(data_dir)]) == 2
+
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("metacortex: no space 'nowhere'; ")
+    assert err.endswith(f"space list --data-dir {data_dir}` shows the spaces")
     assert service.store.get(kept) is not None

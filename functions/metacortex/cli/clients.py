@@ -1,12 +1,19 @@
-"""``metacortex client add|list|snippets|pause|resume|remove``: the client endpoints.
+"""``metacortex client add|list|snippets|pause|resume|remove|grant|ungrant``: the client
+endpoints.
 
 ``add`` creates a client endpoint (``/clients/<id>/mcp``) in the configured store,
 prints its token once (the store keeps its sha256) and the ready-to-paste
 connections; every server on that store accepts it within
-``METACORTEX_CLIENT_REFRESH_SECONDS``, without a restart. ``pause``, ``resume`` and
-``remove`` take effect within the same time (``remove`` asks first, ``y`` or
-``yes``). Clients defined in ``MCP_CLIENT_PROFILES_JSON`` are listed as read-only.
-Each change is recorded as an ``owner_action`` event (never the token).
+``METACORTEX_CLIENT_REFRESH_SECONDS``, without a restart. A client is one person's
+(``--person``, the owner by default) and is granted spaces of theirs (``--space
+KEY[:LEVEL]``, repeatable, ``--default-space``); without ``--space`` it gets its
+default space (``default`` unless ``--default-space`` names another) at the
+person's own level. ``grant`` and ``ungrant`` change a stored client's spaces.
+Every command that sets levels prints the level the client gets in each space now
+(``clients.manage``). ``pause``, ``resume`` and ``remove`` take effect within the
+same time (``remove`` asks first, ``y`` or ``yes``). Clients defined in
+``MCP_CLIENT_PROFILES_JSON`` are listed as read-only. Each change is recorded as an
+``owner_action`` event (never the token).
 ``snippets`` prints again what ``add`` printed, without the token: each
 application's connection to a client's endpoint, or to the admin endpoint (what
 ``serve``'s banner points to). Addresses are the server's as the user reaches it
@@ -19,24 +26,33 @@ import argparse
 import json
 import shlex
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import asdict
-from datetime import timedelta
-from pathlib import Path
 from typing import Any, Final, TypeVar
 
+from metacortex.cli import owner_changes
+from metacortex.cli.data_dir import add_data_dir_option, settings_for
+from metacortex.cli.owner_changes import (
+    add_spaces_option,
+    applies_within,
+    levels_text,
+    print_json,
+    space_key,
+    space_option,
+    store_name,
+    with_store,
+)
 from metacortex.cli.program import program
 from metacortex.cli.server_address import server_url
 from metacortex.clients import ClientManager, ClientView, Endpoint, client_endpoint, render
 from metacortex.clients.manage import DEFAULT_TOOLS
 from metacortex.clients.snippets import ADMIN_TOKEN_VARIABLE, APPS
-from metacortex.composition import build_store
 from metacortex.config import Settings
-from metacortex.errors import MetaCortexError
-from metacortex.server.events import EventRecorder
 from metacortex.server.profiles import TOOL_NAMES
+from metacortex.spaces.model import OWNER_ID
 from metacortex.storage.base import MemoryStore
+
+__all__ = ["add_parser", "recorded", "store_name"]
 
 EXIT_REFUSED: Final = 2
 T = TypeVar("T")
@@ -48,7 +64,9 @@ def _comma_list(value: str) -> list[str]:
 
 def add_parser(commands: Any) -> None:
     parser: argparse.ArgumentParser = commands.add_parser(
-        "client", help="create, list, pause, resume and remove client endpoints (/clients/<id>/mcp)"
+        "client",
+        help="create, list, pause, resume and remove client endpoints (/clients/<id>/mcp) "
+        "and grant them spaces",
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     add = actions.add_parser(
@@ -60,6 +78,22 @@ def add_parser(commands: Any) -> None:
         "and how to connect ChatGPT, Claude, Claude Code, Codex, Cursor and VS Code.",
     )
     add.add_argument("id", help="client id: letters, digits, '-' or '_' (becomes the URL path)")
+    add.add_argument(
+        "--person",
+        default=OWNER_ID,
+        help="whose client it is: a person's email (default: the owner)",
+    )
+    add_spaces_option(
+        add,
+        "a space it gets, repeatable; the person must be a member of it; without a level, "
+        "the person's own level there (default: its default space at that level)",
+    )
+    add.add_argument(
+        "--default-space",
+        metavar="KEY",
+        help="where calls without a space act; one of --space (default: the only --space, "
+        "else 'default')",
+    )
     add.add_argument(
         "--tools",
         type=_comma_list,
@@ -98,7 +132,10 @@ def add_parser(commands: Any) -> None:
     )
     add.add_argument("--json", action="store_true", help="print one JSON object instead")
     add.set_defaults(run=run_add)
-    listing = actions.add_parser("list", help="list client endpoints (stored and configured)")
+    listing = actions.add_parser(
+        "list",
+        help="list client endpoints (stored and configured), whose they are, their spaces",
+    )
     listing.add_argument("--json", action="store_true", help="print JSON")
     listing.set_defaults(run=run_list)
     snippets = actions.add_parser(
@@ -126,41 +163,32 @@ def add_parser(commands: Any) -> None:
         if name == "remove":
             sub.add_argument("--yes", action="store_true", help="do not ask (for scripts)")
         sub.set_defaults(run=run_change)
-    for sub in (
-        add,
-        listing,
-        snippets,
-        *(actions.choices[n] for n in ("pause", "resume", "remove")),
-    ):
-        sub.add_argument(
-            "--data-dir",
-            type=Path,
-            help="the embedded store's folder (default: METACORTEX_DATA_DIR)",
-        )
-
-
-def _settings(args: argparse.Namespace) -> Settings:
-    overrides: dict[str, Any] = {}
-    if getattr(args, "data_dir", None) is not None:
-        overrides["metacortex_data_dir"] = args.data_dir.expanduser()
-    return Settings(**overrides)
-
-
-def _with_store(args: argparse.Namespace, work: Callable[[Settings, MemoryStore], T]) -> T:
-    settings = _settings(args)
-    store = build_store(settings)
-    try:
-        return work(settings, store)
-    finally:
-        store.close()
-
-
-def store_name(settings: Settings) -> str:
-    """Which store a command wrote to, in words an operator can check."""
-    if settings.store_kind == "sqlite":
-        return f"the SQLite store {settings.sqlite_path}"
-    project = settings.google_cloud_project or "(the default project)"
-    return f"Firestore (project {project}, database {settings.firestore_database})"
+    grant = actions.add_parser(
+        "grant",
+        help="grant a stored client a space of its person's, or change its level there",
+        description="Grant a stored client a space its person is a member of, at LEVEL "
+        "(default: the person's own level there). Every server on the store applies it "
+        "within METACORTEX_CLIENT_REFRESH_SECONDS. Prints the level it gets in each space.",
+    )
+    grant.add_argument("id", help="the client's id (from `metacortex client list`)")
+    grant.add_argument("space", metavar="KEY[:read|:write]", type=space_option)
+    grant.add_argument(
+        "--default", action="store_true", help="make it the client's default space too"
+    )
+    grant.add_argument("--json", action="store_true", help="print one JSON object instead")
+    grant.set_defaults(run=run_grant)
+    ungrant = actions.add_parser(
+        "ungrant",
+        help="take a space from a stored client (not its only one, not its default)",
+        description="Take a space from a stored client. Its only space and its default "
+        "space are refused (make another its default with `client grant ID KEY --default`).",
+    )
+    ungrant.add_argument("id", help="the client's id (from `metacortex client list`)")
+    ungrant.add_argument("space", metavar="KEY", type=space_key)
+    ungrant.add_argument("--json", action="store_true", help="print one JSON object instead")
+    ungrant.set_defaults(run=run_ungrant)
+    for sub in actions.choices.values():
+        add_data_dir_option(sub)
 
 
 def recorded(
@@ -170,35 +198,8 @@ def recorded(
     client_id: str,
     change: Callable[[], T],
 ) -> T:
-    """Run a change and record it as an ``owner_action`` event (ids only)."""
-    events = EventRecorder(
-        retention=timedelta(days=settings.metacortex_event_retention_days),
-        retrieval_logging=False,
-    )
-    events.start(store)
-    started = time.perf_counter()
-    summary = {"via": "cli", "client_id": client_id}
-    try:
-        result = change()
-    except MetaCortexError as error:
-        events.owner_action(
-            action=action,
-            status="error",
-            latency_ms=(time.perf_counter() - started) * 1000,
-            request_summary=summary,
-            error={"code": error.code, "message": error.message},
-        )
-        raise
-    else:
-        events.owner_action(
-            action=action,
-            status="ok",
-            latency_ms=(time.perf_counter() - started) * 1000,
-            request_summary=summary,
-        )
-        return result
-    finally:
-        events.close()
+    """Run a change of a client and record it as an ``owner_action`` event (ids only)."""
+    return owner_changes.recorded(settings, store, action, {"client_id": client_id}, change)
 
 
 def run_add(args: argparse.Namespace) -> int:
@@ -219,6 +220,9 @@ def run_add(args: argparse.Namespace) -> int:
                 rate_limit_per_minute=args.rate_limit,
                 description=args.description,
                 created_by="metacortex client add",
+                person=args.person,
+                spaces=dict(args.spaces) or None,
+                default_space=args.default_space,
             ),
         )
         client, token = created.client, created.token
@@ -246,6 +250,7 @@ def run_add(args: argparse.Namespace) -> int:
             f"It serves at POST {url}; every server on this store accepts it within "
             f"{settings.metacortex_client_refresh_seconds:g} s, no restart needed."
         )
+        print(_whose(client))
         print()
         print("Token, shown only now (the store keeps its sha256):")
         print(f"  {token}")
@@ -254,11 +259,11 @@ def run_add(args: argparse.Namespace) -> int:
         _print_snippets(endpoint, None)
         return 0
 
-    return _with_store(args, add)
+    return with_store(args, add)
 
 
 def run_snippets(args: argparse.Namespace) -> int:
-    settings = _settings(args)
+    settings = settings_for(args)
     base = server_url(settings, args.url)
     if args.id is None:
         endpoint = Endpoint(f"{base}/mcp", oauth=settings.metacortex_oauth)
@@ -269,7 +274,7 @@ def run_snippets(args: argparse.Namespace) -> int:
         def client(settings: Settings, store: MemoryStore) -> ClientView:
             return ClientManager(store, settings).get(args.id)
 
-        view = _with_store(args, client)
+        view = with_store(args, client)
         endpoint = client_endpoint(
             base, view.id, oauth=settings.metacortex_oauth, url_token=view.url_token
         )
@@ -314,11 +319,22 @@ def _public(client: ClientView) -> dict[str, Any]:
     return {**asdict(client), "path": client.path, "status": client.status}
 
 
+def _whose(client: ClientView) -> str:
+    """Whose client it is and the level it gets in each space now."""
+    who = client.person_name or client.person
+    if client.person_name and client.person != OWNER_ID:
+        who = f"{client.person_name} <{client.person}>"
+    return (
+        f"It is {who}'s; it may now use: {levels_text(client.levels)} "
+        f"(default space {client.default_space!r})"
+    )
+
+
 def run_list(args: argparse.Namespace) -> int:
     def listing(settings: Settings, store: MemoryStore) -> list[ClientView]:
         return ClientManager(store, settings).list()
 
-    clients = _with_store(args, listing)
+    clients = with_store(args, listing)
     if args.json:
         print(json.dumps([_public(client) for client in clients], indent=2))
         return 0
@@ -327,11 +343,52 @@ def run_list(args: argparse.Namespace) -> int:
     for client in clients:
         source = "MCP_CLIENT_PROFILES_JSON, read-only" if client.read_only else "stored"
         since = f"  since {client.created_at}" if client.created_at else ""
+        # What it was granted, where the person's role or membership makes it less.
+        less = client.grants != client.levels
+        granted = f"  granted={levels_text(client.grants)}" if less else ""
         print(
-            f"{client.id}  [{client.status}; {source}]  tools={','.join(client.tools)}  "
-            f"states={','.join(client.states)}{since}"
+            f"{client.id}  [{client.status}; {source}]  person={client.person}  "
+            f"levels={levels_text(client.levels)}{granted}  default={client.default_space}  "
+            f"tools={','.join(client.tools)}  states={','.join(client.states)}{since}"
         )
     return 0
+
+
+def run_grant(args: argparse.Namespace) -> int:
+    key, level = args.space
+    return _change_spaces(
+        args,
+        "client_grant",
+        key,
+        lambda manager: manager.grant(args.id, key, level, make_default=args.default),
+    )
+
+
+def run_ungrant(args: argparse.Namespace) -> int:
+    return _change_spaces(
+        args, "client_ungrant", args.space, lambda manager: manager.ungrant(args.id, args.space)
+    )
+
+
+def _change_spaces(
+    args: argparse.Namespace,
+    action: str,
+    key: str,
+    change: Callable[[ClientManager], ClientView],
+) -> int:
+    def work(settings: Settings, store: MemoryStore) -> int:
+        manager = ClientManager(store, settings)
+        view = owner_changes.recorded(
+            settings, store, action, {"client_id": args.id}, lambda: change(manager), space=key
+        )
+        if args.json:
+            print_json({"client": _public(view)})
+            return 0
+        print(f"client {view.id!r} changed in {store_name(settings)}; {applies_within(settings)}")
+        print(_whose(view))
+        return 0
+
+    return with_store(args, work)
 
 
 def run_change(args: argparse.Namespace) -> int:
@@ -358,10 +415,7 @@ def run_change(args: argparse.Namespace) -> int:
         }[args.action]
         recorded(settings, store, f"client_{args.action}", args.id, action)
         done = {"pause": "paused", "resume": "resumed", "remove": "removed"}[args.action]
-        print(
-            f"client {args.id!r} {done} in {store_name(settings)}; every server on this store "
-            f"applies it within {settings.metacortex_client_refresh_seconds:g} s"
-        )
+        print(f"client {args.id!r} {done} in {store_name(settings)}; {applies_within(settings)}")
         return 0
 
-    return _with_store(args, change)
+    return with_store(args, change)

@@ -1,28 +1,32 @@
-"""``metacortex erase ID... | --topic T``: erase memories for good (the owner's command).
+"""``metacortex erase ID... | --topic T [--space KEY]``: erase memories for good (the
+owner's command).
 
 Deprecation keeps a record for history; erasure destroys its content, retrieval
 text, embedding, keyword-index entries and write fingerprints and leaves a
-tombstone (id, when, by whom). It first says how many memories it will erase
-and which consolidated memories took text from them (those stay: erase or
-correct them too), then asks. ``--yes`` skips the question (for scripts);
-without a terminal and without ``--yes`` it refuses. Backups taken earlier
-still hold the records (docs/CONSOLE.md, "What erase cannot reach").
+tombstone (id, when, by whom). It acts in one space (``--space``, else
+``default``). It first says how many memories it will erase and which
+consolidated memories took text from them (those stay: erase or correct them
+too), then asks (``confirmed``, which ``space remove --erase`` asks with too).
+``--yes`` skips the question (for scripts); without a terminal and without
+``--yes`` it refuses. Backups taken earlier still hold the records
+(docs/CONSOLE.md, "What erase cannot reach").
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-import time
-from datetime import timedelta
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, Final
 
 from metacortex.cli.data_dir import add_data_dir_option, settings_for
+from metacortex.cli.owner_changes import recorded, space_key
 from metacortex.composition import build_store
 from metacortex.config import Settings
-from metacortex.errors import MetaCortexError
 from metacortex.operations.progress import progress
-from metacortex.server.events import EventRecorder
+from metacortex.spaces.model import DEFAULT_SPACE
+from metacortex.spaces.registry import Registry
 from metacortex.storage.base import MemoryStore
 from metacortex.usecases.access import Access
 from metacortex.usecases.erase import Erasure, event_summary
@@ -44,6 +48,13 @@ def add_parser(commands: Any) -> None:
     )
     parser.add_argument("ids", nargs="*", metavar="ID", help="ids of the memories to erase")
     parser.add_argument("--topic", help="erase every memory of this topic, in every state")
+    parser.add_argument(
+        "--space",
+        type=space_key,
+        default=DEFAULT_SPACE,
+        metavar="KEY",
+        help=f"the space the memories or the topic are in (default {DEFAULT_SPACE!r})",
+    )
     parser.add_argument("--yes", action="store_true", help="do not ask (for scripts)")
     add_data_dir_option(parser)
     parser.set_defaults(run=run)
@@ -62,9 +73,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _erase(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
-    owner = Access.admin()
+    registry = Registry(store)
+    registry.space(args.space)  # an unknown space is named before anything else
+    owner = Access.admin(directory=registry.directory())
     erasure = Erasure(store)
-    plan = erasure.plan_erase(owner, ids=args.ids, topic=args.topic)
+    plan = erasure.plan_erase(owner, ids=args.ids, topic=args.topic, space=args.space)
     count = plan["count"]
     for tombstone in plan["already_erased"]:
         print(
@@ -75,83 +88,83 @@ def _erase(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> 
         print("nothing to erase")
         return 0
     where = f" of topic {plan['topic']!r}" if plan["topic"] else ""
-    print(f"{_memories(count)}{where} will be erased for good:")
+    if args.space != DEFAULT_SPACE:
+        where += f" in the space {args.space!r}"
+    print(f"{memories(count)}{where} will be erased for good:")
     for record in plan["records"][:_SHOWN]:
         print(f"  {record['id']}  [{record['branch_state']}]  {record['summary']}")
     if count > _SHOWN:
         print(f"  ... and {count - _SHOWN} more")
     _print_derived(plan["derived"], "would keep")
-    if not args.yes:
-        if not sys.stdin.isatty():
-            print(
-                f"metacortex erase: not erasing {_memories(count)} without a confirmation: "
-                "standard input is not a terminal. Run it in a terminal, or pass --yes.",
-                file=sys.stderr,
-            )
-            return EXIT_REFUSED
-        answer = input(f"Erase {_memories(count)}? This cannot be undone. Type yes to confirm: ")
-        if answer.strip().lower() != "yes":
-            print("nothing was erased")
-            return 1
+    refused = confirmed("erase", count, yes=args.yes)
+    if refused is not None:
+        return refused
     summary: dict[str, Any] = {"via": "cli", "selection": "topic" if plan["topic"] else "ids"}
     summary["count"] = count
-    events = EventRecorder(
-        retention=timedelta(days=settings.metacortex_event_retention_days),
-        retrieval_logging=False,
-    )
-    events.start(store)
-    started = time.perf_counter()
-    try:
-        with progress("erase", count) as bar:
-            done = 0
 
-            def advance(erased: int) -> None:
-                nonlocal done
-                bar.advance(erased - done)
-                done = erased
-
-            result = erasure.erase(
+    def erase() -> dict[str, Any]:
+        with erasing(count) as advance:
+            return erasure.erase(
                 owner,
                 erased_by=ERASED_BY,
                 ids=plan["ids"] if plan["topic"] is None else (),
                 topic=plan["topic"],
                 expected_count=count,
                 progress=advance,
+                space=args.space,
             )
-        events.owner_action(
-            action="erase",
-            status="ok",
-            latency_ms=(time.perf_counter() - started) * 1000,
-            request_summary=summary,
-            response_summary=event_summary(result),
-        )
-    except MetaCortexError as error:
-        events.owner_action(
-            action="erase",
-            status="error",
-            latency_ms=(time.perf_counter() - started) * 1000,
-            request_summary=summary,
-            error={"code": error.code, "message": error.message},
-        )
-        raise
-    finally:
-        events.close()
-    erased = _memories(result["erased_count"])
-    print(f"erased {erased}; a tombstone (id, time, who) stays for each")
+
+    result = recorded(
+        settings, store, "erase", summary, erase, space=args.space, answer=event_summary
+    )
+    print(f"erased {memories(result['erased_count'])}; a tombstone (id, time, who) stays for each")
     _print_derived(result["derived"], "kept")
     return 0
+
+
+def confirmed(command: str, count: int, *, yes: bool) -> int | None:
+    """Ask before erasing ``count`` memories: None to go ahead, else the exit status
+    (refused without a terminal, declined by any answer but ``yes``)."""
+    if yes:
+        return None
+    if not sys.stdin.isatty():
+        print(
+            f"metacortex {command}: not erasing {memories(count)} without a confirmation: "
+            "standard input is not a terminal. Run it in a terminal, or pass --yes.",
+            file=sys.stderr,
+        )
+        return EXIT_REFUSED
+    answer = input(f"Erase {memories(count)}? This cannot be undone. Type yes to confirm: ")
+    if answer.strip().lower() != "yes":
+        print("nothing was erased")
+        return 1
+    return None
+
+
+@contextmanager
+def erasing(count: int) -> Iterator[Callable[[int], None]]:
+    """A progress bar (on a terminal) told how many memories are erased so far."""
+    with progress("erase", count) as bar:
+        done = 0
+
+        def advance(erased: int) -> None:
+            nonlocal done
+            bar.advance(erased - done)
+            done = erased
+
+        yield advance
 
 
 def _print_derived(derived: list[dict[str, Any]], verb: str) -> None:
     if not derived:
         return
     print(
-        f"{_memories(len(derived))} {verb} text from them (consolidated from them, or from "
+        f"{memories(len(derived))} {verb} text from them (consolidated from them, or from "
         "such a memory); erase or correct them too:"
     )
     for record in derived:
         print(f"  {record['id']}  [{record['topic']}]  {record['summary']}")
 
 
-def _memories(count: int) -> str:
+def memories(count: int) -> str:
     return f"{count} memory" if count == 1 else f"{count} memories"

@@ -4,7 +4,8 @@ Each command lives in its own module exposing ``add_parser(subparsers)``,
 which registers the sub-command and sets ``run(args) -> int`` as its handler;
 add a command by adding its module to ``_COMMAND_MODULES``. Errors an operator
 can fix (configuration, a model mismatch) are printed as one clear message and
-exit with status 2, without a traceback.
+exit with status 2, without a traceback; the commands a message names are spelled
+as the operator runs them (``cli.program.spelled_in``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Final
 from pydantic import ValidationError
 
 from metacortex import __version__
+from metacortex.cli.program import spelled_in
 from metacortex.errors import ConfigurationError, MetaCortexError
 
 # Each command module and the commands it registers. A command line that names one
@@ -31,6 +33,8 @@ _COMMANDS: Final = {
     "metacortex.cli.init": ("init",),
     "metacortex.cli.surface": ("tools",),
     "metacortex.cli.clients": ("client",),
+    "metacortex.cli.spaces": ("space",),
+    "metacortex.cli.people": ("person",),
     "metacortex.cli.data": ("backup", "restore", "reembed"),
     "metacortex.cli.erase": ("erase",),
     "metacortex.cli.evaluate": ("eval",),
@@ -85,7 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValidationError as error:
         return _fail("configuration error: " + _settings_problems(error))
     except MetaCortexError as error:
-        return _fail(error.message)
+        # A command the message names is spelled as the operator runs it from here.
+        return _fail(spelled_in(error.message, getattr(args, "data_dir", None)))
     except KeyboardInterrupt:
         return 130
 

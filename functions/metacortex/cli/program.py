@@ -5,11 +5,13 @@ puts it there, not on ``PATH``), so a printed ``metacortex owner set-passphrase`
 would be "command not found". This names the install that is running: the bare
 name when ``PATH`` finds that very script, else its path (relative to the current
 directory when it is below it). ``spelled`` adds the words and the data directory
-a printed command needs to find the same store.
+a printed command needs to find the same store; ``spelled_in`` does it to the
+commands an error message names (``cli.main`` prints domain errors through it).
 """
 
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
 import sys
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Final
 
 NAME: Final = "metacortex"
+_NAMED: Final = re.compile(r"`metacortex ([^`]+)`")
 
 
 def program() -> str:
@@ -37,3 +40,10 @@ def spelled(words: str, data_dir: Path | None = None) -> str:
     --data-dir /srv/mc`` (with ``data_dir``, shell-quoted)."""
     command = f"{program()} {words}"
     return command if data_dir is None else f"{command} --data-dir {shlex.quote(str(data_dir))}"
+
+
+def spelled_in(message: str, data_dir: Path | None = None) -> str:
+    """``message`` with every command it names in backquotes (`` `metacortex person grant
+    ann@example.com work` ``, as domain errors name them) spelled as it runs from here,
+    with ``data_dir`` when the failed command was given one."""
+    return _NAMED.sub(lambda found: f"`{spelled(found.group(1), data_dir)}`", message)

@@ -1,4 +1,5 @@
-"""Create, list, pause, resume and remove the scoped client endpoints (``/clients/<id>/mcp``).
+"""Create, list, pause, resume and remove the scoped client endpoints (``/clients/<id>/mcp``),
+and change the spaces they are granted.
 
 The owner's API behind the console's clients page, ``metacortex client ...`` and
 ``metacortex init``::
@@ -7,6 +8,16 @@ The owner's API behind the console's clients page, ``metacortex client ...`` and
     created = clients.create("laptop-codex", tools=("search_context", "fetch_context"))
     created.token          # shown once; the store keeps only its sha256
     clients.pause("laptop-codex"); clients.resume("laptop-codex"); clients.remove(...)
+    clients.create("ann-laptop", person="ann@example.com", spaces={"family": None})
+    clients.grant("ann-laptop", "work", Level.READ); clients.ungrant("ann-laptop", "work")
+
+Every client belongs to one person (``owner`` unless said) and is granted spaces of
+that person's, each at a level, one of them its default. A space given without a
+level gets the person's own level there; a client given no space gets its default
+space (``default`` unless said) at the person's level. A space the person is not a
+member of is refused, naming the ``metacortex person grant`` that makes them one.
+What a client may do now in each space (``ClientView.levels``) is computed by
+``server.profiles.with_directory`` with the store's spaces and people, never here.
 
 Clients defined in ``MCP_CLIENT_PROFILES_JSON`` are listed too, as read-only: they
 change only where they are defined. A change reaches every server process within
@@ -15,8 +26,9 @@ change only where they are defined. A change reaches every server process within
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import builtins
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from metacortex.clients import stored
@@ -36,7 +48,10 @@ from metacortex.server.profiles import (
     load_profiles,
     new_token,
     token_digest,
+    with_directory,
 )
+from metacortex.spaces.model import DEFAULT_SPACE, OWNER_ID, Directory, Grants, Level, Person
+from metacortex.spaces.registry import read_directory
 from metacortex.storage.base import MemoryStore
 
 DEFAULT_TOOLS: Final = (
@@ -70,6 +85,20 @@ class ClientView:
     shadowed: bool = False
     # A stored record that is not a valid profile (edited by hand): it does not serve.
     broken: str | None = None
+    # Whose credential it is, as its entry names it (an email, or ``owner``); the person
+    # that is now, their name and whether they are active (None and inactive: nobody
+    # has that email; None and active: the people were not read).
+    person: str = OWNER_ID
+    person_id: str | None = OWNER_ID
+    person_name: str | None = None
+    person_active: bool = True
+    # What it was granted (space key -> "read" | "write") and its default space.
+    grants: dict[str, str] = field(default_factory=lambda: {DEFAULT_SPACE: Level.WRITE.word})
+    default_space: str = DEFAULT_SPACE
+    # The level it gets in each space now: ``server.profiles.with_directory`` with the
+    # store's spaces and people. None when they were not read (pause and resume
+    # answer without reading them).
+    levels: dict[str, str] | None = None
 
     @property
     def path(self) -> str:
@@ -85,7 +114,11 @@ class ClientView:
             return "not serving: invalid record"
         if self.shadowed:
             return f"not in effect: {ENVIRONMENT} defines the same id"
-        return "paused" if self.paused else "active"
+        if self.paused:
+            return "paused"
+        if self.levels is not None and self.person_id is None:
+            return f"refused: no person {self.person!r}"
+        return "active" if self.person_active else "refused: its person is deactivated"
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +127,16 @@ class CreatedClient:
     token: str  # shown once, never stored
 
 
-def _view(profile: Profile, source: Source, **extra: Any) -> ClientView:
+def _view(
+    profile: Profile, source: Source, directory: Directory | None, **extra: Any
+) -> ClientView:
+    """The view of a profile as its entry says; with ``directory``, also what it means now."""
+    person: Person | None = None
+    levels: dict[str, str] | None = None
+    if directory is not None:
+        resolved = with_directory(profile, directory)
+        person = directory.person(resolved.person)
+        levels = {key: level.word for key, level in sorted(resolved.levels.items())}
     return ClientView(
         id=profile.id,
         source=source,
@@ -103,8 +145,19 @@ def _view(profile: Profile, source: Source, **extra: Any) -> ClientView:
         origins=tuple(sorted(profile.allowed_origins)),
         url_token=profile.allow_url_token,
         paused=profile.paused,
+        person=profile.person,
+        person_id=person.id if person is not None else None,
+        person_name=person.name if person is not None else None,
+        person_active=person.active if person is not None else directory is None,
+        grants=_words(profile.grants),
+        default_space=profile.grants.default,
+        levels=levels,
         **extra,
     )
+
+
+def _words(grants: Grants) -> dict[str, str]:
+    return {key: level.word for key, level in sorted(grants.levels.items())}
 
 
 class ClientManager:
@@ -115,20 +168,30 @@ class ClientManager:
         self._settings = settings
         # The environment's profiles, validated as at start-up (a broken value raises).
         self._environment = load_profiles(settings).clients
+        self._known: Directory | None = None
+
+    def directory(self) -> Directory:
+        """The store's spaces and people, read once per manager (a manager lives for one
+        request or one command; changing clients never changes them)."""
+        if self._known is None:
+            self._known = read_directory(self._store)
+        return self._known
 
     # ---------------------------------------------------------------- read
     def list(self) -> list[ClientView]:
-        """Every client endpoint, the environment's and the stored ones, by id."""
-        views = [_view(profile, "environment") for profile in self._environment.values()]
-        views += [self._stored_view(client) for client in stored.read_all(self._store)]
+        """Every client endpoint, the environment's and the stored ones, by id, with the
+        levels each gets now."""
+        directory = self.directory()
+        views = [_view(profile, "environment", directory) for profile in self._environment.values()]
+        views += [self._stored_view(client, directory) for client in stored.read_all(self._store)]
         return sorted(views, key=lambda view: (view.id, view.source))
 
     def get(self, client_id: str) -> ClientView:
         """The client serving at ``/clients/<id>/mcp`` (the environment's first)."""
         environment = self._environment.get(client_id)
         if environment is not None:
-            return _view(environment, "environment")
-        return self._stored_view(self._stored(client_id))
+            return _view(environment, "environment", self.directory())
+        return self._stored_view(self._stored(client_id), self.directory())
 
     def _stored(self, client_id: str) -> StoredClient:
         data = self._store.auth_get(stored.KIND, client_id)
@@ -136,7 +199,7 @@ class ClientManager:
             raise NotFound(f"no client {client_id!r}")
         return stored.decode(client_id, data)
 
-    def _stored_view(self, client: StoredClient) -> ClientView:
+    def _stored_view(self, client: StoredClient, directory: Directory | None) -> ClientView:
         description = client.entry.get("description")
         extra: dict[str, Any] = {
             "description": description if isinstance(description, str) else None,
@@ -144,7 +207,7 @@ class ClientManager:
             "shadowed": client.id in self._environment,
         }
         try:
-            return _view(client.profile(self._settings), "store", **extra)
+            return _view(client.profile(self._settings), "store", directory, **extra)
         except ConfigurationError as error:
             return ClientView(
                 client.id, "store", (), (), (), False, client.paused, broken=str(error), **extra
@@ -164,9 +227,16 @@ class ClientManager:
         chatgpt_data_tools: bool = False,
         description: str | None = None,
         created_by: str = "owner",
+        person: str = OWNER_ID,
+        spaces: Mapping[str, Level | None] | None = None,
+        default_space: str | None = None,
     ) -> CreatedClient:
-        """A new client endpoint with a new token (256 random bits). InvalidArgument
-        names what is wrong with the options; Conflict when the id is taken."""
+        """A new client endpoint with a new token (256 random bits), ``person``'s (an
+        email, or ``owner``), granted ``spaces`` (key -> level, None: the person's own
+        level there) with ``default_space`` among them (see the module's note for what
+        is granted when they are left out). InvalidArgument names what is wrong with the
+        options; NotFound an unknown person or space; FailedPrecondition a space the
+        person is not a member of; Conflict when the id is taken."""
         client_id = client_id.strip()
         if not CLIENT_ID_PATTERN.fullmatch(client_id):
             raise InvalidArgument(
@@ -179,12 +249,41 @@ class ClientManager:
             )
         if client_id in self._environment:
             raise Conflict(f"client {client_id!r} is already defined in {ENVIRONMENT}")
+        owner = self._person(person)
+        if not spaces and owner.level_in(default_space or DEFAULT_SPACE) is None:
+            theirs = " ".join(
+                f"{key}:{level.word}"
+                for key in sorted(self.directory().spaces)
+                if (level := owner.level_in(key)) is not None
+            )
+            raise InvalidArgument(
+                f"{owner.name} is not a member of the space "
+                f"{default_space or DEFAULT_SPACE!r}, which a client gets when given no "
+                f"space: name its spaces (--space KEY); {owner.name}'s are: "
+                f"{theirs or 'none yet'}"
+            )
+        wanted = dict(spaces or {(default_space or DEFAULT_SPACE): None})
+        levels = {key: self._grantable(owner, key, level) for key, level in wanted.items()}
+        default = default_space or (next(iter(levels)) if len(levels) == 1 else None)
+        if default is None:
+            raise InvalidArgument(
+                f"the client gets {len(levels)} spaces ({', '.join(levels)}): name the one "
+                "calls without a space act in (--default-space KEY)"
+            )
+        if default not in levels:
+            raise InvalidArgument(
+                f"its default space {default!r} must be one of the spaces it gets "
+                f"({', '.join(levels)})"
+            )
         token = new_token()
         entry: dict[str, Any] = {
             "id": client_id,
             "token_sha256": token_digest(token).hex(),
             "allowedTools": list(tools),
+            **_grant_fields(levels, default),
         }
+        if not owner.is_owner:
+            entry["person"] = owner.email
         if states is not None:
             entry["allowedFilterStates"] = list(states)
         if origins:
@@ -208,7 +307,7 @@ class ClientManager:
         if not self._store.auth_create(stored.KIND, client_id, data, None):
             raise Conflict(f"client {client_id!r} already exists; choose another id")
         stored.mark_changed(self._store)
-        return CreatedClient(self._stored_view(client), token)
+        return CreatedClient(self._stored_view(client, self.directory()), token)
 
     def pause(self, client_id: str) -> ClientView:
         """Refuse every request of the client (403) until it is resumed."""
@@ -234,7 +333,134 @@ class ClientManager:
         if changed is None:
             raise NotFound(f"no client {client_id!r}")
         stored.mark_changed(self._store)
-        return self._stored_view(stored.decode(client_id, changed))
+        return self._stored_view(stored.decode(client_id, changed), None)
+
+    # ------------------------------------------------------------- spaces
+    def grant(
+        self, client_id: str, key: str, level: Level | None = None, *, make_default: bool = False
+    ) -> ClientView:
+        """Grant a stored client a space of its person's (``level`` None: the person's own
+        level there), or change its level; ``make_default``: calls without a space act
+        there from now on."""
+        self.require_stored(client_id, "changed")
+        client = self._stored(client_id)
+        profile = self._profile(client)
+        grants = profile.grants
+        level = self._grantable(self._person(profile.person), key, level)
+        return self._set_grants(
+            client,
+            {**grants.levels, key: level},
+            key if make_default else grants.default,
+        )
+
+    def ungrant(self, client_id: str, key: str) -> ClientView:
+        """Take a space from a stored client; neither its only space nor its default."""
+        self.require_stored(client_id, "changed")
+        client = self._stored(client_id)
+        grants = self._profile(client).grants
+        if key not in grants.levels:
+            raise NotFound(f"client {client_id!r} is not granted the space {key!r}")
+        others = sorted(set(grants.levels) - {key})
+        if not others:
+            raise FailedPrecondition(
+                f"{key!r} is the only space client {client_id!r} holds: grant it another "
+                f"first (`metacortex client grant {client_id} KEY --default`), or remove "
+                f"the client (`metacortex client remove {client_id}`)"
+            )
+        if key == grants.default:
+            raise FailedPrecondition(
+                f"the space {key!r} is the default of client {client_id!r}: make another space "
+                f"its default first (`metacortex client grant {client_id} {others[0]} --default`)"
+            )
+        return self._set_grants(
+            client, {k: v for k, v in grants.levels.items() if k != key}, grants.default
+        )
+
+    def holding(self, key: str) -> builtins.list[ClientView]:
+        """Every client endpoint granted the space, the environment's too (by id)."""
+        return [view for view in self.list() if key in view.grants]
+
+    def drop_space(self, key: str) -> builtins.list[ClientView]:
+        """Take a space that is being removed from every stored client granted it (a
+        client whose default it was gets its first other space as default): the clients
+        changed. Refused, changing nothing (FailedPrecondition), while a client holds
+        only that space: it would hold nothing."""
+        changes: builtins.list[tuple[StoredClient, dict[str, Level], str]] = []
+        for client in stored.read_all(self._store):
+            try:
+                grants = self._profile(client).grants
+            except InvalidArgument:
+                continue  # a broken record serves nothing; it is removed as it is
+            if key not in grants.levels:
+                continue
+            rest = {k: v for k, v in grants.levels.items() if k != key}
+            if not rest:
+                raise FailedPrecondition(
+                    f"client {client.id!r} holds only the space {key!r}: grant it another "
+                    f"(`metacortex client grant {client.id} KEY --default`) or remove it "
+                    f"(`metacortex client remove {client.id}`) first"
+                )
+            default = grants.default if grants.default != key else fallback_space(rest)
+            changes.append((client, rest, default))
+        changed = [self._set_grants(c, rest, default, mark=False) for c, rest, default in changes]
+        if changed:
+            stored.mark_changed(self._store)
+        return changed
+
+    def _profile(self, client: StoredClient) -> Profile:
+        try:
+            return client.profile(self._settings)
+        except ConfigurationError as error:
+            raise InvalidArgument(
+                f"{error}; remove it (`metacortex client remove {client.id}`) and add it again"
+            ) from None
+
+    def _person(self, who: str) -> Person:
+        """The person a client is for, by email or id: they must exist and be active."""
+        directory = self.directory()
+        person = directory.by_email(who) if "@" in who else directory.person(who)
+        if person is None:
+            raise NotFound(
+                f"no person {who!r}; add them first "
+                f"(`metacortex person add {who} --name NAME --role writer`)"
+            )
+        if not person.active:
+            raise FailedPrecondition(
+                f"{person.name} ({who}) is deactivated; reactivate them first "
+                f"(`metacortex person reactivate {who}`)"
+            )
+        return person
+
+    def _grantable(self, person: Person, key: str, level: Level | None) -> Level:
+        """The level a client of ``person`` is granted in ``key``: ``level``, else the
+        person's own; refused for a space that does not exist or they are not in."""
+        if key not in self.directory().spaces:
+            raise NotFound(f"no space {key!r}; create it first (`metacortex space add {key}`)")
+        own = person.level_in(key)
+        if own is None:
+            raise FailedPrecondition(
+                f"{person.name} is not a member of the space {key!r}; make them one first "
+                f"(`metacortex person grant {person.email} {key}`)"
+            )
+        return own if level is None else level
+
+    def _set_grants(
+        self,
+        client: StoredClient,
+        levels: Mapping[str, Level],
+        default: str,
+        *,
+        mark: bool = True,
+    ) -> ClientView:
+        entry = {**client.entry, **_grant_fields(levels, default)}
+        changed = self._store.auth_update(
+            stored.KIND, client.id, {"entry": entry, "changed_at": to_wire_time(utc_now())}
+        )
+        if changed is None:
+            raise NotFound(f"no client {client.id!r}")
+        if mark:
+            stored.mark_changed(self._store)
+        return self._stored_view(stored.decode(client.id, changed), self.directory())
 
     def require_stored(self, client_id: str, done: str) -> None:
         """FailedPrecondition when the client is the environment's (``done``: "removed")."""
@@ -243,3 +469,17 @@ class ClientManager:
                 f"client {client_id!r} is defined in {ENVIRONMENT}, so it cannot be {done} "
                 "here: change that variable and restart the server"
             )
+
+
+def _grant_fields(levels: Mapping[str, Level], default: str) -> dict[str, Any]:
+    """A profile entry's ``spaces`` and ``defaultSpace`` (``server.profiles.entry_grants``)."""
+    return {
+        "spaces": {key: level.word for key, level in sorted(levels.items())},
+        "defaultSpace": default,
+    }
+
+
+def fallback_space(keys: Iterable[str]) -> str:
+    """The default a credential falls back to when its default space is removed:
+    ``default`` when it holds it, else the first of the others."""
+    return min(keys, key=lambda key: (key != DEFAULT_SPACE, key))

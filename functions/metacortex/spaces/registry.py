@@ -50,6 +50,7 @@ from metacortex.storage.base import MemoryStore
 SPACE_KIND: Final = "space"
 PERSON_KIND: Final = "person"
 EMAIL_KIND: Final = "person_email"
+_OWNER_EVERYWHERE: Final = "the owner is a member of every space, at write; that does not change"
 
 
 def read_directory(store: MemoryStore) -> Directory:
@@ -138,7 +139,7 @@ class Registry:
     def space(self, key: str) -> Space:
         found = self.directory().spaces.get(key)
         if found is None:
-            raise NotFound(f"no space {key!r}")
+            raise NotFound(f"no space {key!r}; `metacortex space list` shows the spaces")
         return found
 
     def add_space(self, key: str, name: str | None = None, description: str = "") -> Space:
@@ -173,14 +174,28 @@ class Registry:
         return changed
 
     def remove_space(self, key: str) -> Space:
-        """Remove an (empty) space's record; the caller checks that it holds nothing
-        (``spaces.admin``), and people's and credentials' grants on it stop counting."""
+        """Remove an (empty) space: first from every person's membership, then its
+        record, so that a space made later with the same key gives its old members
+        nothing. The caller checks that it holds no memory and takes it out of the
+        credentials' grants (``operations.space_removal``); re-run after a failure
+        half-way, it finishes the job."""
         current = self.space(key)
         if key == DEFAULT_SPACE:
             raise FailedPrecondition("the default space cannot be removed")
+        for person in self.members(key):
+            spaces = {k: v for k, v in person.spaces.items() if k != key}
+            self._store.auth_put(
+                PERSON_KIND, person.id, _person_record(replace(person, spaces=spaces)), None
+            )
         self._store.auth_delete(SPACE_KIND, key)
         mark_changed(self._store)
         return current
+
+    def members(self, key: str) -> list[Person]:
+        """The people who are members of the space (not the owner, who is of every one),
+        by name."""
+        people = self.directory().people.values()
+        return sorted((p for p in people if key in p.spaces), key=lambda p: (p.name, p.id))
 
     # -------------------------------------------------------------- people
     def person(self, who: str) -> Person:
@@ -188,7 +203,7 @@ class Registry:
         directory = self.directory()
         found = directory.person(who) if "@" not in who else directory.by_email(who)
         if found is None:
-            raise NotFound(f"no person {who!r}")
+            raise NotFound(f"no person {who!r}; `metacortex person list` shows the people")
         return found
 
     def add_person(
@@ -221,6 +236,11 @@ class Registry:
             changes.get("role") not in (None, Role.OWNER) or changes.get("active") is False
         ):
             raise FailedPrecondition("the owner keeps every right and cannot be deactivated")
+        if current.is_owner and "spaces" in changes:
+            raise FailedPrecondition(_OWNER_EVERYWHERE)
+        if not current.is_owner and changes.get("role") is Role.OWNER:
+            # A second owner's record is ignored when read: the person would vanish.
+            raise InvalidArgument("there is one owner; a person is a writer or a reader")
         if "name" in changes:
             changes["name"] = check_name(changes["name"], "name", MAX_PERSON_NAME_CHARS)
         if "spaces" in changes:
@@ -232,10 +252,14 @@ class Registry:
 
     def grant(self, who: str, key: str, level: Level) -> Person:
         person = self.person(who)
+        if person.is_owner:
+            raise FailedPrecondition(_OWNER_EVERYWHERE)
         return self.change_person(person.id, spaces={**person.spaces, key: level})
 
     def ungrant(self, who: str, key: str) -> Person:
         person = self.person(who)
+        if person.is_owner:
+            raise FailedPrecondition(_OWNER_EVERYWHERE)
         if key not in person.spaces:
             raise NotFound(f"{person.name} is not a member of the space {key!r}")
         return self.change_person(

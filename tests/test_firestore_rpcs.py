@@ -116,7 +116,7 @@ def _cost(recorder: RpcRecorder, operation: Callable[[], Any]) -> Tally:
 
 
 @pytest.mark.parametrize("space", [DEFAULT_SPACE, TEAM])
-def test_search_takes_three_round_trips_with_a_topic_and_four_without_in_any_space(
+def test_search_takes_four_round_trips_with_a_topic_and_five_without_in_any_space(
     counted_large: tuple[MemoryService, RpcRecorder], space: str
 ) -> None:
     service, recorder = counted_large
@@ -136,13 +136,14 @@ def test_search_takes_three_round_trips_with_a_topic_and_four_without_in_any_spa
     # 2: the keyword candidates not already returned by find_nearest (here the
     # common term "notes": its 150 records outnumber the pool); 3: the neighbours
     # of the 20 best, at once; (4 without a topic: the neighbours of candidates
-    # that context lifted into the top 20).
-    assert (scoped.depth, everywhere.depth) == (3, 4)
-    assert scoped.kinds == {"RunQuery(find_nearest)": 1, "RunAggregationQuery": 9, "RunQuery": 41}
+    # that context lifted into the top 20); last, the relations of the page's results
+    # (issue 32: `related`, one array_contains_any query per 30 results).
+    assert (scoped.depth, everywhere.depth) == (4, 5)
+    assert scoped.kinds == {"RunQuery(find_nearest)": 1, "RunAggregationQuery": 9, "RunQuery": 42}
     assert everywhere.kinds == {
         "RunQuery(find_nearest)": 1,
         "RunAggregationQuery": 5,
-        "RunQuery": 45,
+        "RunQuery": 46,
     }
 
 
@@ -172,9 +173,16 @@ def test_consolidating_ten_drafts_reads_them_together_in_four_round_trips(
 
     tally = _cost(recorder, lambda: service.consolidate(ADMIN, topic="drafts", source_ids=drafts))
 
-    # the 10 sources in one BatchGet; then BeginTransaction, one BatchGet of all 10, Commit.
-    assert tally.depth == tally.rpcs == 4
-    assert tally.kinds == {"BatchGetDocuments": 2, "BeginTransaction": 1, "Commit": 1}
+    # the 10 sources in one BatchGet; then BeginTransaction, one BatchGet of all 10, the
+    # relations touching the sources whose state changes (one query: their copy of the
+    # state is kept current, issue 32), Commit.
+    assert tally.depth == tally.rpcs == 5
+    assert tally.kinds == {
+        "BatchGetDocuments": 2,
+        "BeginTransaction": 1,
+        "RunQuery": 1,
+        "Commit": 1,
+    }
     assert tally.documents == 20
 
 
@@ -188,8 +196,15 @@ def test_deprecate_reads_both_records_in_one_round_trip(
 
     tally = _cost(recorder, lambda: service.deprecate(ADMIN, id=old, superseding_id=new))
 
-    assert tally.depth == tally.rpcs == 3
-    assert tally.kinds == {"BatchGetDocuments": 1, "BeginTransaction": 1, "Commit": 1}
+    # BeginTransaction; both records at once; the relations touching the deprecated one
+    # (their copy of its state, issue 32); Commit (with the new supersedes relation).
+    assert tally.depth == tally.rpcs == 4
+    assert tally.kinds == {
+        "BatchGetDocuments": 1,
+        "BeginTransaction": 1,
+        "RunQuery": 1,
+        "Commit": 1,
+    }
     assert tally.documents == 2
 
 
@@ -223,7 +238,7 @@ def test_list_spaces_counts_each_space_with_one_aggregation_and_reads_no_documen
     assert tally.depth <= 5
 
 
-def test_fetch_and_list_are_one_round_trip_each(
+def test_fetch_and_list_are_one_round_trip_each_and_one_for_their_relations(
     counted: tuple[MemoryService, RpcRecorder],
 ) -> None:
     service, recorder = counted
@@ -232,8 +247,8 @@ def test_fetch_and_list_are_one_round_trip_each(
     fetched = _cost(recorder, lambda: service.fetch(ADMIN, id=some_id))
     listed = _cost(recorder, lambda: service.list_memories(ADMIN, filter_topic="ops-1", limit=10))
 
-    assert (fetched.depth, fetched.kinds) == (1, {"BatchGetDocuments": 1})
-    assert (listed.depth, listed.kinds) == (1, {"RunQuery": 1})
+    assert (fetched.depth, fetched.kinds) == (2, {"BatchGetDocuments": 1, "RunQuery": 1})
+    assert (listed.depth, listed.kinds) == (2, {"RunQuery": 2})
     assert listed.documents == 11  # a page of 10 and one more to know whether more follow
 
 
@@ -254,7 +269,12 @@ def test_each_resource_and_the_context_prompt_is_one_round_trip(
     assert (topics.depth, topics.kinds, topics.documents) == (1, {"RunQuery": 1}, 60)
     # recent: a page of 20 and one more to know whether more follow
     assert (recent.depth, recent.kinds, recent.documents) == (1, {"RunQuery": 1}, 21)
-    assert (one.depth, one.kinds, one.documents) == (1, {"BatchGetDocuments": 1}, 1)
+    # memory://{id} is fetch_context: the record, then its relations
+    assert (one.depth, one.kinds, one.documents) == (
+        2,
+        {"BatchGetDocuments": 1, "RunQuery": 1},
+        1,
+    )
     # the prompt reads at most 51 records of its topic (here all 20 of them)
     assert (prompt.depth, prompt.kinds, prompt.documents) == (1, {"RunQuery": 1}, 20)
 
@@ -303,8 +323,9 @@ def test_erase_is_a_read_a_transaction_of_three_round_trips_the_topic_check_and_
 
     tally = _cost(recorder, lambda: service.erase(ADMIN, ids=ids, erased_by="owner"))
 
-    # the 3 records in one BatchGet; BeginTransaction; the 3 records (BatchGet) and the
-    # fingerprints pointing at them (RunQuery) together; Commit; whether their topic
+    # the 3 records in one BatchGet; BeginTransaction; the 3 records (BatchGet), the
+    # fingerprints pointing at them and the relations touching them (a RunQuery each)
+    # together; Commit; whether their topic
     # still holds a record (one query per topic); it does not, so the events naming it
     # (one `in` query per place a topic sits, 3 at once); then the records consolidated
     # from them (one array_contains_any query).
@@ -312,7 +333,7 @@ def test_erase_is_a_read_a_transaction_of_three_round_trips_the_topic_check_and_
     assert tally.kinds == {
         "BatchGetDocuments": 2,
         "BeginTransaction": 1,
-        "RunQuery": 6,
+        "RunQuery": 7,
         "Commit": 1,
     }
     assert tally.documents == 9  # 3 records twice, 3 fingerprints

@@ -11,6 +11,7 @@ modules or in ``domain``.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 from metacortex.providers.base import Embedder, ImageDescriber, Merger
@@ -24,6 +25,7 @@ from metacortex.usecases.lifecycle import Lifecycle
 from metacortex.usecases.options import ServiceOptions
 from metacortex.usecases.overview import Overview
 from metacortex.usecases.reading import Reading
+from metacortex.usecases.relations import Linking, graph
 from metacortex.usecases.save import Saving
 from metacortex.usecases.search import Searching
 from metacortex.usecases.spaces import Spaces
@@ -84,6 +86,9 @@ class MemoryService:
         erasure = Erasure(store)
         self.plan_erase = erasure.plan_erase
         self.erase = erasure.erase
+
+        self.related_context = Linking(store).related_context
+        self.graph = partial(graph, store)
 
         spaces = Spaces(store)
         self.list_spaces = spaces.list_spaces

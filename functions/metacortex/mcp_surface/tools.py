@@ -186,6 +186,22 @@ _SPECS: Final = (
         run=lambda service, access, args: service.consolidate(access, **args),
     ),
     ToolSpec(
+        name="related_context",
+        title="Follow linked memories",
+        description=(
+            "Show the memories linked to one memory: what replaced it or what it replaced "
+            "(supersedes), what it was merged from (derived_from), what updates, extends or "
+            "derives from it, a document's neighbouring passages, up to 3 links away. Use "
+            "it when a result's `related` list hints at more context, or to trace how a "
+            "fact changed over time.\n"
+            'Example: {"id": "01hq3v6kz8m2x4c7d9f0g1h2j3", "depth": 2}'
+        ),
+        input_model=schemas.RelatedContextInput,
+        output_model=schemas.RelatedContextOutput,
+        annotations=_read_only("Follow linked memories"),
+        run=lambda service, access, args: service.related_context(access, **args),
+    ),
+    ToolSpec(
         name="list_spaces",
         title="List your spaces",
         description=(

@@ -13,7 +13,15 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar
 
 from metacortex.domain.documents import Document
-from metacortex.domain.records import DEFAULT_SPACE, BranchState, Memory, Origin, Tombstone
+from metacortex.domain.records import (
+    DEFAULT_SPACE,
+    Attribution,
+    BranchState,
+    Memory,
+    Origin,
+    Tombstone,
+)
+from metacortex.domain.relations import Relation
 
 if TYPE_CHECKING:  # numpy loads with the first backend or model, not with the Protocol
     import numpy as np
@@ -180,6 +188,14 @@ class StoreTransaction(Protocol):
     def put(self, memory: Memory, embedding: Vector | None = None) -> None:
         """Create or replace a record. ``embedding`` is required for a new record;
         None on an existing one keeps its vector."""
+        ...
+
+    def relate(self, relation: Relation) -> None:
+        """Create the relation (or revive one of the same id) with the transaction's writes."""
+        ...
+
+    def invalidate_relation(self, relation_id: str, at: datetime, by: Attribution | None) -> None:
+        """Mark the relation invalid at commit, if it exists and is valid."""
         ...
 
 
@@ -395,6 +411,37 @@ class MemoryStore(Protocol):
         """Delete a document's record, its text and its bytes (the bytes only when no
         other document record holds the same ones); True when it existed. Its passages are
         the caller's to erase first (``erase``: tombstones)."""
+        ...
+
+    # ------------------------------------------------------------- relations
+    # Typed links between memories of one space (``domain/relations.py``). Erasing a
+    # memory deletes every relation touching it; nothing else deletes one.
+
+    def relate(self, relations: Sequence[Relation]) -> None:
+        """Create each relation, or replace the one of the same id (reviving it)."""
+        ...
+
+    def invalidate_relations(
+        self,
+        relation_ids: Sequence[str],
+        at: datetime,
+        by: Attribution | None,
+        *,
+        space: str = DEFAULT_SPACE,
+    ) -> list[str]:
+        """Mark the valid ones among these relations invalid; the ids that were."""
+        ...
+
+    def relations_of(
+        self,
+        memory_ids: Sequence[str],
+        *,
+        space: str = DEFAULT_SPACE,
+        include_invalid: bool = False,
+    ) -> list[Relation]:
+        """Every (valid) relation of ``space`` with an end among ``memory_ids``, oldest
+        first: one read where the backend can (Firestore: one query per 30 ids, all at
+        once)."""
         ...
 
     # ----------------------------------------------------------- OAuth state

@@ -48,9 +48,10 @@ from metacortex.domain.records import (
     Tombstone,
     utc_now,
 )
+from metacortex.domain.relations import Relation
 from metacortex.errors import ConfigurationError, FailedPrecondition, StorageFull, StoreBusy
 from metacortex.retrieval.text import terms as analyze
-from metacortex.storage import sqlite_faults, sqlite_files
+from metacortex.storage import sqlite_faults, sqlite_files, sqlite_relations
 from metacortex.storage.base import (
     MAX_ERASE_BATCH,
     DocumentOutcome,
@@ -214,6 +215,8 @@ class _Transaction:
         self._conn = conn
         self._space = space
         self._pending: dict[str, tuple[Memory, Vector | None]] = {}
+        self._relations: list[Relation] = []
+        self._invalidations: list[tuple[str, datetime, Attribution | None]] = []
 
     def get(self, memory_id: str) -> Memory | None:
         pending = self._pending.get(memory_id)
@@ -229,8 +232,20 @@ class _Transaction:
             raise ValueError(f"a transaction in space {self._space!r} wrote to {memory.space!r}")
         self._pending[memory.id] = (memory, embedding)
 
+    def relate(self, relation: Relation) -> None:
+        if relation.space != self._space:
+            raise ValueError(f"a transaction in space {self._space!r} related {relation.space!r}")
+        self._relations.append(relation)
+
+    def invalidate_relation(self, relation_id: str, at: datetime, by: Attribution | None) -> None:
+        self._invalidations.append((relation_id, at, by))
+
     def commit_writes(self) -> list[int]:
-        return [self._store._write(self._conn, m, e) for m, e in self._pending.values()]
+        seqs = [self._store._write(self._conn, m, e) for m, e in self._pending.values()]
+        sqlite_relations.write(self._conn, self._relations)
+        for relation_id, at, by in self._invalidations:
+            sqlite_relations.invalidate(self._conn, self._space, [relation_id], at, by)
+        return seqs
 
 
 class SQLiteStore:
@@ -525,7 +540,7 @@ class SQLiteStore:
             "change_seq": int(change),
         }
         existing = conn.execute(
-            "SELECT seq, retrieval_text FROM memories WHERE id = ?", (memory.id,)
+            "SELECT seq, retrieval_text, branch_state FROM memories WHERE id = ?", (memory.id,)
         ).fetchone()
         if existing is None:
             if embedding is None:
@@ -554,6 +569,8 @@ class SQLiteStore:
             values["embedding"] = np.asarray(embedding, dtype=np.float32).tobytes()
         assignments = ", ".join(f"{column} = ?" for column in values)
         conn.execute(f"UPDATE memories SET {assignments} WHERE seq = ?", [*values.values(), seq])
+        if existing["branch_state"] != memory.branch_state.value:
+            sqlite_relations.state_changed(conn, memory.space, memory.id, memory.branch_state.value)
         if existing["retrieval_text"] != memory.retrieval_text:
             conn.execute(
                 "UPDATE memory_terms SET terms = ? WHERE rowid = ?",
@@ -1009,6 +1026,7 @@ class SQLiteStore:
             # A write fingerprint names its space: one left behind would find the record
             # from the space it left.
             conn.execute("DELETE FROM write_fingerprints WHERE memory_id = ?", (memory_id,))
+            sqlite_relations.moved(conn, memory_id, from_space)
         return replace(current, space=to_space)
 
     # ------------------------------------------------------------- documents
@@ -1049,6 +1067,34 @@ class SQLiteStore:
 
     def remove_document(self, document_id: str, *, space: str = DEFAULT_SPACE) -> bool:
         return self._documents.remove(document_id, space)
+
+    # ------------------------------------------------------------- relations
+    def relate(self, relations: Sequence[Relation]) -> None:
+        if relations:
+            with self._write_txn() as conn:
+                sqlite_relations.write(conn, relations)
+
+    def invalidate_relations(
+        self,
+        relation_ids: Sequence[str],
+        at: datetime,
+        by: Attribution | None,
+        *,
+        space: str = DEFAULT_SPACE,
+    ) -> list[str]:
+        with self._write_txn() as conn:
+            return sqlite_relations.invalidate(conn, space, list(relation_ids), at, by)
+
+    def relations_of(
+        self,
+        memory_ids: Sequence[str],
+        *,
+        space: str = DEFAULT_SPACE,
+        include_invalid: bool = False,
+    ) -> list[Relation]:
+        if not memory_ids:
+            return []
+        return sqlite_relations.touching(self._conn(), space, memory_ids, include_invalid)
 
     # ----------------------------------------------------------- OAuth state
     def auth_put(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -20,11 +20,13 @@ from metacortex.domain.records import (
     new_memory_id,
     utc_now,
 )
+from metacortex.domain.relations import RELATED_PER_RESULT, RelationType
 from metacortex.errors import FailedPrecondition, Forbidden, InvalidArgument
 from metacortex.providers.base import Embedder, ImageDescriber
 from metacortex.spaces.model import Level
 from metacortex.storage.base import MemoryStore
 from metacortex.usecases.access import Access, parse_enum
+from metacortex.usecases.relations import between, requested
 
 
 class Saving:
@@ -60,6 +62,7 @@ class Saving:
         image_mime_type: str | None = None,
         artifact_refs: Sequence[str] | None = None,
         space: str | None = None,
+        relations: Sequence[Mapping[str, Any]] | None = None,
     ) -> dict[str, Any]:
         space_key = access.space(space, Level.WRITE)
         text = limits.check_content(content or "")
@@ -78,6 +81,8 @@ class Saving:
         provenance = self._provenance(origin, source_session, derived_from, confidence)
         refs = limits.check_artifact_refs(list(artifact_refs or ()))
         topic_name = limits.check_topic(topic if topic is not None else DEFAULT_TOPIC)
+        # Checked before anything is saved: each a memory the caller reads in this space.
+        linked = requested(self._store, access, space_key, relations)
 
         identity = WriteIdentity(
             content=text,
@@ -97,7 +102,10 @@ class Saving:
         # Dedupe before any model call: a retried write costs nothing.
         existing = self._store.find_duplicate(fingerprint, not_before)
         if existing is not None and existing.branch_state is state:
-            return {"item": existing.to_item(access.names), "write_status": "duplicate"}
+            item = existing.to_item(access.names) | {
+                "related": self._relate(existing, linked, access)
+            }
+            return {"item": item, "write_status": "duplicate"}
 
         retrieval_text = text.strip()
         if image is not None:
@@ -132,10 +140,24 @@ class Saving:
         )
         [vector] = self._embedder.embed_documents([retrieval_text])
         outcome = self._store.insert(memory, vector, fingerprint, not_before)
+        related = self._relate(outcome.memory, linked, access)
         return {
-            "item": outcome.memory.to_item(access.names),
+            "item": outcome.memory.to_item(access.names) | {"related": related},
             "write_status": "created" if outcome.created else "duplicate",
         }
+
+    def _relate(
+        self, memory: Memory, linked: list[tuple[Memory, RelationType, str]], access: Access
+    ) -> list[dict[str, Any]]:
+        """The caller's relations from the saved memory (again, for a duplicate: one
+        relation per source, type and target, so a retry adds nothing), as the saved
+        item's ``related`` shows them (no read: they are what this call asserted)."""
+        if not linked:
+            return []
+        by = Attribution(access.person, access.principal)
+        relations = [between(memory, target, type_, by, note) for target, type_, note in linked]
+        self._store.relate(relations)
+        return [relation.seen_from(memory.id) for relation in relations[:RELATED_PER_RESULT]]
 
     def _write_state(
         self, access: Access, draft: bool | None, branch_state: str | None

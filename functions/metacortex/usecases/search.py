@@ -17,6 +17,7 @@ from metacortex.storage.base import MemoryFilter, MemoryStore
 from metacortex.usecases.access import Access, parse_enum
 from metacortex.usecases.filters import applied_filters, read_states, reported
 from metacortex.usecases.options import ServiceOptions
+from metacortex.usecases.relations import attach_related
 
 # How many candidates each retriever contributes before fusion.
 CANDIDATE_POOL = 100
@@ -89,6 +90,7 @@ class Searching:
                     "keyword": round(r.keyword, 6),
                     "context": round(r.context, 6),
                 }
+        attach_related(self._store, access, space_key, matches)
         return {
             "matches": matches,
             "applied_filters": reported(applied_filters(where), where, count),

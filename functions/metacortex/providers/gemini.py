@@ -74,7 +74,7 @@ MERGE_INSTRUCTION: Final = (
 )
 
 
-def _client_for(
+def client_for(
     settings: Settings,
     *,
     timeout_seconds: float,
@@ -131,7 +131,7 @@ class GeminiEmbedder:
         retry: RetryPolicy | None = None,
         batch_size: int = MAX_EMBED_BATCH,
     ) -> GeminiEmbedder:
-        client = _client_for(
+        client = client_for(
             settings,
             timeout_seconds=EMBED_TIMEOUT_SECONDS,
             http_options=http_options,
@@ -286,7 +286,7 @@ class GeminiImageDescriber:
         credentials: Credentials | None = None,
         retry: RetryPolicy | None = None,
     ) -> GeminiImageDescriber:
-        client = _client_for(
+        client = client_for(
             settings,
             timeout_seconds=GENERATE_TIMEOUT_SECONDS,
             http_options=http_options,
@@ -332,7 +332,7 @@ class GeminiMerger:
         credentials: Credentials | None = None,
         retry: RetryPolicy | None = None,
     ) -> GeminiMerger:
-        client = _client_for(
+        client = client_for(
             settings,
             timeout_seconds=GENERATE_TIMEOUT_SECONDS,
             http_options=http_options,

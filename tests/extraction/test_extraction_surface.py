@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -120,7 +120,9 @@ def test_extraction_without_a_generation_model_is_refused_at_start() -> None:
 
 
 @pytest.mark.parametrize("deployment", ["local", "cloud"])
-def test_extraction_is_off_by_default_on_both_deployments(deployment: str) -> None:
+def test_extraction_is_off_by_default_on_both_deployments(
+    deployment: Literal["local", "cloud"],
+) -> None:
     settings = Settings(_env_file=None, deployment=deployment)  # type: ignore[call-arg]
 
     assert settings.extracts_facts is False

@@ -4,7 +4,6 @@ loopback HTTP port (``tests/gemini_wire.py: serve_over_http``), on both stores."
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,16 +20,9 @@ from metacortex.storage.sqlite import SQLiteStore
 from tests.extraction.wire import MODEL
 from tests.fakes import HashingEmbedder
 from tests.gemini_wire import FakeGemini, serve_over_http
+from tests.test_gemini_providers import Sleeps
 
 API_KEY = "AIzaTEST-not-a-real-key-0123456789"
-
-
-@dataclass
-class Sleeps:
-    delays: list[float] = field(default_factory=list)
-
-    def __call__(self, seconds: float) -> None:
-        self.delays.append(seconds)
 
 
 def extraction_settings(**overrides: Any) -> Settings:

@@ -17,9 +17,9 @@ from metacortex.service import Access, MemoryService
 from metacortex.spaces.model import Level
 from metacortex.storage.base import MemoryStore
 from tests.contract.test_spaces import Team
-from tests.extraction.conftest import Sleeps
-from tests.extraction.wire import MODEL, facts, request_text, structured_reply
+from tests.extraction.wire import MODEL, facts, ran_report, request_text, structured_reply
 from tests.gemini_wire import FakeGemini, error_reply, wire_tokens
+from tests.test_gemini_providers import Sleeps
 
 TEXT = "Staging moved to db-staging-2 on 2026-03-01. Dana ran the migration over the weekend."
 MOVED = "The staging database moved to db-staging-2 on 2026-03-01."
@@ -102,17 +102,9 @@ def test_a_text_of_several_facts_is_kept_whole_and_each_fact_saved_and_linked(
     ]
     assert "db-staging-1" in request_text(body)
     assert TEXT in request_text(body)
-    assert result["extraction"] == {
-        "status": "ran",
-        "model": f"gemini:{MODEL}",
-        "model_calls": 1,
-        "prompt_tokens": wire_tokens(request_text(body)),
-        "output_tokens": wire_tokens(json.dumps(answer, indent=2)) + 40,
-        "facts": 2,
-        "saved_facts": 2,
-        "relations": 1,
-        "dropped_relations": 0,
-    }
+    assert result["extraction"] == ran_report(
+        body, answer, thoughts=40, facts=2, saved_facts=2, relations=1, dropped_relations=0
+    )
 
 
 def test_a_text_of_one_fact_stays_one_memory_and_its_relation_starts_there(

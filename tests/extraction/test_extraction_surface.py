@@ -19,9 +19,9 @@ from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.service import Access, MemoryService
 from metacortex.storage.sqlite import SQLiteStore
 from tests.extraction.conftest import API_KEY
-from tests.extraction.wire import MODEL, facts, request_text, structured_reply
+from tests.extraction.wire import MODEL, facts, ran_report, structured_reply
 from tests.fakes import HashingEmbedder
-from tests.gemini_wire import FakeGemini, wire_tokens
+from tests.gemini_wire import FakeGemini
 from tests.server.conftest import make_settings, started
 
 MOVED = "The staging database moved to db-staging-2 on 2026-03-01."
@@ -98,17 +98,9 @@ async def test_a_save_event_carries_the_model_calls_and_tokens_and_no_fact_text(
     assert [fact["content"] for fact in result.structured_content["facts"]] == [MOVED, DANA]
     [event] = [e for e in events if e.get("tool_name") == "save_context"]
     [body] = [FakeGemini.body(r) for r in fake.requests if r.url.path.endswith(":generateContent")]
-    assert event["response"]["extraction"] == {
-        "status": "ran",
-        "model": f"gemini:{MODEL}",
-        "model_calls": 1,
-        "prompt_tokens": wire_tokens(request_text(body)),
-        "output_tokens": wire_tokens(json.dumps(answer, indent=2)) + 12,
-        "facts": 2,
-        "saved_facts": 2,
-        "relations": 0,
-        "dropped_relations": 0,
-    }
+    assert event["response"]["extraction"] == ran_report(
+        body, answer, thoughts=12, facts=2, saved_facts=2, relations=0, dropped_relations=0
+    )
     assert "Dana" not in json.dumps(event)
 
 

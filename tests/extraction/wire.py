@@ -67,3 +67,16 @@ def facts(*entries: tuple[str, dict[str, str] | None]) -> Json:
             for text, relation in entries
         ]
     }
+
+
+def ran_report(body: Json, answer: Json, *, thoughts: int = 0, **counts: int) -> Json:
+    """The ``extraction`` report of a save whose one call sent ``body`` and was answered
+    ``answer`` (with ``thoughts`` thinking tokens) by ``structured_reply``."""
+    return {
+        "status": "ran",
+        "model": f"gemini:{MODEL}",
+        "model_calls": 1,
+        "prompt_tokens": wire_tokens(request_text(body)),
+        "output_tokens": wire_tokens(json.dumps(answer, indent=2)) + thoughts,
+        **counts,
+    }

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
-from typing import TYPE_CHECKING, Final, Literal
+from typing import TYPE_CHECKING, ClassVar, Final, Literal, Self
 
 import numpy as np
 
@@ -74,7 +74,7 @@ MERGE_INSTRUCTION: Final = (
 )
 
 
-def client_for(
+def _client_for(
     settings: Settings,
     *,
     timeout_seconds: float,
@@ -131,7 +131,7 @@ class GeminiEmbedder:
         retry: RetryPolicy | None = None,
         batch_size: int = MAX_EMBED_BATCH,
     ) -> GeminiEmbedder:
-        client = client_for(
+        client = _client_for(
             settings,
             timeout_seconds=EMBED_TIMEOUT_SECONDS,
             http_options=http_options,
@@ -270,8 +270,11 @@ def _unit(values: Sequence[float] | None, dimension: int) -> Vector:
     return unit
 
 
-class GeminiImageDescriber:
-    """Retrieval text for an image from a multimodal Gemini model."""
+class GenerationModel:
+    """A provider over one Gemini generation model: the ``Settings`` field
+    ``model_setting`` names it."""
+
+    model_setting: ClassVar[str]
 
     def __init__(self, client: GeminiClient, *, model: str) -> None:
         self._client = client
@@ -285,15 +288,21 @@ class GeminiImageDescriber:
         http_options: types.HttpOptions | None = None,
         credentials: Credentials | None = None,
         retry: RetryPolicy | None = None,
-    ) -> GeminiImageDescriber:
-        client = client_for(
+    ) -> Self:
+        client = _client_for(
             settings,
             timeout_seconds=GENERATE_TIMEOUT_SECONDS,
             http_options=http_options,
             credentials=credentials,
             retry=retry,
         )
-        return cls(client, model=settings.gemini_multimodal_model)
+        return cls(client, model=str(getattr(settings, cls.model_setting)))
+
+
+class GeminiImageDescriber(GenerationModel):
+    """Retrieval text for an image from a multimodal Gemini model."""
+
+    model_setting = "gemini_multimodal_model"
 
     def describe(self, image: bytes, mime_type: str) -> str:
         from google.genai import types
@@ -316,30 +325,10 @@ class GeminiImageDescriber:
         return text
 
 
-class GeminiMerger:
+class GeminiMerger(GenerationModel):
     """One canonical text from several memories of a topic, keeping every distinct fact."""
 
-    def __init__(self, client: GeminiClient, *, model: str) -> None:
-        self._client = client
-        self._model = model
-
-    @classmethod
-    def from_settings(
-        cls,
-        settings: Settings,
-        *,
-        http_options: types.HttpOptions | None = None,
-        credentials: Credentials | None = None,
-        retry: RetryPolicy | None = None,
-    ) -> GeminiMerger:
-        client = client_for(
-            settings,
-            timeout_seconds=GENERATE_TIMEOUT_SECONDS,
-            http_options=http_options,
-            credentials=credentials,
-            retry=retry,
-        )
-        return cls(client, model=settings.gemini_merge_model)
+    model_setting = "gemini_merge_model"
 
     @property
     def method(self) -> str:

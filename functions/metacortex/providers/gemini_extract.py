@@ -14,7 +14,6 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from metacortex.config import Settings
 from metacortex.domain.relations import CALLER_TYPES
 from metacortex.errors import Unavailable
 from metacortex.providers.base import (
@@ -24,12 +23,11 @@ from metacortex.providers.base import (
     ModelUsage,
     ProposedRelation,
 )
-from metacortex.providers.gemini import GENERATE_TIMEOUT_SECONDS, client_for
-from metacortex.providers.gemini_client import GeminiClient, RetryPolicy, generated_text
+from metacortex.providers.gemini import GenerationModel
+from metacortex.providers.gemini_client import generated_text
 
 if TYPE_CHECKING:
     from google import genai
-    from google.auth.credentials import Credentials
     from google.genai import types
 
 # At most this many facts per saved text (the schema's maxItems; more is malformed).
@@ -57,30 +55,10 @@ EXTRACT_INSTRUCTION: Final = (
 )
 
 
-class GeminiExtractor:
+class GeminiExtractor(GenerationModel):
     """``Extractor`` over a Gemini generation model (``GEMINI_EXTRACTION_MODEL``)."""
 
-    def __init__(self, client: GeminiClient, *, model: str) -> None:
-        self._client = client
-        self._model = model
-
-    @classmethod
-    def from_settings(
-        cls,
-        settings: Settings,
-        *,
-        http_options: types.HttpOptions | None = None,
-        credentials: Credentials | None = None,
-        retry: RetryPolicy | None = None,
-    ) -> GeminiExtractor:
-        client = client_for(
-            settings,
-            timeout_seconds=GENERATE_TIMEOUT_SECONDS,
-            http_options=http_options,
-            credentials=credentials,
-            retry=retry,
-        )
-        return cls(client, model=settings.gemini_extraction_model)
+    model_setting = "gemini_extraction_model"
 
     @property
     def method(self) -> str:

@@ -18,7 +18,7 @@ from metacortex.providers.gemini_extract import GeminiExtractor
 from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.service import Access, MemoryService
 from metacortex.storage.sqlite import SQLiteStore
-from tests.extraction.conftest import API_KEY
+from tests.extraction.conftest import API_KEY, extraction_settings
 from tests.extraction.wire import MODEL, facts, ran_report, structured_reply
 from tests.fakes import HashingEmbedder
 from tests.gemini_wire import FakeGemini
@@ -119,6 +119,13 @@ def test_extraction_is_off_by_default_on_both_deployments(
 
     assert settings.extracts_facts is False
     assert build_extractor(settings) is None
+
+
+def test_with_extraction_on_the_service_is_built_with_the_gemini_extractor() -> None:
+    extractor = build_extractor(extraction_settings(gemini_extraction_model="gemini-2.5-flash"))
+
+    assert isinstance(extractor, GeminiExtractor)
+    assert extractor.method == "gemini:gemini-2.5-flash"
 
 
 def test_without_extraction_a_save_answers_exactly_as_before(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from metacortex.config import Settings
 from metacortex.errors import ConfigurationError
-from metacortex.providers.base import Embedder, ImageDescriber, Merger
+from metacortex.providers.base import Embedder, Extractor, ImageDescriber, Merger
 from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.service import MemoryService, ServiceOptions
 from metacortex.storage.base import MemoryStore
@@ -54,6 +54,12 @@ def check_configuration(settings: Settings) -> None:
         from metacortex.providers.gemini_client import Connection
 
         Connection.from_settings(settings)
+    if settings.extracts_facts and not settings.uses_gemini_generation:
+        raise ConfigurationError(
+            "METACORTEX_EXTRACTION=gemini needs a generation model, and none is configured: "
+            "set METACORTEX_USE_GEMINI_GENERATION=true and GEMINI_API_KEY (or run the cloud "
+            "deployment), or set METACORTEX_EXTRACTION=off"
+        )
 
 
 def build_store(settings: Settings) -> MemoryStore:
@@ -85,6 +91,16 @@ def build_generation(settings: Settings) -> tuple[Merger, ImageDescriber | None]
 
         return GeminiMerger.from_settings(settings), GeminiImageDescriber.from_settings(settings)
     return SentenceUnionMerger(), None
+
+
+def build_extractor(settings: Settings) -> Extractor | None:
+    """Fact extraction on save_context: only where it is on and a generation model is."""
+    if not settings.extracts_facts:
+        return None
+    check_configuration(settings)
+    from metacortex.providers.gemini_extract import GeminiExtractor
+
+    return GeminiExtractor.from_settings(settings)
 
 
 def service_options(settings: Settings) -> ServiceOptions:
@@ -125,6 +141,7 @@ def build_service(settings: Settings, *, load_vectors_ahead: bool = False) -> Me
             merger=merger,
             describer=describer,
             options=service_options(settings),
+            extractor=build_extractor(settings),
         )
     except BaseException:
         store.close()

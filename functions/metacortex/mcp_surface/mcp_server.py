@@ -46,7 +46,9 @@ def build_mcp_server(runtime: Runtime, profile_of: ProfileOf = profile_of_reques
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=tools.tool_definitions(await profile_of(ctx)))
+        profile = await profile_of(ctx)
+        extraction = runtime.settings.extracts_facts
+        return types.ListToolsResult(tools=tools.tool_definitions(profile, extraction=extraction))
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams

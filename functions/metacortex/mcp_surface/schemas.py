@@ -392,6 +392,47 @@ class SaveContextOutput(BaseModel):
     write_status: Literal["created", "duplicate"]
 
 
+class FactOut(BaseModel):
+    id: str
+    content: str
+
+
+class ExtractedRelationOut(BaseModel):
+    source: str = Field(description="The saved memory, or the fact's own memory.")
+    target: str = Field(description="The similar memory it relates to.")
+    type: Literal["updates", "extends", "derives", "relates_to"]
+    note: str
+
+
+class ExtractionOut(BaseModel):
+    status: Literal["ran", "failed", "skipped"]
+    model: str
+    model_calls: int
+    prompt_tokens: int
+    output_tokens: int
+    reason: str | None = Field(default=None, description="Why it failed or was skipped.")
+
+
+class SaveContextExtractedOutput(SaveContextOutput):
+    """save_context's answer where fact extraction is on (never offline)."""
+
+    facts: list[FactOut] | None = Field(
+        default=None,
+        description="The facts saved as memories of their own (empty when the text is one "
+        "fact); present when extraction ran.",
+    )
+    relations: list[ExtractedRelationOut] | None = Field(
+        default=None,
+        description="The links extraction made to similar memories; present when it ran.",
+    )
+    extraction: ExtractionOut | None = None
+    contested_ids: list[str] | None = Field(
+        default=None,
+        description="Memories of someone else this text updates: they stay active.",
+    )
+    message: str | None = None
+
+
 class MatchOut(BaseModel):
     id: str
     summary: str = Field(description="The content, whitespace-collapsed, at most 220 characters.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from metacortex.domain import limits
 from metacortex.domain.fingerprint import WriteIdentity
@@ -28,9 +28,14 @@ from metacortex.storage.base import MemoryStore
 from metacortex.usecases.access import Access, parse_enum
 from metacortex.usecases.relations import between, requested
 
+if TYPE_CHECKING:
+    from metacortex.storage.base import Vector
+    from metacortex.usecases.extraction import FactExtraction
+
 
 class Saving:
-    """``save_context``: dedupe before any model call, then describe, embed and insert."""
+    """``save_context``: dedupe before any model call, then describe, embed and insert;
+    then, where it is on, fact extraction (``usecases/extraction.py``)."""
 
     def __init__(
         self,
@@ -38,11 +43,13 @@ class Saving:
         embedder: Embedder,
         describer: ImageDescriber | None,
         dedupe_window: timedelta,
+        extraction: FactExtraction | None = None,
     ) -> None:
         self._store = store
         self._embedder = embedder
         self._describer = describer
         self._dedupe_window = dedupe_window
+        self._extraction = extraction
 
     def save(
         self,
@@ -105,7 +112,7 @@ class Saving:
             item = existing.to_item(access.names) | {
                 "related": self._relate(existing, linked, access)
             }
-            return {"item": item, "write_status": "duplicate"}
+            return self._extracted(access, {"item": item, "write_status": "duplicate"}, None, None)
 
         retrieval_text = text.strip()
         if image is not None:
@@ -141,10 +148,24 @@ class Saving:
         [vector] = self._embedder.embed_documents([retrieval_text])
         outcome = self._store.insert(memory, vector, fingerprint, not_before)
         related = self._relate(outcome.memory, linked, access)
-        return {
+        result = {
             "item": outcome.memory.to_item(access.names) | {"related": related},
             "write_status": "created" if outcome.created else "duplicate",
         }
+        return self._extracted(access, result, outcome.memory if outcome.created else None, vector)
+
+    def _extracted(
+        self,
+        access: Access,
+        result: dict[str, Any],
+        created: Memory | None,
+        vector: Vector | None,
+    ) -> dict[str, Any]:
+        """``result``, plus what extraction added when it is on (``created``: the memory
+        this call wrote, None when it wrote nothing new)."""
+        if self._extraction is None:
+            return result
+        return self._extraction.extend(access, result, created, vector)
 
     def _relate(
         self, memory: Memory, linked: list[tuple[Memory, RelationType, str]], access: Access

@@ -96,8 +96,9 @@ function actions(item, status, changed) {
     for (const b of row.querySelectorAll("button")) b.disabled = true;
     say(status, "Working…");
     try {
-      say(status, await work(), "ok");
-      if (changed) changed(item.id);
+      const done = await work();
+      say(status, done, "ok");
+      if (changed) changed(item.id, done);
     } catch (error) {
       say(status, error.message, "error");
       for (const b of row.querySelectorAll("button")) b.disabled = false;

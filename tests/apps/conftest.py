@@ -9,6 +9,12 @@ import pytest
 
 from tests.apps.host_support import Live, live_host
 from tests.console.browser_checks import chromium
+from tests.server.conftest import (  # noqa: F401 (the server tests' in-process harness)
+    anyio_backend,
+    harness,
+    service,
+    settings,
+)
 
 playwright_sync = pytest.importorskip("playwright.sync_api")
 

@@ -33,6 +33,7 @@ from starlette.routing import Route
 
 from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.server import create_app
+from metacortex.server.profiles import TOOL_NAMES
 from metacortex.service import Access, MemoryService
 from metacortex.storage.sqlite import SQLiteStore
 from tests.fakes import FixedImageDescriber, HashingEmbedder
@@ -51,20 +52,6 @@ PINNED: Final = {
 }
 OWNER_TOKEN: Final = "apps-owner-" + "K8j7H6g5F4d3S2a1Q0w9E8r7T6y5U4i3"
 VIEWER_TOKEN: Final = "apps-viewer-" + "P0o9I8u7Y6t5R4e3W2q1A0s9D8f7G6h5"
-ALL_TOOLS: Final = [
-    "save_context",
-    "search_context",
-    "fetch_context",
-    "list_context",
-    "deprecate_context",
-    "consolidate_context",
-    "related_context",
-    "list_spaces",
-    "who_am_i",
-    "create_document",
-    "list_documents",
-    "get_document",
-]
 
 
 def _installed() -> bool:
@@ -196,7 +183,7 @@ def live_host(directory: Path) -> Iterator[Live]:
         {
             "id": credential,
             "token": token,
-            "allowedTools": ALL_TOOLS,
+            "allowedTools": list(TOOL_NAMES),
             "allowedOrigins": [host_origin],
             "spaces": {"default": level},
             "allowedFilterStates": ["active", "wip", "deprecated"],

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 
 import pytest
 from mcp.shared.exceptions import MCPError
@@ -16,33 +14,9 @@ from metacortex.apps.caller import CALLER_KEY
 from metacortex.apps.documents import document
 from metacortex.apps.views import VIEW_OF_TOOL, VIEWS
 from metacortex.mcp_surface.tools import TOOLS
-from metacortex.providers.offline_merge import SentenceUnionMerger
-from metacortex.service import MemoryService
-from metacortex.storage.sqlite import SQLiteStore
-from tests.fakes import FixedImageDescriber, HashingEmbedder
-from tests.server.conftest import HANDSHAKE_MODE, Harness, make_settings, started
+from tests.server.conftest import HANDSHAKE_MODE, Harness
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-async def harness(tmp_path: Path, service: MemoryService) -> AsyncIterator[Harness]:
-    async with started(make_settings(tmp_path / "data"), service) as running:
-        yield running
-
-
-@pytest.fixture
-def service(tmp_path: Path) -> Iterator[MemoryService]:
-    store = SQLiteStore(tmp_path / "m.sqlite3")
-    yield MemoryService(
-        store, HashingEmbedder(), merger=SentenceUnionMerger(), describer=FixedImageDescriber()
-    )
-    store.close()
 
 
 async def test_the_server_announces_the_extension_and_serves_every_linked_view(

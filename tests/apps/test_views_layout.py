@@ -69,7 +69,10 @@ def test_the_view_is_axe_clean_and_fits_at_phone_and_desktop_widths(
         for width, size in WIDTHS.items():
             host.page.set_viewport_size(size)
             frame = host.frame
-            assert frame.evaluate("document.documentElement.clientWidth") == size["width"]
+            # The frame lays out at the new width a moment after the page does.
+            frame.wait_for_function(
+                "width => document.documentElement.clientWidth === width", arg=size["width"]
+            )
             assert axe_violations(frame) == [], (view, scheme, width)
             assert overflow(frame) == [], (view, scheme, width)
             if (

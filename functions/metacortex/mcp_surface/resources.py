@@ -311,31 +311,21 @@ def _read_view(
 ) -> types.ReadResourceResult:
     """A view's HTML (``metacortex.apps``): the same for every caller, it holds no memory."""
     found = views.read(uri)
-    arguments = {"uri": uri}
-    if found is None:
-        message = f"unknown view {uri[:_MAX_LOGGED_URI]!r}; the views are: {views.offered()}"
-        error = {"code": "invalid_argument", "message": message}
-        record_request(
-            runtime,
-            profile,
-            "resource_read",
-            "view",
-            arguments,
-            started,
-            protocol_version,
-            error=error,
-        )
-        raise MCPError(types.INVALID_PARAMS, message, {"uri": uri})
+    message = f"unknown view {uri[:_MAX_LOGGED_URI]!r}; the views are: {views.offered()}"
+    error = {"code": "invalid_argument", "message": message} if found is None else None
     record_request(
         runtime,
         profile,
         "resource_read",
         "view",
-        arguments,
+        {"uri": uri},
         started,
         protocol_version,
-        response={"uri": uri},
+        response={"uri": uri} if found is not None else None,
+        error=error,
     )
+    if found is None:
+        raise MCPError(types.INVALID_PARAMS, message, {"uri": uri})
     return found
 
 

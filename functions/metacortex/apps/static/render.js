@@ -31,6 +31,15 @@ function learnCaller(result) {
 const holds = (tool) => caller.tools.includes(tool);
 const writes = (space) => caller.spaces[space] === "write";
 const writableSpaces = () => Object.keys(caller.spaces).filter(writes);
+// Shows a form whose select#space lists the writable spaces, if the caller may use the tool.
+function offerSpaces(form, tool) {
+  const spaces = writableSpaces();
+  if (!holds(tool) || !spaces.length) return;
+  const select = form.querySelector("select#space");
+  const chosen = select.value || caller.default_space;
+  show(select, spaces.map((key) => el("option", { value: key, selected: key === chosen }, key)));
+  form.hidden = false;
+}
 function author(who) {
   if (!who) return null;
   return who.name + (who.client ? " via " + who.client : "");

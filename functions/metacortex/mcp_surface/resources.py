@@ -39,6 +39,7 @@ import anyio.to_thread
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
+from metacortex.apps import views
 from metacortex.domain.records import BranchState
 from metacortex.domain.text import summarize
 from metacortex.errors import InvalidArgument, MetaCortexError, Unavailable
@@ -258,6 +259,8 @@ async def read_resource(
 ) -> types.ReadResourceResult:
     """``resources/read``: the JSON of the resource, or a JSON-RPC error; recorded."""
     started = time.perf_counter()
+    if views.is_view_uri(uri):
+        return _read_view(runtime, profile, uri, started, protocol_version)
     try:
         service = await runtime.ready_service()
         found = await anyio.to_thread.run_sync(partial(read, service, profile, uri))
@@ -301,6 +304,29 @@ async def read_resource(
     return types.ReadResourceResult(
         contents=[types.TextResourceContents(uri=uri, mime_type=JSON_TYPE, text=text)]
     )
+
+
+def _read_view(
+    runtime: Runtime, profile: Profile, uri: str, started: float, protocol_version: str | None
+) -> types.ReadResourceResult:
+    """A view's HTML (``metacortex.apps``): the same for every caller, it holds no memory."""
+    found = views.read(uri)
+    message = f"unknown view {uri[:_MAX_LOGGED_URI]!r}; the views are: {views.offered()}"
+    error = {"code": "invalid_argument", "message": message} if found is None else None
+    record_request(
+        runtime,
+        profile,
+        "resource_read",
+        "view",
+        {"uri": uri},
+        started,
+        protocol_version,
+        response={"uri": uri} if found is not None else None,
+        error=error,
+    )
+    if found is None:
+        raise MCPError(types.INVALID_PARAMS, message, {"uri": uri})
+    return found
 
 
 def _fail(

@@ -29,6 +29,7 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 
+from metacortex.apps import caller, views
 from metacortex.domain import limits
 from metacortex.errors import Forbidden, InvalidArgument, MetaCortexError, Unavailable
 from metacortex.mcp_surface import chatgpt_tools, document_schemas, schemas
@@ -62,6 +63,7 @@ class ToolSpec:
             input_schema=schemas.input_schema(self.input_model),
             output_schema=schemas.output_schema(self.output_model),
             annotations=self.annotations,
+            _meta=views.tool_meta(self.name),
         )
 
 
@@ -402,6 +404,7 @@ async def call_tool(
         content=[types.TextContent(type="text", text=text)],
         structured_content=payload,
         is_error=False,
+        _meta=caller.result_meta(profile, spec.name),
     )
 
 

@@ -12,7 +12,7 @@ from mcp.shared.exceptions import MCPError
 
 from metacortex.apps.caller import CALLER_KEY
 from metacortex.apps.documents import document
-from metacortex.apps.views import VIEW_OF_TOOL, VIEWS
+from metacortex.apps.views import APP_ONLY, VIEW_OF_TOOL, VIEWS
 from metacortex.mcp_surface.tools import TOOLS
 from tests.server.conftest import HANDSHAKE_MODE, Harness
 
@@ -32,6 +32,9 @@ async def test_the_server_announces_the_extension_and_serves_every_linked_view(
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         for name, view in VIEW_OF_TOOL.items():
             assert name in TOOLS
+            if name in APP_ONLY:  # not the admin token's (test_the_view_only_tool...)
+                assert name not in tools
+                continue
             assert tools[name].meta == {
                 "ui": {"resourceUri": view.uri},
                 "openai/outputTemplate": view.uri,
@@ -72,7 +75,7 @@ async def test_a_linked_tool_s_result_is_unchanged_but_for_the_caller_in_meta(
     assert saved.meta is not None
     assert {CALLER_KEY: saved.meta[CALLER_KEY]} == {
         CALLER_KEY: {
-            "tools": list(TOOLS),
+            "tools": [name for name in TOOLS if name not in APP_ONLY],
             "spaces": {"default": "write"},
             "default_space": "default",
             "may_write_lifecycle": True,

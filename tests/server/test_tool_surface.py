@@ -18,7 +18,15 @@ import pytest
 
 from metacortex.cli.surface import surface
 from metacortex.mcp_surface.tools import TOOLS
-from metacortex.server.profiles import Profile, load_profiles
+from metacortex.clients import stored
+from metacortex.clients.manage import DEFAULT_TOOLS
+from metacortex.server.profiles import (
+    CREDENTIAL_TOOL_NAMES,
+    Profile,
+    load_profiles,
+    new_token,
+    token_digest,
+)
 from tests.server.conftest import READER_TOKEN, WEB_TOKEN, Harness, make_settings
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "tool_surface.json"
@@ -26,8 +34,17 @@ PROFILE_TOKENS = {"default": None, "web": WEB_TOKEN, "reader": READER_TOKEN}
 
 
 def profiles(tmp_path: Path) -> dict[str, Profile]:
-    loaded = load_profiles(make_settings(tmp_path))
-    return {profile.id: profile for profile in loaded.all()}
+    """The environment's profiles, and a client as ``metacortex client add`` stores one
+    (the default tools: the only kind, with OAuth grants, offered set_default_space)."""
+    settings = make_settings(tmp_path)
+    loaded = load_profiles(settings)
+    entry = {
+        "id": "laptop",
+        "token_sha256": token_digest(new_token()).hex(),
+        "allowedTools": list(DEFAULT_TOOLS),
+    }
+    laptop = stored.decode("laptop", stored.record(entry, created_by="test")).profile(settings)
+    return {profile.id: profile for profile in (*loaded.all(), laptop)}
 
 
 def current(tmp_path: Path) -> dict[str, Any]:
@@ -43,7 +60,15 @@ def test_the_tool_surface_matches_the_snapshot(tmp_path: Path) -> None:
         "the model-facing tool surface changed; if deliberate, regenerate with "
         "METACORTEX_UPDATE_SNAPSHOTS=1 and review the diff of " + str(SNAPSHOT)
     )
-    assert [tool["name"] for tool in frozen["default"]["tools"]] == list(TOOLS)
+    # The admin token lists every tool but the credential's own (it keeps no record);
+    # a stored client lists set_default_space.
+    assert [tool["name"] for tool in frozen["default"]["tools"]] == [
+        name for name in TOOLS if name not in CREDENTIAL_TOOL_NAMES
+    ]
+    assert [tool["name"] for tool in frozen["laptop"]["tools"]] == [
+        name for name in TOOLS if name in DEFAULT_TOOLS
+    ]
+    assert "set_default_space" in DEFAULT_TOOLS
 
 
 @pytest.mark.anyio

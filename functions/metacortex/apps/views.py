@@ -69,8 +69,9 @@ VIEWS: Final = (
     View(
         "spaces",
         "Your spaces",
-        "The spaces this credential holds, what it may do in each, and the default one.",
-        ("list_spaces", "who_am_i"),
+        "The spaces this credential holds, what it may do in each, and the default one; "
+        "make another the default where the credential may.",
+        ("list_spaces", "who_am_i", "set_default_space"),
     ),
     View(
         "upload",
@@ -86,6 +87,9 @@ VIEWS: Final = (
         ("related_context",),
     ),
 )
+# Tools only a view should call: the extension's visibility hides them from the model
+# (docs/APPS.md says what a host without the extension shows, and why that is safe).
+APP_ONLY: Final = frozenset({"set_default_space"})
 BY_URI: Final[Mapping[str, View]] = {view.uri: view for view in VIEWS}
 VIEW_OF_TOOL: Final[Mapping[str, View]] = {tool: view for view in VIEWS for tool in view.tools}
 
@@ -95,7 +99,10 @@ def tool_meta(tool_name: str) -> dict[str, Any] | None:
     view = VIEW_OF_TOOL.get(tool_name)
     if view is None:
         return None
-    return {"ui": {"resourceUri": view.uri}, OPENAI_TEMPLATE_KEY: view.uri}
+    ui: dict[str, Any] = {"resourceUri": view.uri}
+    if tool_name in APP_ONLY:
+        ui["visibility"] = ["app"]
+    return {"ui": ui, OPENAI_TEMPLATE_KEY: view.uri}
 
 
 def linked(tool: types.Tool) -> types.Tool:

@@ -20,6 +20,7 @@ from typing import Any, Final
 from metacortex.auth import scopes as scope_names
 from metacortex.domain.records import ALL_STATES, BranchState
 from metacortex.server.profiles import (
+    CREDENTIAL_TOOL_NAMES,
     DOCUMENT_READ_TOOL_NAMES,
     DOCUMENT_WRITE_TOOL_NAMES,
     SPACE_TOOL_NAMES,
@@ -56,6 +57,7 @@ PRESETS: Final = (
             "related_context",
             *DOCUMENT_READ_TOOL_NAMES,
             *DOCUMENT_WRITE_TOOL_NAMES,
+            *CREDENTIAL_TOOL_NAMES,
         ),
         (BranchState.ACTIVE,),
         False,
@@ -69,10 +71,12 @@ PRESETS: Final = (
             "fetch_context",
             "list_context",
             "deprecate_context",
+            "promote_context",
             "consolidate_context",
             "related_context",
             *DOCUMENT_READ_TOOL_NAMES,
             *DOCUMENT_WRITE_TOOL_NAMES,
+            *CREDENTIAL_TOOL_NAMES,
         ),
         tuple(ALL_STATES),
         True,
@@ -104,7 +108,11 @@ _READING: Final = (
     ("fetch_context", "read"),
     ("list_context", "list"),
 )
-_CHANGING: Final = (("deprecate_context", "deprecate"), ("consolidate_context", "consolidate"))
+_CHANGING: Final = (
+    ("deprecate_context", "deprecate"),
+    ("promote_context", "promote"),
+    ("consolidate_context", "consolidate"),
+)
 _STATE_WORDS: Final = {
     BranchState.ACTIVE: "active",
     BranchState.WIP: "draft",
@@ -201,6 +209,7 @@ def grant_profile(
         # Who approved it and the spaces chosen on the consent page; a grant made before
         # spaces existed is the owner's, on the default space at write.
         person=str(grant.get("person") or OWNER_ID),
+        source="grant",
         grants=entry_grants(
             {"spaces": grant["spaces"], "defaultSpace": grant.get("default_space")}
             if isinstance(grant.get("spaces"), dict)

@@ -34,6 +34,9 @@ TOOL_SCOPE: Final = {
     "save_context": WRITE,
     "create_document": WRITE,
     "deprecate_context": WRITE,
+    "promote_context": WRITE,
+    # The credential's own default space: a change on the server, so not a read token's.
+    "set_default_space": WRITE,
     "consolidate_context": WRITE,
 }
 

@@ -102,6 +102,12 @@ class ClientDirectory:
             self._checked_at = started
             return self._profiles
 
+    def expire(self) -> None:
+        """Check the store at the next request: this process changed a stored client
+        (a credential's own default space), and its next request must see it."""
+        with self._lock:
+            self._checked_at = -math.inf
+
     @property
     def directory(self) -> Directory:
         """The spaces and people as last checked (no store read)."""

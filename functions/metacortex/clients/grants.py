@@ -113,6 +113,22 @@ def _set_paused(store: MemoryStore, grant_id: str, *, paused: bool) -> GrantView
     return _view(grant_id, changed)
 
 
+def set_grant_default(store: MemoryStore, grant_id: str, key: str) -> GrantView:
+    """Make ``key``, one of the spaces the grant was given, its default. Every request
+    reads its grant record (``auth.resource``), so every instance acts there at once."""
+    data = store.auth_get(GRANT, grant_id)
+    spaces = data.get("spaces") if data is not None else None
+    if data is None:
+        raise NotFound(f"no grant with id {grant_id!r}")
+    if not isinstance(spaces, dict) or key not in spaces:
+        raise NotFound(f"grant {grant_id!r} was not given the space {key!r}")
+    # An atomic update: a grant revoked meanwhile stays revoked.
+    changed = store.auth_update(GRANT, grant_id, {"default_space": key})
+    if changed is None:
+        raise NotFound(f"no grant with id {grant_id!r}")
+    return _view(grant_id, changed)
+
+
 def revoke_grant(store: MemoryStore, grant_id: str) -> None:
     if not store.auth_delete(GRANT, grant_id):
         raise NotFound(f"no grant with id {grant_id!r}")

@@ -61,6 +61,8 @@ DEFAULT_TOOLS: Final = (
     "related_context",
     "list_spaces",
     "who_am_i",
+    # Its own default space, among those it holds (the spaces view's "Make default").
+    "set_default_space",
     # Reading the documents kept: what an agent answering from them needs. Adding one
     # (create_document: up to a 720 KiB file and a thousand passages a call) is granted
     # by name, as `metacortex ingest` is the owner's way for files.
@@ -357,6 +359,16 @@ class ClientManager:
             {**grants.levels, key: level},
             key if make_default else grants.default,
         )
+
+    def set_default(self, client_id: str, key: str) -> ClientView:
+        """Make ``key``, a space the stored client is granted, its default: calls without a
+        space act there from now on (levels unchanged)."""
+        self.require_stored(client_id, "changed")
+        client = self._stored(client_id)
+        grants = self._profile(client).grants
+        if key not in grants.levels:
+            raise NotFound(f"client {client_id!r} is not granted the space {key!r}")
+        return self._set_grants(client, grants.levels, key)
 
     def ungrant(self, client_id: str, key: str) -> ClientView:
         """Take a space from a stored client; neither its only space nor its default."""

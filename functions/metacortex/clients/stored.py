@@ -54,7 +54,7 @@ class StoredClient:
             )
         if profile.token_sha256 is None:
             raise ConfigurationError(f"stored client {self.id!r}: has no token digest")
-        return replace(profile, paused=self.paused)
+        return replace(profile, paused=self.paused, source="store")
 
 
 def record(entry: Mapping[str, Any], *, created_by: str) -> dict[str, Any]:

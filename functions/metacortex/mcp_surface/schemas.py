@@ -265,6 +265,18 @@ class DeprecateContextInput(ToolInput):
     space: SpaceKey | None = Field(default=None, description=_SPACE)
 
 
+class PromoteContextInput(ToolInput):
+    id: Id = Field(description="The draft (wip) memory to make active. " + _ID)
+    space: SpaceKey | None = Field(default=None, description=_SPACE)
+
+
+class SetDefaultSpaceInput(ToolInput):
+    space: SpaceKey = Field(
+        description="The space calls without a space argument act in from now on: a key "
+        "from list_spaces, e.g. 'family'."
+    )
+
+
 class ConsolidateContextInput(ToolInput):
     topic: Topic | None = Field(
         default=None,
@@ -505,6 +517,16 @@ class DeprecateContextOutput(BaseModel):
     message: str | None = Field(default=None, description="Why some memory was not retired.")
 
 
+class PromotedItemOut(BaseModel):
+    id: str
+    branch_state: State
+
+
+class PromoteContextOutput(BaseModel):
+    item: PromotedItemOut
+    previous_state: State = Field(description="'wip' when it was promoted; 'active': it was.")
+
+
 class MergedItemOut(BaseModel):
     merged_id: str
     merged_content: str
@@ -539,6 +561,10 @@ class SpaceOut(BaseModel):
 class ListSpacesOutput(BaseModel):
     spaces: list[SpaceOut]
     default_space: str
+
+
+class SetDefaultSpaceOutput(ListSpacesOutput):
+    previous_default_space: str
 
 
 class PersonOut(BaseModel):

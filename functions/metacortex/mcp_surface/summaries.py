@@ -77,6 +77,13 @@ def summarize_result(tool_name: str, payload: Mapping[str, Any]) -> dict[str, An
             "previous_state": payload["previous_state"],
             "superseding_id": item["superseded_by"],
         } | _contested(payload)
+    if tool_name == "promote_context":
+        return {"id": payload["item"]["id"], "previous_state": payload["previous_state"]}
+    if tool_name == "set_default_space":
+        return {
+            "default_space": payload["default_space"],
+            "previous_default_space": payload["previous_default_space"],
+        }
     if tool_name == "consolidate_context":
         return {
             "merged_id": payload["item"]["merged_id"],

@@ -30,6 +30,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 
 from metacortex.apps import caller, views
+from metacortex.clients.own_default import set_own_default
 from metacortex.domain import limits
 from metacortex.errors import Forbidden, InvalidArgument, MetaCortexError, Unavailable
 from metacortex.mcp_surface import chatgpt_tools, document_schemas, schemas
@@ -40,6 +41,9 @@ from metacortex.server.runtime import Runtime
 from metacortex.service import Access, MemoryService
 
 ToolRunner = Callable[[MemoryService, Access, dict[str, Any]], dict[str, Any]]
+# A tool about the calling credential itself (its own record), run with its profile and
+# the runtime (the settings, and the profiles this process serves).
+CredentialRunner = Callable[[Runtime, MemoryService, Profile, dict[str, Any]], dict[str, Any]]
 _MAX_LOGGED_NAME: Final = 64
 # The tombstone's "by whom" for records erased through the tool.
 ERASED_BY_TOOL: Final = "the admin endpoint (erase_context)"
@@ -54,6 +58,7 @@ class ToolSpec:
     output_model: type[BaseModel]
     annotations: types.ToolAnnotations
     run: ToolRunner
+    on_credential: CredentialRunner | None = None
 
     def definition(self) -> types.Tool:
         return types.Tool(
@@ -79,6 +84,23 @@ def _write(title: str, *, idempotent: bool) -> types.ToolAnnotations:
         idempotent_hint=idempotent,
         open_world_hint=False,
     )
+
+
+def _runs_on_the_credential(
+    service: MemoryService, access: Access, args: dict[str, Any]
+) -> dict[str, Any]:
+    raise AssertionError("a credential tool runs through ToolSpec.on_credential")
+
+
+def _set_default_space(
+    runtime: Runtime, service: MemoryService, profile: Profile, key: str
+) -> dict[str, Any]:
+    """The credential's default becomes ``key`` (``clients/own_default.py``); this process
+    re-reads its profiles at the next request, so that request acts there already."""
+    previous = set_own_default(service.store, runtime.settings, profile, key)
+    runtime.clients.expire()
+    spaces = service.list_spaces(replace(profile.access, default_space=key))
+    return {**spaces, "previous_default_space": previous}
 
 
 _SAVE_EXAMPLE: Final = (
@@ -181,6 +203,21 @@ _SPECS: Final = (
         run=lambda service, access, args: service.deprecate(access, **args),
     ),
     ToolSpec(
+        name="promote_context",
+        title="Promote a draft",
+        description=(
+            "Make a draft (wip) memory active, so normal searches return it. Use it when the "
+            "user confirms a draft saved with draft=true is right as it stands; to merge "
+            "drafts into one memory use consolidate_context instead. Promoting an active "
+            "memory changes nothing.\n"
+            'Example: {"id": "01hq3v6kz8m2x4c7d9f0g1h2j3"}'
+        ),
+        input_model=schemas.PromoteContextInput,
+        output_model=schemas.PromoteContextOutput,
+        annotations=_write("Promote a draft", idempotent=True),
+        run=lambda service, access, args: service.promote(access, **args),
+    ),
+    ToolSpec(
         name="consolidate_context",
         title="Consolidate memories",
         description=(
@@ -244,6 +281,24 @@ _SPECS: Final = (
         output_model=schemas.WhoAmIOutput,
         annotations=_read_only("Who am I"),
         run=lambda service, access, args: service.who_am_i(access),
+    ),
+    ToolSpec(
+        name="set_default_space",
+        title="Change your default space",
+        description=(
+            "Make one of your spaces the default: every call that names no space acts "
+            "there from now on, for this credential. Meant for the spaces view, where the "
+            "person chooses; do not call it on your own: to act in another space once, pass "
+            "its space argument instead.\n"
+            'Example: {"space": "work"}'
+        ),
+        input_model=schemas.SetDefaultSpaceInput,
+        output_model=schemas.SetDefaultSpaceOutput,
+        annotations=_write("Change your default space", idempotent=True),
+        run=_runs_on_the_credential,
+        on_credential=lambda runtime, service, profile, args: _set_default_space(
+            runtime, service, profile, args["space"]
+        ),
     ),
     ToolSpec(
         name="create_document",
@@ -389,7 +444,12 @@ async def call_tool(
         spec = _allowed_spec(profile, name)
         parsed = _parse(spec, raw)
         service = await runtime.ready_service()
-        payload = await anyio.to_thread.run_sync(partial(spec.run, service, profile.access, parsed))
+        work = (
+            partial(spec.on_credential, runtime, service, profile, parsed)
+            if spec.on_credential is not None
+            else partial(spec.run, service, profile.access, parsed)
+        )
+        payload = await anyio.to_thread.run_sync(work)
     except MetaCortexError as error:
         return _failure(runtime, profile, name, raw, error, started, protocol_version)
     except Exception:

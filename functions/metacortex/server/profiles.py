@@ -19,7 +19,7 @@ import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from metacortex.config import Settings
 from metacortex.domain.records import ALL_STATES, BranchState
@@ -43,10 +43,12 @@ TOOL_NAMES: Final = (
     "fetch_context",
     "list_context",
     "deprecate_context",
+    "promote_context",
     "consolidate_context",
     "related_context",
     "list_spaces",
     "who_am_i",
+    "set_default_space",
     "create_document",
     "list_documents",
     "get_document",
@@ -58,10 +60,17 @@ DOCUMENT_WRITE_TOOL_NAMES: Final = ("create_document",)
 # Tools a credential made before spaces existed did not list; profiles that list them,
 # and clients created from now on, get them.
 SPACE_TOOL_NAMES: Final = ("list_spaces", "who_am_i")
+# Tools that change the calling credential's own record, not memory: listed only where the
+# credential has a record of its own (``Profile.tools``); called anyway, they are refused
+# saying where the operator changes it (``clients/own_default.py``).
+CREDENTIAL_TOOL_NAMES: Final = ("set_default_space",)
 # The owner's tools: offered only on the admin endpoint, and only when the operator turns
 # them on (erase_context: METACORTEX_ADMIN_ERASE_TOOL). Never part of a client profile.
 OWNER_TOOL_NAMES: Final = ("erase_context",)
 ADMIN_PROFILE_ID: Final = "default"
+# Where a profile is kept, hence where its grants (its default space) change: the admin
+# token's settings, an MCP_CLIENT_PROFILES_JSON entry, a stored client, an OAuth grant.
+Source = Literal["admin", "environment", "store", "grant"]
 CLIENT_ID_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 MIN_TOKEN_CHARS: Final = 32
 MIN_TOKEN_DISTINCT_CHARS: Final = 10
@@ -121,6 +130,13 @@ class Profile:
     person_active: bool = True
     names: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     directory: Directory = FRESH
+    source: Source = "environment"
+
+    @property
+    def keeps_own_grants(self) -> bool:
+        """Whether the credential has a record of its own that a call may change (its
+        default space): a stored client's, an OAuth grant's."""
+        return self.source in ("store", "grant")
 
     @property
     def is_admin(self) -> bool:
@@ -152,9 +168,15 @@ class Profile:
 
     @property
     def tools(self) -> tuple[str, ...]:
-        """Allowed tools in catalog order (what tools/list shows)."""
+        """Allowed tools in catalog order (what tools/list shows); a credential tool only
+        where the credential keeps its own grants (it would be refused elsewhere)."""
         catalog = (*TOOL_NAMES, *OWNER_TOOL_NAMES)
-        return tuple(name for name in catalog if name in self.allowed_tools)
+        return tuple(
+            name
+            for name in catalog
+            if name in self.allowed_tools
+            and (name not in CREDENTIAL_TOOL_NAMES or self.keeps_own_grants)
+        )
 
     @property
     def chatgpt_tools(self) -> tuple[str, ...]:
@@ -288,6 +310,7 @@ def _admin_profile(settings: Settings) -> Profile:
         allow_url_token=False,
         rate_limit_per_minute=settings.metacortex_admin_rate_limit_per_minute,
         grants=Grants.everything(),
+        source="admin",
     )
 
 

@@ -97,8 +97,10 @@ function memoryView(item, open, changed) {
 }
 function actions(item, status, changed) {
   const meta = item.metadata;
-  const lifecycle = caller.may_write_lifecycle && holds("deprecate_context") && writes(meta.space);
-  if (!lifecycle || meta.branch_state === "deprecated") return null;
+  const lifecycle = caller.may_write_lifecycle && writes(meta.space);
+  const retire = lifecycle && holds("deprecate_context") && meta.branch_state !== "deprecated";
+  const promote = lifecycle && holds("promote_context") && meta.branch_state === "wip";
+  if (!retire && !promote) return null;
   const row = el("div", { class: "row" });
   const panel = el("div", {});
   const busy = async (work) => {
@@ -113,6 +115,13 @@ function actions(item, status, changed) {
       for (const b of row.querySelectorAll("button")) b.disabled = false;
     }
   };
+  if (promote) {
+    row.append(el("button", { type: "button", class: "primary", onclick: () => busy(async () => {
+      await bridge.call("promote_context", { id: item.id, space: meta.space });
+      return "Promoted: the draft is active.";
+    }) }, "Promote"));
+  }
+  if (!retire) return el("div", {}, row, panel);
   if (holds("save_context")) {
     row.append(el("button", { type: "button", onclick: () => {
       const text = el("textarea", { id: "correct-" + item.id }, item.content || "");

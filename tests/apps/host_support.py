@@ -6,9 +6,12 @@
   the browser with esbuild; all pinned, installed once into ``.cache/apps-host``
   (gitignored; the tests skip loudly without npm or the registry).
 - A real MetaCortex app (SQLite store, the production guard, tools and views) under
-  uvicorn on a loopback port, with two client credentials that allow the host
+  uvicorn on a loopback port, with three client credentials that allow the host
   page's origin: ``owner`` (every tool, writes the default space) and ``viewer``
-  (every tool, but only reads the default space).
+  (every tool, but only reads the spaces ``default`` and ``team``), both from
+  ``MCP_CLIENT_PROFILES_JSON``; and ``member``, a stored client as
+  ``metacortex client add`` makes one (the default tools), writing both spaces, the
+  one credential whose default space a call may change.
 - The page is served by a second loopback server, so the MCP requests are
   cross-origin as a browser host's are (CORS through the guard), and the view is
   a sandboxed ``srcdoc`` iframe: an opaque origin of its own.
@@ -31,10 +34,12 @@ from starlette.applications import Starlette
 from starlette.responses import FileResponse
 from starlette.routing import Route
 
+from metacortex.clients.manage import ClientManager
 from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.server import create_app
 from metacortex.server.profiles import TOOL_NAMES
 from metacortex.service import Access, MemoryService
+from metacortex.spaces.registry import Registry
 from metacortex.storage.sqlite import SQLiteStore
 from tests.fakes import FixedImageDescriber, HashingEmbedder
 from tests.oauth_support import loopback_listener, serving
@@ -52,6 +57,7 @@ PINNED: Final = {
 }
 OWNER_TOKEN: Final = "apps-owner-" + "K8j7H6g5F4d3S2a1Q0w9E8r7T6y5U4i3"
 VIEWER_TOKEN: Final = "apps-viewer-" + "P0o9I8u7Y6t5R4e3W2q1A0s9D8f7G6h5"
+TEAM: Final = "team"  # a second space
 
 
 def _installed() -> bool:
@@ -112,6 +118,7 @@ class Seeded:
     new: str
     backups: str
     document: str
+    draft: str  # a wip memory, for promote
 
 
 def seed(service: MemoryService) -> Seeded:
@@ -138,7 +145,10 @@ def seed(service: MemoryService) -> Seeded:
         source="notes/runbook.md",
         topic="infra",
     )["document"]["id"]
-    return Seeded(old, new, backups, document)
+    draft = service.save(
+        admin, content="Draft: move the staging backups to 03:00 UTC.", topic="infra", draft=True
+    )["item"]["id"]
+    return Seeded(old, new, backups, document, draft)
 
 
 @dataclass(frozen=True)
@@ -148,9 +158,10 @@ class Live:
     service: MemoryService
     app: Starlette
     seeded: Seeded
+    tokens: dict[str, str]
 
     def page_url(self, credential: str) -> str:
-        token = OWNER_TOKEN if credential == "owner" else VIEWER_TOKEN
+        token = self.tokens[credential]
         return (
             f"{self.host_url}/host.html?server={self.server_url}"
             f"&path=/clients/{credential}/mcp&token={token}"
@@ -185,14 +196,15 @@ def live_host(directory: Path) -> Iterator[Live]:
             "token": token,
             "allowedTools": list(TOOL_NAMES),
             "allowedOrigins": [host_origin],
-            "spaces": {"default": level},
+            "spaces": spaces,
+            "defaultSpace": "default",
             "allowedFilterStates": ["active", "wip", "deprecated"],
             # Both may change a memory's lifecycle: the viewer is stopped by its level.
             "mayWriteLifecycle": True,
         }
-        for credential, token, level in (
-            ("owner", OWNER_TOKEN, "write"),
-            ("viewer", VIEWER_TOKEN, "read"),
+        for credential, token, spaces in (
+            ("owner", OWNER_TOKEN, {"default": "write"}),
+            ("viewer", VIEWER_TOKEN, {"default": "read", TEAM: "read"}),
         )
     ]
     store = SQLiteStore(directory / "m.sqlite3")
@@ -200,10 +212,18 @@ def live_host(directory: Path) -> Iterator[Live]:
         store, HashingEmbedder(), merger=SentenceUnionMerger(), describer=FixedImageDescriber()
     )
     seeded = seed(service)
+    Registry(store).add_space(TEAM, "Team")
     settings = make_settings(directory / "data", mcp_client_profiles_json=json.dumps(profiles))
+    member = ClientManager(store, settings).create(
+        "member",
+        spaces={"default": None, TEAM: None},
+        default_space="default",
+        origins=[host_origin],
+    )
+    tokens = {"owner": OWNER_TOKEN, "viewer": VIEWER_TOKEN, "member": member.token}
     app = create_app(settings, service)
     try:
         with serving(app) as server_url, serving(host_app(bundle), host_listener) as host_url:
-            yield Live(host_url, server_url, service, app, seeded)
+            yield Live(host_url, server_url, service, app, seeded, tokens)
     finally:
         store.close()

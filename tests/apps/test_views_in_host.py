@@ -84,10 +84,69 @@ def test_the_memory_view_corrects_a_memory_by_saving_and_deprecating_through_the
     assert new.content == "Staging backups run nightly at 03:00 UTC."
 
 
+def test_the_memory_view_promotes_a_draft_through_promote_context(browser: Any, live: Live) -> None:
+    with hosted(browser, live) as host:
+        host.open("owner", "fetch_context", {"id": live.seeded.draft})
+        view = host.view
+        expect(view.locator(".meta").first).to_contain_text("wip")
+        before = len(live.tool_calls())
+        view.get_by_role("button", name="Promote").click()
+        expect(view.locator("#status")).to_have_text("Promoted: the draft is active.")
+        expect(view.locator(".meta").first).not_to_contain_text("wip")
+        expect(view.get_by_role("button", name="Promote")).to_have_count(0)
+        calls = live.tool_calls()[before:]
+        assert [(c["tool_name"], c["client_id"], c["status"]) for c in calls] == [
+            ("promote_context", "owner", "ok"),
+            ("fetch_context", "owner", "ok"),
+        ]
+    promoted = live.service.store.get(live.seeded.draft, space="default")
+    assert promoted is not None
+    assert promoted.branch_state.value == "active"
+
+
+def test_the_spaces_view_switches_the_default_and_the_next_call_lands_there(
+    browser: Any, live: Live
+) -> None:
+    with hosted(browser, live) as host:
+        host.open("member", "list_spaces", {})
+        view = host.view
+        expect(view.locator("#spaces h2")).to_have_text(["Default (default)", "Team"])
+        # Only the spaces that are not the default offer it.
+        expect(view.get_by_role("button")).to_have_text(["Make Team the default"])
+        view.get_by_role("button", name="Make Team the default").click()
+        expect(view.locator("#status")).to_have_text(
+            "Team is now the default: tools act there unless told another."
+        )
+        expect(view.locator("#spaces h2")).to_have_text(["Default", "Team (default)"])
+        expect(view.get_by_role("button")).to_have_text(["Make Default the default"])
+        # The model's next call, naming no space, on the same connection.
+        saved = host.page.evaluate(
+            """() => host.client.callTool({name: "save_context",
+                 arguments: {content: "The team retro is on Fridays."}})"""
+        )
+    assert saved["structuredContent"]["item"]["metadata"]["space"] == "team"
+    calls = [c for c in live.tool_calls() if c["client_id"] == "member"]
+    assert [(c["tool_name"], c["status"]) for c in calls][-2:] == [
+        ("set_default_space", "ok"),
+        ("save_context", "ok"),
+    ]
+    [(_, record)] = [
+        (key, data)
+        for key, data in live.service.store.auth_list("client_profile")
+        if key == "member"
+    ]
+    assert record["entry"]["defaultSpace"] == "team"
+
+
 def test_a_read_only_credential_s_views_offer_no_write_action(browser: Any, live: Live) -> None:
     with hosted(browser, live) as host:
         host.open("viewer", "fetch_context", {"id": live.seeded.new})
         expect(host.view.locator(".text")).to_contain_text("db-staging-3")
+        assert host.view.locator("button:not(.link)").all_inner_texts() == []
+
+        # A draft it may read, in a space it may only read: no Promote.
+        host.open("viewer", "fetch_context", {"id": live.seeded.draft})
+        expect(host.view.locator(".text")).to_contain_text("Draft: move the staging backups")
         assert host.view.locator("button:not(.link)").all_inner_texts() == []
 
         host.open("viewer", "search_context", {"query": "staging database"})
@@ -100,8 +159,11 @@ def test_a_read_only_credential_s_views_offer_no_write_action(browser: Any, live
         expect(host.view.locator("#status")).to_contain_text("space 'default'")
         expect(host.view.locator("#form")).to_be_hidden()
 
+        # Two spaces, and no way to make the other the default.
         host.open("viewer", "list_spaces", {})
+        expect(host.view.locator("#spaces h2")).to_have_text(["Default (default)", "Team"])
         expect(host.view.locator("#spaces")).to_contain_text("may read only")
+        expect(host.view.get_by_role("button")).to_have_count(0)
     refused = [c for c in live.tool_calls() if c["tool_name"] == "save_context"][-1]
     assert (refused["client_id"], refused["status"]) == ("viewer", "error")
 

@@ -27,6 +27,16 @@ def _memory(host: Host, live: Live) -> None:
     host.view.get_by_role("button", name="Deprecate").click()  # its form shown too
 
 
+def _draft(host: Host, live: Live) -> None:
+    host.open("owner", "fetch_context", {"id": live.seeded.draft})
+    expect(host.view.get_by_role("button", name="Promote")).to_be_visible()
+
+
+def _spaces(host: Host, live: Live) -> None:
+    host.open("member", "list_spaces", {})  # a stored client: it may switch its default
+    expect(host.view.get_by_role("button", name="Make Team the default")).to_be_visible()
+
+
 def _search(host: Host, live: Live) -> None:
     host.open("owner", "search_context", {"query": "staging database"})
     host.view.get_by_role("button", name="Open").first.click()
@@ -36,12 +46,13 @@ def _search(host: Host, live: Live) -> None:
 VIEWS: Final[dict[str, Callable[[Host, Live], object]]] = {
     "search": _search,
     "memory": _memory,
+    "memory-draft": _draft,
     "save": lambda host, live: host.open(
         "owner",
         "save_context",
         {"content": "Deploys freeze on Fridays after 15:00.", "topic": "infra"},
     ),
-    "spaces": lambda host, live: host.open("owner", "list_spaces", {}),
+    "spaces": _spaces,
     "upload": lambda host, live: host.open(
         "owner",
         "create_document",

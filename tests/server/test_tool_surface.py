@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from metacortex.cli.surface import surface
-from metacortex.mcp_surface.tools import TOOLS
 from metacortex.clients import stored
 from metacortex.clients.manage import DEFAULT_TOOLS
+from metacortex.mcp_surface.tools import TOOLS
 from metacortex.server.profiles import (
     CREDENTIAL_TOOL_NAMES,
     Profile,

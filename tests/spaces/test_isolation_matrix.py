@@ -16,7 +16,11 @@ every cell as subtests. What each cell must do:
   error) saying the credential may only read there;
 - not granted, missing: every call is the same ``not_found`` answer, byte for byte
   once the space key is replaced (the raw HTTP body; over stdio the SDK's message);
-- a memory id of another space, wherever it is named, is "no memory with id".
+- a memory id of another space, wherever it is named, is "no memory with id";
+- granted read or write: the credential makes that space its own default
+  (``set_default_space``) and its next call naming no space acts there, then moves it
+  back; the admin token keeps no record, so it is refused saying how the operator
+  changes it.
 
 The admin token is the owner's: it holds every space at write, so its cells are
 own (``default``), granted write and missing.
@@ -37,6 +41,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import INVALID_PARAMS
 
+from metacortex.clients.own_default import ADMIN_REFUSAL
 from metacortex.spaces.model import DEFAULT_SPACE
 from metacortex.usecases.access import no_space_message
 from tests.spaces.team import (
@@ -245,7 +250,8 @@ class Walk:
                 "create_document",
                 {
                     "content": f"# Matrix\n\n{self.note(cell, 'document')}",
-                    "topic": "matrix-documents",
+                    # A topic per route: another route's walk added documents here too.
+                    "topic": f"matrix-documents-{self.route}",
                     **cell.args(),
                 },
             )
@@ -257,7 +263,8 @@ class Walk:
         assert self.documents[cell.space] in [d["id"] for d in listed["documents"]]
         passages = _ok(
             await self.conn.tool(
-                "list_context", {"filter_topic": "matrix-documents", "limit": 50, **cell.args()}
+                "list_context",
+                {"filter_topic": f"matrix-documents-{self.route}", "limit": 50, **cell.args()},
             )
         )
         assert passages["items"]
@@ -300,6 +307,33 @@ class Walk:
             ),
             other,
         )
+        promoted = _ok(await self.conn.tool("promote_context", {"id": draft, **cell.args()}))
+        assert promoted["item"] == {"id": draft, "branch_state": "active"}
+        assert promoted["previous_state"] == "wip"
+        _no_memory(await self.conn.tool("promote_context", {"id": other, **cell.args()}), other)
+        await self.default_moves_to(cell)
+
+    async def default_moves_to(self, cell: Cell) -> None:
+        """The credential makes ``cell``'s space its default: the next call naming no space
+        acts there (a read-only one refuses a save), on every route at once; then back.
+        The admin token keeps no record: refused, saying how the operator changes it."""
+        moved = await self.conn.tool("set_default_space", {"space": cell.space})
+        if self.route == "admin":
+            _tool_error(moved, "failed_precondition", ADMIN_REFUSAL)
+            return
+        assert _ok(moved)["default_space"] == cell.space
+        assert _ok(moved)["previous_default_space"] == OWN
+        listed = _ok(await self.conn.tool("list_context", {"filter_topic": "lockers"}))
+        assert _ids(listed["items"]) == [self.team.lockers[cell.space]]
+        saved = await self.conn.tool("save_context", {"content": self.note(cell, "default")})
+        if cell.level == "read":
+            _read_only(saved, cell.space)
+        else:
+            assert _ok(saved)["item"]["metadata"]["space"] == cell.space
+            self.team.remember(cell.space, str(_ok(saved)["item"]["id"]))
+        back = _ok(await self.conn.tool("set_default_space", {"space": OWN}))
+        assert (back["default_space"], back["previous_default_space"]) == (OWN, cell.space)
+        assert _ok(await self.conn.tool("list_spaces", {}))["default_space"] == OWN
 
     async def refused_writes(self, cell: Cell) -> None:
         space, locker = cell.space, self.team.lockers[cell.space]
@@ -321,6 +355,8 @@ class Walk:
             space,
         )
         _read_only(await self.conn.prompt("correct_memory", self.correction(cell, locker)), space)
+        _read_only(await self.conn.tool("promote_context", {"id": locker, **cell.args()}), space)
+        await self.default_moves_to(cell)  # a space it may only read may be its default
 
     # -------------------------------------------------------- resources, prompts
     async def resources(self, cell: Cell) -> None:
@@ -387,6 +423,8 @@ class Walk:
                 ),
             ),
             ("related", await self.conn.tool("related_context", {"id": vault_locker, **args})),
+            ("promote", await self.conn.tool("promote_context", {"id": vault_locker, **args})),
+            ("set_default_space", await self.conn.tool("set_default_space", args)),
             ("create_document", await self.conn.tool("create_document", {"content": "p", **args})),
             ("list_documents", await self.conn.tool("list_documents", args)),
             (

@@ -35,6 +35,7 @@ ALL_TOOLS: Final = {
     "fetch_context",
     "list_context",
     "deprecate_context",
+    "promote_context",
     "consolidate_context",
     "related_context",
     "list_spaces",

@@ -15,7 +15,7 @@ import httpx2
 import mcp_types as types
 import pytest
 
-from metacortex.server.profiles import TOOL_NAMES
+from metacortex.server.profiles import ADMIN_TOOL_NAMES
 from tests.server.conftest import (
     ADMIN_TOKEN,
     HANDSHAKE_MODE,
@@ -36,7 +36,7 @@ async def test_the_admin_endpoint_serves_every_tool_and_the_prompt(
 ) -> None:
     topic = f"e2e-admin-{mode}"
     async with live.connect("/mcp", mode, {"authorization": f"Bearer {ADMIN_TOKEN}"}) as admin:
-        assert len((await admin.list_tools()).tools) == len(TOOL_NAMES)
+        assert len((await admin.list_tools()).tools) == len(ADMIN_TOOL_NAMES)
         saved = payload(
             await admin.call_tool(
                 "save_context",

@@ -101,6 +101,7 @@ async def test_the_sdk_stdio_client_reaches_every_tool_resource_and_prompt(
         "fetch_context",
         "list_context",
         "deprecate_context",
+        "promote_context",
         "consolidate_context",
         "related_context",
         "list_spaces",

@@ -65,6 +65,7 @@ async def test_each_profile_lists_only_its_tools_and_the_prompt_where_usable(
         "fetch_context",
         "list_context",
         "deprecate_context",
+        "promote_context",
         "consolidate_context",
         "related_context",
         "list_spaces",

@@ -64,6 +64,8 @@ SPACE_TOOL_NAMES: Final = ("list_spaces", "who_am_i")
 # credential has a record of its own (``Profile.tools``); called anyway, they are refused
 # saying where the operator changes it (``clients/own_default.py``).
 CREDENTIAL_TOOL_NAMES: Final = ("set_default_space",)
+# What the admin endpoint lists when MCP_ALLOWED_TOOLS is unset.
+ADMIN_TOOL_NAMES: Final = tuple(n for n in TOOL_NAMES if n not in CREDENTIAL_TOOL_NAMES)
 # The owner's tools: offered only on the admin endpoint, and only when the operator turns
 # them on (erase_context: METACORTEX_ADMIN_ERASE_TOOL). Never part of a client profile.
 OWNER_TOOL_NAMES: Final = ("erase_context",)

@@ -13,7 +13,10 @@ from mcp.shared.exceptions import MCPError
 from metacortex.apps.caller import CALLER_KEY
 from metacortex.apps.documents import document
 from metacortex.apps.views import APP_ONLY, VIEW_OF_TOOL, VIEWS
+from metacortex.clients.manage import ClientManager
+from metacortex.config import Settings
 from metacortex.mcp_surface.tools import TOOLS
+from metacortex.spaces.registry import Registry
 from tests.server.conftest import HANDSHAKE_MODE, Harness
 
 pytestmark = pytest.mark.anyio
@@ -32,7 +35,7 @@ async def test_the_server_announces_the_extension_and_serves_every_linked_view(
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         for name, view in VIEW_OF_TOOL.items():
             assert name in TOOLS
-            if name in APP_ONLY:  # not the admin token's (test_the_view_only_tool...)
+            if name in APP_ONLY:  # not the admin token's: see the stored client's below
                 assert name not in tools
                 continue
             assert tools[name].meta == {
@@ -52,6 +55,40 @@ async def test_the_server_announces_the_extension_and_serves_every_linked_view(
         # Views are not context for a model: resources/list does not offer them.
         listed = [str(r.uri) for r in (await client.list_resources()).resources]
         assert not [uri for uri in listed if uri.startswith("ui://")]
+
+
+async def test_the_view_only_tool_is_hidden_from_the_model_and_moves_a_stored_client_s_default(
+    harness: Harness, settings: Settings
+) -> None:
+    """A stored client lists set_default_space with the extension's visibility ["app"]
+    (promote_context, meant for models too, has none); called, the client's next call
+    naming no space acts in the new default, on this server at once."""
+    store = harness.service.store
+    Registry(store).add_space("team", "Team")
+    created = ClientManager(store, settings).create(
+        "laptop", spaces={"default": None, "team": None}, default_space="default"
+    )
+    # The server checks the store once per refresh bound: the client is new, read it now.
+    harness.runtime.clients.expire()
+    async with harness.connect("/clients/laptop/mcp", created.token) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        moved = await client.call_tool("set_default_space", {"space": "team"})
+        saved = await client.call_tool("save_context", {"content": "Lunch is at noon."})
+    async with harness.connect() as admin:
+        promote = {tool.name: tool for tool in (await admin.list_tools()).tools}["promote_context"]
+
+    assert tools["set_default_space"].meta == {
+        "ui": {"resourceUri": "ui://metacortex/spaces.html", "visibility": ["app"]},
+        "openai/outputTemplate": "ui://metacortex/spaces.html",
+    }
+    assert promote.meta is None
+    assert moved.structured_content is not None
+    assert moved.structured_content["default_space"] == "team"
+    assert moved.structured_content["previous_default_space"] == "default"
+    assert moved.meta is not None
+    assert "set_default_space" in moved.meta[CALLER_KEY]["tools"]
+    assert saved.structured_content is not None
+    assert saved.structured_content["item"]["metadata"]["space"] == "team"
 
 
 async def test_an_unknown_view_is_an_invalid_params_error_naming_the_views(

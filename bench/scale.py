@@ -43,7 +43,8 @@ For each size a corpus is built, then measured:
 
 With ``--reuse`` the corpora are kept under ``--work-dir`` (default
 ~/.cache/metacortex-bench/scale/<size>/) and reused when complete. The cores are
-shared: the load average is printed before each size.
+shared: the load average is printed (and kept in ``--json``) before and after each
+size.
 """
 
 from __future__ import annotations
@@ -337,7 +338,8 @@ async def search(client: Client, query: str, topic: str | None, space: str | Non
 class Measured:
     size: int
     spaces: int
-    load_average: float
+    load_average: float  # 1-minute load average before the size's run
+    load_average_after: float  # and after it: the cores are shared
     start_to_first_answer_s: float
     rss_mb: float
     topic_p50_ms: float
@@ -438,11 +440,13 @@ def run_size(args: argparse.Namespace, size: int, queries: list[str]) -> Measure
     data_dir = corpus_dir(args.work_dir, args.spaces) / str(size) / "data"
     run = asyncio.run(measure_server(data_dir, queries, args.searches, args.warmup, args.spaces))
     in_topic, everywhere = run.in_topic, run.everywhere
-    print(f"    load average after {os.getloadavg()}", flush=True)
+    after = os.getloadavg()
+    print(f"    load average after {after}", flush=True)
     return Measured(
         size=size,
         spaces=args.spaces,
         load_average=load,
+        load_average_after=after[0],
         start_to_first_answer_s=run.first_answer,
         rss_mb=run.rss_mb,
         topic_cpu_ms=run.in_topic_cpu / len(in_topic) * 1000,
@@ -461,7 +465,7 @@ def print_table(rows: list[Measured]) -> None:
     print(
         "| corpus | spaces | start to first answer | RSS | search in a topic p50 / p95 "
         "| search in a space (every topic) p50 / p95 | server CPU per search, topic / space "
-        "| restore | load avg |"
+        "| restore | load avg before / after |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
     for row in rows:
@@ -472,7 +476,7 @@ def print_table(rows: list[Measured]) -> None:
             f"| {row.all_p50_ms:.0f} / {row.all_p95_ms:.0f} ms "
             f"| {row.topic_cpu_ms:.0f} / {row.all_cpu_ms:.0f} ms "
             f"| {row.restore_per_s:.0f} /s ({row.restored:,} restored, {row.filled:,} filled) "
-            f"| {row.load_average:.2f} |"
+            f"| {row.load_average:.2f} / {row.load_average_after:.2f} |"
         )
 
 

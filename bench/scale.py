@@ -29,7 +29,9 @@ For each size a corpus is built, then measured:
   the model embeds at tens per second and 100,000 would take hours.
 - start to first answer: ``metacortex serve`` is started on the corpus's data
   directory (a subprocess, loopback HTTP, admin token); the time from the spawn to
-  the first successful ``search_context`` answer over MCP (official SDK client).
+  the first successful ``search_context`` answer over MCP (official SDK client), and
+  the server's CPU time by then (user + system, all threads): on shared cores the
+  wall time waits for the neighbours, the CPU time hardly.
 - search: LoCoMo questions through ``search_context`` (default limit), one at a
   time, ``--searches`` restricted to a random topic and as many over a whole space
   (no topic), after ``--warmup`` unmeasured searches; p50 / p95 of each. With
@@ -67,7 +69,7 @@ import statistics
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final
@@ -345,6 +347,7 @@ class Measured:
     load_average: float  # 1-minute load average before the size's run
     load_average_after: float  # and after it: the cores are shared
     start_to_first_answer_s: float
+    start_cpu_s: float  # the server's CPU time from its spawn to the first answer
     rss_mb: float
     topic_p50_ms: float
     topic_p95_ms: float
@@ -372,18 +375,29 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def scheduled(pid: int) -> tuple[float, float]:
-    """Seconds the process's live threads have run on a core, and waited runnable for
-    one, so far (the scheduler's nanosecond counters; a thread gone meanwhile is lost,
-    the server's pools keep theirs)."""
-    ran = waited = 0
+def scheduled(pid: int) -> dict[str, tuple[int, int]]:
+    """Per live thread of the process: nanoseconds run on a core and waited runnable for
+    one so far (the scheduler's counters)."""
+    found = {}
     for task in Path(f"/proc/{pid}/task").iterdir():
         try:
             fields = (task / "schedstat").read_text().split()
         except FileNotFoundError:  # the thread ended
             continue
-        ran += int(fields[0])
-        waited += int(fields[1])
+        found[task.name] = (int(fields[0]), int(fields[1]))
+    return found
+
+
+def scheduled_between(
+    before: dict[str, tuple[int, int]], after: dict[str, tuple[int, int]]
+) -> tuple[float, float]:
+    """Seconds run and waited between two readings, by the threads alive at the second (a
+    thread ended meanwhile is lost; the server's pools keep theirs)."""
+    ran = waited = 0
+    for tid, (run_ns, wait_ns) in after.items():
+        run_before, wait_before = before.get(tid, (0, 0))
+        ran += run_ns - run_before
+        waited += wait_ns - wait_before
     return ran / 1e9, waited / 1e9
 
 
@@ -391,24 +405,25 @@ def scheduled(pid: int) -> tuple[float, float]:
 class Kind:
     """One kind of search's figures in a run: wall, server CPU and run-queue wait."""
 
-    wall: list[float]
-    cpu: list[float]
-    wait: list[float]
+    wall: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+    wait: list[float] = field(default_factory=list)
 
 
 async def timed(
     client: Client, pid: int, kind: Kind, query: str, topic: str | None, space: str | None
 ) -> None:
-    ran, waited = scheduled(pid)
+    before = scheduled(pid)
     kind.wall.append(await search(client, query, topic, space))
-    ran_after, waited_after = scheduled(pid)
-    kind.cpu.append(ran_after - ran)
-    kind.wait.append(waited_after - waited)
+    ran, waited = scheduled_between(before, scheduled(pid))
+    kind.cpu.append(ran)
+    kind.wait.append(waited)
 
 
 @dataclass
 class ServerRun:
     first_answer: float
+    start_cpu: float
     rss_mb: float
     in_topic: Kind
     everywhere: Kind
@@ -456,9 +471,10 @@ async def measure_server(
         async with connect(url, token) as client:
             await search(client, *picks.in_space())
             first_answer = time.perf_counter() - started
+            start_cpu = cpu_seconds(server.pid)
             for _ in range(warmup):
                 await search(client, *picks.in_topic())
-            run = ServerRun(first_answer, 0.0, Kind([], [], []), Kind([], [], []), 0.0, 0.0)
+            run = ServerRun(first_answer, start_cpu, 0.0, Kind(), Kind(), 0.0, 0.0)
             for _ in range(searches):  # interleaved, so both see the same machine
                 before = cpu_seconds(server.pid)
                 await timed(client, server.pid, run.in_topic, *picks.in_topic())
@@ -490,6 +506,7 @@ def run_size(args: argparse.Namespace, size: int, queries: list[str]) -> Measure
         load_average=load,
         load_average_after=after[0],
         start_to_first_answer_s=run.first_answer,
+        start_cpu_s=run.start_cpu,
         rss_mb=run.rss_mb,
         topic_cpu_ms=run.in_topic_cpu / len(in_topic) * 1000,
         all_cpu_ms=run.everywhere_cpu / len(everywhere) * 1000,
@@ -509,8 +526,9 @@ def run_size(args: argparse.Namespace, size: int, queries: list[str]) -> Measure
 
 def print_table(rows: list[Measured]) -> None:
     print(
-        "| corpus | spaces | start to first answer | RSS | search in a topic p50 / p95 "
-        "| search in a space (every topic) p50 / p95 | server CPU per search, topic / space "
+        "| corpus | spaces | start to first answer (server CPU) | RSS "
+        "| search in a topic p50 / p95 | search in a space (every topic) p50 / p95 "
+        "| server CPU per search, topic / space "
         "(mean, p95) | server threads waiting for a core per search, topic / space "
         "| restore | load avg before / after |"
     )
@@ -518,6 +536,7 @@ def print_table(rows: list[Measured]) -> None:
     for row in rows:
         print(
             f"| {row.size:,} | {row.spaces} | {row.start_to_first_answer_s:.2f} s "
+            f"({row.start_cpu_s:.2f} s) "
             f"| {row.rss_mb:.0f} MB "
             f"| {row.topic_p50_ms:.0f} / {row.topic_p95_ms:.0f} ms "
             f"| {row.all_p50_ms:.0f} / {row.all_p95_ms:.0f} ms "

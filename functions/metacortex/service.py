@@ -26,6 +26,7 @@ from metacortex.usecases.lifecycle import Lifecycle
 from metacortex.usecases.options import ServiceOptions
 from metacortex.usecases.overview import Overview
 from metacortex.usecases.reading import Reading
+from metacortex.usecases.relation_edits import RelationEditing
 from metacortex.usecases.relations import Linking, graph
 from metacortex.usecases.save import Saving
 from metacortex.usecases.search import Searching
@@ -97,6 +98,9 @@ class MemoryService:
 
         self.related_context = Linking(store).related_context
         self.graph = partial(graph, store)
+        editing = RelationEditing(store)
+        self.relate = editing.relate
+        self.invalidate_relation = editing.invalidate_relation
 
         spaces = Spaces(store)
         self.list_spaces = spaces.list_spaces

@@ -39,6 +39,8 @@ from metacortex.domain.records import (
 )
 from metacortex.errors import DocumentRefused, InvalidArgument, NotFound
 from metacortex.providers.base import Embedder
+from metacortex.retrieval import bm25
+from metacortex.retrieval.text import query_terms, term_frequencies
 from metacortex.spaces.model import Level
 from metacortex.storage.base import DocumentWrite, MemoryStore
 from metacortex.usecases.access import Access
@@ -334,6 +336,36 @@ class Documents:
                 if start <= at < max(end, start + 1)
             ],
         }
+
+    def passages(
+        self, access: Access, *, id: str, space: str | None = None
+    ) -> tuple[Document, list[Memory]]:
+        """A version the caller may read and its passages in reading order (the kept and
+        new ones of a current version; a superseded version's retired ones)."""
+        document = self.document(access, id, space)
+        passages = self._store.document_passages(document.id, space=document.space)
+        readable = access.readable_states
+        return document, [p for p in passages if p.branch_state in readable]
+
+    def search_document(
+        self,
+        access: Access,
+        *,
+        id: str,
+        query: str,
+        limit: int | None = None,
+        space: str | None = None,
+    ) -> tuple[Document, list[tuple[Memory, float]]]:
+        """The document's passages that hold the query's words, best first (BM25 over its
+        passages alone, the keyword side of search restricted to one document)."""
+        document, passages = self.passages(access, id=id, space=space)
+        wanted = query_terms(limits.check_query(query))
+        count = limits.check_limit(
+            limit if limit is not None else limits.DEFAULT_LIST_LIMIT, limits.MAX_LIST_LIMIT
+        )
+        by_id = {passage.id: passage for passage in passages}
+        ranked = bm25.rank(wanted, {p.id: term_frequencies(p.retrieval_text) for p in passages})
+        return document, [(by_id[key], score) for key, score in ranked[:count]]
 
 
 def _created(

@@ -18,13 +18,13 @@ import pytest
 
 from metacortex.documents.isolation import shut_down
 from metacortex.service import Access
-from tests.console.support import ConsoleLive, Owner, console_server
+from tests.console.documents_support import documents_console
+from tests.console.support import ConsoleLive, Owner
 from tests.oauth_support import hidden
 from tests.owner.people_support import BEN_PASSPHRASE, Household, PersonBrowser
 
 pytestmark = pytest.mark.slow
 
-LIMIT: Final = 64 * 1024
 GARDEN: Final = b"""# Garden plan
 
 ## Tomatoes
@@ -49,12 +49,7 @@ def _reader_hosts() -> Iterator[None]:
 
 @pytest.fixture
 def live(tmp_path: Path) -> Iterator[ConsoleLive]:
-    with console_server(
-        tmp_path,
-        oauth=False,
-        metacortex_document_max_bytes=LIMIT,
-        metacortex_client_refresh_seconds=0,
-    ) as running:
+    with documents_console(tmp_path) as running:
         yield running
 
 

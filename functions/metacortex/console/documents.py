@@ -367,6 +367,8 @@ def _passage(console: ConsoleBase, request: Request, passage: Memory) -> dict[st
         "href": console.url(request, f"/console/memories/{passage.id}"),
         "content": passage.content,
         "state": passage.branch_state.value,
+        # The innermost heading names it (the outer ones repeat on every passage).
+        "heading": ref.section[-1] if ref.section else "",
         "section": " › ".join(ref.section),
         "pages": pages,
         "span": f"characters {ref.start:,}–{ref.end:,}",

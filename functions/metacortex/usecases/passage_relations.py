@@ -34,37 +34,27 @@ def reading_order(records: Iterable[Memory]) -> list[Memory]:
 def passage_links(document: Document, passages: Sequence[Memory], at: datetime) -> list[Relation]:
     """``part_of`` the document for every passage, ``next`` between neighbours (the
     passages in reading order)."""
-    by = document.added_by
-    links = [
-        Relation(
-            source=passage.id,
-            target=document.id,
-            type=RelationType.PART_OF,
+
+    def link(source: Memory, kind: RelationType, target: str, summary: str, state: str) -> Relation:
+        return Relation(
+            source=source.id,
+            target=target,
+            type=kind,
             space=document.space,
             created_at=at,
-            created_by=by,
-            source_summary=summarize(passage.content),
-            target_summary=summarize(document.title),
-            source_state=passage.branch_state.value,
-            target_state="",
+            created_by=document.added_by,
+            source_summary=summarize(source.content),
+            target_summary=summary,
+            source_state=source.branch_state.value,
+            target_state=state,
         )
-        for passage in passages
+
+    title = summarize(document.title)
+    links = [link(p, RelationType.PART_OF, document.id, title, "") for p in passages]
+    links += [
+        link(a, RelationType.NEXT, b.id, summarize(b.content), b.branch_state.value)
+        for a, b in pairwise(passages)
     ]
-    for before, after in pairwise(passages):
-        links.append(
-            Relation(
-                source=before.id,
-                target=after.id,
-                type=RelationType.NEXT,
-                space=document.space,
-                created_at=at,
-                created_by=by,
-                source_summary=summarize(before.content),
-                target_summary=summarize(after.content),
-                source_state=before.branch_state.value,
-                target_state=after.branch_state.value,
-            )
-        )
     return links
 
 

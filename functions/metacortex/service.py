@@ -117,6 +117,8 @@ class MemoryService:
         self.list_documents = documents.list_documents
         self.get_document = documents.get_document
         self.document = documents.document
+        self.document_passages = documents.passages
+        self.search_document = documents.search_document
         self.erase_document = DocumentErasure(store).erase_document
 
     @property

@@ -143,7 +143,12 @@ class DocumentWrite:
     version's passages whose content is unchanged, their ``document`` reference moved to
     this version (not embedded again: the stored vector stays), and ``retired``: the
     previous version's other passages, deprecated. ``previous`` is then marked superseded
-    by ``document``."""
+    by ``document``.
+
+    ``relations``: the passages' ``part_of`` and ``next`` to store as given, with the
+    passages (``usecases/passage_relations.py``: new ones, and the previous version's
+    invalidated); ``relations_before``: how those of them already stored are now, for a
+    store that writes in several steps to put back when the document fails."""
 
     document: Document
     data: bytes
@@ -152,12 +157,23 @@ class DocumentWrite:
     kept: Sequence[Memory] = ()
     retired: Sequence[Memory] = ()
     previous: Document | None = None
+    relations: Sequence[Relation] = ()
+    relations_before: Sequence[Relation] = ()
 
     def previous_version(self) -> Document:
         """The version the retired passages belong to (there is one when any is retired)."""
         if self.previous is None:
             raise ValueError("retired passages need the version they belong to (previous)")
         return self.previous
+
+
+def checked_relations(write: DocumentWrite) -> Sequence[Relation]:
+    """The write's relations, each of the document's space (relations never cross one)."""
+    space = write.document.space
+    for relation in write.relations:
+        if relation.space != space:
+            raise ValueError(f"a document of space {space!r} related {relation.space!r}")
+    return write.relations
 
 
 @dataclass(frozen=True, slots=True)

@@ -316,7 +316,13 @@ class FirestoreStore:
         self._lexical = LexicalIndex(self.memories, self._executor, lexical_budget)
         self._vectors = VectorIndex(self.memories, self._read_many, nearest_limit)
         self._documents = FirestoreDocuments(
-            client, collection, self._spaces, self.memories, self._run, self._executor
+            client,
+            collection,
+            self._spaces,
+            self.memories,
+            self._relations_collection,
+            self._run,
+            self._executor,
         )
         self.relations = RelationIndex(self._relations_collection, self._executor)
 

@@ -74,7 +74,9 @@ class Searching:
         vector = self._embedder.embed_query(query)
         pool = max(CANDIDATE_POOL, count)
         terms = query_terms(query)
-        dense, lexical = self._store.hybrid_search(vector, terms, where, pool)
+        dense, lexical = self._store.hybrid_search(
+            vector, terms, where, pool, typos=self._options.typo_tolerance
+        )
         fused = fuse(dense, lexical, self._options.dense_weight)
         if self._options.conversational_context:
             fused = with_context(self._store, fused, where, keyword_weights(terms, lexical))

@@ -13,9 +13,10 @@ Shared by every store so they expand alike (docs/ARCHITECTURE.md, "Typo toleranc
   space, and a few thousand terms at most whatever the store's size;
 - how near: optimal string alignment distance (Levenshtein plus adjacent
   transposition, ``rapidfuzz``) at most 1, 2 for terms of ``LONG_TERM_CHARS`` or
-  more; or a candidate that is within 1 of the term's start when the term is at
+  more; or a shorter candidate that the term's start matches when the term is at
   most ``SUFFIX_CHARS`` longer (a typo in a word's ending keeps the stemmer from
-  removing it: "meetign" stays "meetign" while "meeting" is stored as "meet");
+  removing it: "meetign" stays "meetign" while "meeting" is stored as "meet"), the
+  kept ending counting as one edit;
 - how much: each expansion counts in BM25 as its own term, with its own IDF,
   multiplied by ``WEIGHT[distance]`` (below 1: an expansion never scores as high as
   the same record would for the exact word), at most ``MAX_EXPANSIONS`` per term,
@@ -73,16 +74,17 @@ def expansions(
             term, everything, scorer=OSA.distance, score_cutoff=reach, limit=None
         ):
             found[word] = int(distance)
-        # The term's start against shorter candidates: an ending the stemmer kept.
+        # The term's start against shorter candidates: an ending the stemmer kept,
+        # which counts as one edit.
         for length in range(max(MIN_TERM_CHARS, len(term) - SUFFIX_CHARS), len(term)):
             for word, distance, _ in process.extract(
                 term[:length],
                 by_length.get(length, ()),
                 scorer=OSA.distance,
-                score_cutoff=1,
+                score_cutoff=reach - 1,
                 limit=None,
             ):
-                found[word] = min(found.get(word, reach), max(1, int(distance)))
+                found[word] = min(found.get(word, reach), int(distance) + 1)
         nearest = sorted(found, key=lambda word: (found[word], -vocabulary[word], word))
         for word in nearest[:MAX_EXPANSIONS]:
             chosen[word] = max(chosen.get(word, 0.0), WEIGHT[found[word]])

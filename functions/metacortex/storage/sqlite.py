@@ -677,8 +677,7 @@ class SQLiteStore:
             return {}
         mirror = self._synced_mirror()
         # Held by any record of the space, whatever its state: the space's vocabulary.
-        space = MemoryFilter(states=tuple(BranchState), space=where.space)
-        unknown = index.unheld(wanted, lambda seqs: mirror.matching(seqs, space))
+        unknown = index.unheld(wanted, lambda seqs: mirror.in_space(seqs, where.space))
         if not unknown:
             return {}
         rows = self._conn().execute(

@@ -270,7 +270,7 @@ class VectorMirror:
         only those rows: no mask over the whole mirror)."""
         with self._lock:
             positions = self.positions(seqs)
-            held = positions != NONE
+            held: npt.NDArray[np.bool_] = positions != NONE
             space_id = self._spaces.get(space)
             if space_id is None:
                 return np.zeros(seqs.shape[0], dtype=np.bool_)

@@ -24,6 +24,9 @@ NOISE = (
 )
 
 
+PARCELS = "We receive the parcels on Mondays"
+
+
 def _service(store: MemoryStore, *, typos: bool = True) -> MemoryService:
     return MemoryService(
         store,
@@ -36,6 +39,13 @@ def _service(store: MemoryStore, *, typos: bool = True) -> MemoryService:
 def _seed(service: MemoryService, admin: Access, space: str = "default") -> None:
     for content in NOISE:
         service.save(admin, content=content, space=space)
+
+
+def _parcels(store: MemoryStore, admin: Access) -> tuple[MemoryService, str]:
+    """A forgiving service over the noise and a memory saying "receive", and its id."""
+    service = _service(store)
+    _seed(service, admin)
+    return service, service.save(admin, content=PARCELS)["item"]["id"]
 
 
 def _keyword(
@@ -55,9 +65,7 @@ def _lexical(store: MemoryStore, query: str, space: str = "default") -> dict[str
 
 
 def test_recieve_finds_the_memory_that_says_receive(store: MemoryStore, admin: Access) -> None:
-    service = _service(store)
-    _seed(service, admin)
-    target = service.save(admin, content="We receive the parcels on Mondays")["item"]["id"]
+    service, target = _parcels(store, admin)
 
     found = _keyword(service, admin, "when do we recieve parcles")
 
@@ -70,9 +78,7 @@ def test_recieve_finds_the_memory_that_says_receive(store: MemoryStore, admin: A
 def test_a_misspelling_scores_below_the_exact_word_in_the_same_record(
     store: MemoryStore, admin: Access
 ) -> None:
-    service = _service(store)
-    _seed(service, admin)
-    target = service.save(admin, content="We receive the parcels on Mondays")["item"]["id"]
+    _, target = _parcels(store, admin)
 
     assert 0 < _lexical(store, "recieve")[target] < _lexical(store, "receive")[target]
 
@@ -80,9 +86,7 @@ def test_a_misspelling_scores_below_the_exact_word_in_the_same_record(
 def test_a_word_some_memory_holds_is_not_expanded_so_the_exact_match_ranks_first(
     store: MemoryStore, admin: Access
 ) -> None:
-    service = _service(store)
-    _seed(service, admin)
-    near = service.save(admin, content="We receive the parcels on Mondays")["item"]["id"]
+    service, near = _parcels(store, admin)
     exact = service.save(admin, content="Note to self: I always recieve late")["item"]["id"]
 
     scores = _lexical(store, "recieve")
@@ -99,7 +103,7 @@ def test_the_vocabulary_is_the_spaces_own(store: MemoryStore, admin: Access) -> 
     _seed(service, both, space="work")
     # "recieve" is a word of the work space only: the default space still expands it.
     service.save(both, content="Note to self: I always recieve late", space="work")
-    home = service.save(both, content="We receive the parcels on Mondays")["item"]["id"]
+    home = service.save(both, content=PARCELS)["item"]["id"]
     # "budget" is a word of the default space only: the work space never expands to it.
     service.save(both, content="The quarterly budget was approved")
 
@@ -115,7 +119,7 @@ def test_a_query_whose_words_the_space_holds_ranks_exactly_as_without_typo_toler
     service = _service(store)
     _seed(service, admin)
     for content in (
-        "We receive the parcels on Mondays",
+        PARCELS,
         "Parcels for the finance lead go to the front desk",
         "The nightly backup failed twice last week",
         "Lunch on Thursday is at the usual place",

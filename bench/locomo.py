@@ -14,6 +14,8 @@ Searches run as ``metacortex serve`` runs them: with the warm heap frozen
     .venv/bin/python bench/locomo.py --json out.json
     .venv/bin/python bench/locomo.py --reuse /tmp/locomo.sqlite3 --per-conversation
         # ingest once into that file, later runs only search (iterate on ranking)
+    .venv/bin/python bench/locomo.py --typos 1          # every question word of 5+
+        # letters misspelled once (seeded); --no-typo-tolerance for exact keywords
     .venv/bin/python bench/locomo.py --link-turns --relation-ranking
         # each turn saved with a relates_to relation to the turn before it in its
         # session (save_context's relations), then searched with relations moving
@@ -28,6 +30,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
+import re
+import string
 import sys
 import tempfile
 import time
@@ -56,6 +61,38 @@ DATASET = Path(__file__).resolve().parent.parent.parent / "shared" / "datasets" 
 QUESTION_CATEGORIES = {1, 2, 3, 4}
 # LoCoMo's question categories as its paper and its released file number them.
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+
+
+_WORD = re.compile(r"[A-Za-z]+")
+TYPO_MIN_LETTERS = 5
+
+
+def misspelled(question: str, seed: int) -> str:
+    """``question`` with every word of ``TYPO_MIN_LETTERS`` letters or more misspelled
+    once: a letter inserted, deleted, replaced or swapped with its neighbour, chosen
+    at random (the same for the same seed and question, whatever else is run)."""
+    rng = random.Random(f"{seed}:{question}")
+
+    def one(match: re.Match[str]) -> str:
+        word = match.group(0)
+        if len(word) < TYPO_MIN_LETTERS:
+            return word
+        at = rng.randrange(len(word))
+        kind = rng.choice(("insert", "delete", "replace", "transpose"))
+        if kind == "transpose":
+            swappable = [i for i in range(len(word) - 1) if word[i] != word[i + 1]]
+            if swappable:
+                i = rng.choice(swappable)
+                return word[:i] + word[i + 1] + word[i] + word[i + 2 :]
+            kind = "replace"
+        if kind == "insert":
+            return word[:at] + rng.choice(string.ascii_lowercase) + word[at:]
+        if kind == "delete":
+            return word[:at] + word[at + 1 :]
+        other = rng.choice([c for c in string.ascii_lowercase if c != word[at].lower()])
+        return word[:at] + other + word[at + 1 :]
+
+    return _WORD.sub(one, question)
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +229,7 @@ def ingest(
     files: list[Path],
     known: dict[str, dict[str, str]],
     link_turns: bool = False,
+    typos: int | None = None,
 ) -> tuple[list[Case], float, int]:
     """Save every turn (unless ``known`` has its id already); the cases (each case's
     ``label``: its category, then its question) and the save time. ``link_turns``: each
@@ -227,7 +265,8 @@ def ingest(
         for question, evidence, category in categorised(conversation):
             expected = tuple(ids[d] for d in evidence if d in ids)
             if expected:
-                cases.append(Case(question, expected, topic, f"{category} {question}"))
+                asked = question if typos is None else misspelled(question, typos)
+                cases.append(Case(asked, expected, topic, f"{category} {question}"))
     return cases, ingest_seconds, saved
 
 
@@ -240,6 +279,7 @@ def run(
     freeze: bool = True,
     link_turns: bool = False,
     ranking: LinkedRanking | None = None,
+    typos: int | None = None,
 ) -> Outcome:
     embedder = MiniLMEmbedder.load()
     with tempfile.TemporaryDirectory() as folder:
@@ -252,7 +292,7 @@ def run(
             store = open_store(store_kind, Path(folder))
             known = {}
         service = MemoryService(store, embedder, merger=SentenceUnionMerger(), options=options)
-        cases, ingest_seconds, saved = ingest(service, files, known, link_turns)
+        cases, ingest_seconds, saved = ingest(service, files, known, link_turns, typos)
         if reuse is not None:
             id_file.write_text(json.dumps(known))
         if freeze:  # as `metacortex serve` does once warm (metacortex/heap.py)
@@ -278,6 +318,17 @@ def main() -> int:
     )
     parser.add_argument(
         "--no-context", action="store_true", help="turn off the conversational-context boost"
+    )
+    parser.add_argument(
+        "--typos",
+        type=int,
+        metavar="SEED",
+        help="misspell every question word of 5+ letters once, seeded (typo tolerance)",
+    )
+    parser.add_argument(
+        "--no-typo-tolerance",
+        action="store_true",
+        help="exact keywords only (METACORTEX_TYPO_TOLERANCE=false)",
     )
     parser.add_argument(
         "--reuse",
@@ -315,7 +366,9 @@ def main() -> int:
         print(f"no LoCoMo files in {args.dataset}; pass --dataset", file=sys.stderr)
         return 2
     options = ServiceOptions(
-        dense_weight=args.dense_weight, conversational_context=not args.no_context
+        dense_weight=args.dense_weight,
+        conversational_context=not args.no_context,
+        typo_tolerance=not args.no_typo_tolerance,
     )
     with emulator_for(args.store):
         ranking = (
@@ -332,14 +385,19 @@ def main() -> int:
             not args.no_freeze,
             args.link_turns,
             ranking,
+            args.typos,
         )
     report, ingest_rate, saved = outcome.report, outcome.ingest_rate, outcome.saved
     print(f"store           {args.store}")
-    print(f"ranking         dense weight {args.dense_weight}, context {not args.no_context}")
+    print(
+        f"ranking         dense weight {args.dense_weight}, context {not args.no_context},"
+        f" typo tolerance {not args.no_typo_tolerance}"
+    )
     print(
         f"relations       turns linked {args.link_turns}, relation ranking "
         + (f"top {args.relation_top} weight {args.relation_weight}" if ranking else "off")
     )
+    print(f"questions       {'clean' if args.typos is None else f'misspelled, seed {args.typos}'}")
     print(f"memories        {saved} saved in this run")
     if ingest_rate:
         print(f"ingest          {ingest_rate:.1f} memories/s (one save at a time)")
@@ -358,7 +416,13 @@ def main() -> int:
     if args.json:
         args.json.write_text(
             json.dumps(
-                {"store": args.store, "memories": saved, "ingest_per_s": ingest_rate}
+                {
+                    "store": args.store,
+                    "memories": saved,
+                    "ingest_per_s": ingest_rate,
+                    "typos_seed": args.typos,
+                    "typo_tolerance": not args.no_typo_tolerance,
+                }
                 | report.to_dict()
                 | {
                     "categories": {

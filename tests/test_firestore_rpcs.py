@@ -16,7 +16,9 @@ one read, a transaction of three round trips, one lineage query (depth 5); each 
 resource and the context prompt (issue 22): one round trip. Spaces (issue 30): a
 search and a save in a space other than ``default`` cost exactly what they cost in
 ``default`` (each space is its own collection, docs/firestore.md "Spaces"), and
-``list_spaces`` counts each space with one aggregation, reading no document.
+``list_spaces`` counts each space with one aggregation, reading no document. Typo
+tolerance (issue 32): a clean query costs what it did; a misspelled word no record
+holds costs one aggregation and one query per search more, in the same round trips.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from metacortex.mcp_surface import context_prompt, resources
 from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.server import create_app
 from metacortex.server.profiles import load_profiles
-from metacortex.service import Access, MemoryService
+from metacortex.service import Access, MemoryService, ServiceOptions
 from metacortex.spaces.model import DEFAULT_SPACE
 from metacortex.spaces.registry import Registry
 from metacortex.storage.base import MemoryFilter, Neighbours
@@ -144,6 +146,33 @@ def test_search_takes_four_round_trips_with_a_topic_and_five_without_in_any_spac
         "RunQuery(find_nearest)": 1,
         "RunAggregationQuery": 5,
         "RunQuery": 46,
+    }
+
+
+def test_a_misspelled_word_costs_one_aggregation_and_one_query_more_and_no_round_trip(
+    counted_large: tuple[MemoryService, RpcRecorder],
+) -> None:
+    service, recorder = counted_large
+    exact = MemoryService(
+        service.store,
+        HashingEmbedder(32),
+        merger=SentenceUnionMerger(),
+        options=ServiceOptions(typo_tolerance=False),
+    )
+    query = "backup restore qouta notes"  # "qouta": no record holds it; "quota" is near
+
+    forgiving = _cost(recorder, lambda: service.search(ADMIN, query=query, filter_topic="ops-1"))
+    plain = _cost(recorder, lambda: exact.search(ADMIN, query=query, filter_topic="ops-1"))
+
+    # The statistics of step 1 show that no record holds "qouta"; the find_nearest of
+    # the same step read its records' whole term maps, where "quota" is near. Step 2
+    # then also counts "quota" in the space (its IDF) and reads the records of the
+    # topic holding it, beside the queries it already made: same depth.
+    assert forgiving.depth == plain.depth == 3
+    assert forgiving.kinds == {
+        **plain.kinds,
+        "RunAggregationQuery": plain.kinds["RunAggregationQuery"] + 1,
+        "RunQuery": plain.kinds["RunQuery"] + 1,
     }
 
 

@@ -271,10 +271,18 @@ class MemoryStore(Protocol):
         ...
 
     def hybrid_search(
-        self, vector: Vector, terms: Sequence[str], where: MemoryFilter, limit: int
+        self,
+        vector: Vector,
+        terms: Sequence[str],
+        where: MemoryFilter,
+        limit: int,
+        *,
+        typos: bool = False,
     ) -> tuple[list[Scored], list[Scored]]:
         """``vector_search`` and ``lexical_search`` (skipped when ``terms`` is empty),
-        concurrently where that saves round trips."""
+        concurrently where that saves round trips. ``typos``: a query term no record
+        of the space holds is expanded to near terms of the semantic candidates
+        (``retrieval/typos.py``), in the same round trips."""
         ...
 
     def neighbours(

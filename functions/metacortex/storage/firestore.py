@@ -532,13 +532,24 @@ class FirestoreStore:
 
     @_translated
     def hybrid_search(
-        self, vector: Vector, terms: Sequence[str], where: MemoryFilter, limit: int
+        self,
+        vector: Vector,
+        terms: Sequence[str],
+        where: MemoryFilter,
+        limit: int,
+        *,
+        typos: bool = False,
     ) -> tuple[list[Scored], list[Scored]]:
         """The nearest-neighbour query runs while the term statistics are read; it
         also reads the query terms' frequencies, so that the keyword search need not
-        read again the records it already returned (``LexicalIndex.search``)."""
+        read again the records it already returned (``LexicalIndex.search``). With
+        ``typos`` it reads each record's whole term map instead: the vocabulary a
+        term no record of the space holds is expanded from (same documents read)."""
         wanted = list(dict.fromkeys(term for term in terms if term))
-        extra = [TERM_COUNT, *(FieldPath(TERM_FREQS, term).to_api_repr() for term in wanted)]
+        frequencies = (
+            [TERM_FREQS] if typos else [FieldPath(TERM_FREQS, t).to_api_repr() for t in wanted]
+        )
+        extra = [TERM_COUNT, *frequencies]
         fields: dict[str, Mapping[str, Any]] = {}
         dense = self._executor.submit(self._vectors.search, vector, where, limit, extra, fields)
 
@@ -546,7 +557,7 @@ class FirestoreStore:
             dense.result()
             return fields
 
-        lexical = self._lexical.search(wanted, where, limit, held) if wanted else []
+        lexical = self._lexical.search(wanted, where, limit, held, typos=typos) if wanted else []
         return dense.result(), lexical
 
     @_translated

@@ -17,6 +17,8 @@ from metacortex.console.activity import RELEVANCE_FLOOR
 from metacortex.console.base import ConsoleBase, access_for
 from metacortex.console.excerpt import highlight
 from metacortex.console.filtering import FIELDS, STATES
+from metacortex.console.graph import NOTICES as RELATION_NOTICES
+from metacortex.console.graph import relations_context
 from metacortex.console.present import first_line
 from metacortex.console.undoing import offered
 from metacortex.console.words import merge_method
@@ -43,6 +45,7 @@ NOTICES: Final = {
     "undone-correct": "Undone: this memory is back as it was; the correction is deprecated "
     "(replaced by this one) and kept for history.",
     "undone-move": "Undone: the memory is back in its topic.",
+    **RELATION_NOTICES,
 }
 # How many search results the page looks through to say why a record matched (the
 # search page shows as many).
@@ -122,6 +125,7 @@ async def record_context(console: ConsoleBase, access: Access, memory: Memory) -
         "content": highlight(memory.content, ()),
         "why": None,
         "kept": {},
+        "relations": await relations_context(console, access, memory),
     }
 
 

@@ -285,6 +285,12 @@ class MemoryStore(Protocol):
         (``retrieval/typos.py``), in the same round trips."""
         ...
 
+    def spelled_query(self, text: str, space: str) -> str:
+        """``text`` with each word no record of ``space`` holds corrected to a near
+        word one does, where the store can tell cheaply before the query is embedded
+        (SQLite: its in-memory vocabulary); ``text`` unchanged otherwise (Firestore)."""
+        ...
+
     def neighbours(
         self,
         anchors: Sequence[Memory],

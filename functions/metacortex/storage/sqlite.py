@@ -76,6 +76,7 @@ from metacortex.storage.sqlite_locks import describe_holders
 from metacortex.storage.sqlite_mirror_rows import mirror_rows
 from metacortex.storage.sqlite_schema import NewerSchema, migrate
 from metacortex.storage.sqlite_scrub import Scrubber
+from metacortex.storage.sqlite_spelling import corrected
 from metacortex.storage.sqlite_vectors import VectorMirror
 
 if TYPE_CHECKING:
@@ -703,6 +704,26 @@ class SQLiteStore:
         )
         vocabulary = spelling.vocabulary_of(str(row[0]).split() for row in rows)
         return spelling.expansions(unknown, vocabulary, set(terms))
+
+    def spelled_query(self, text: str, space: str) -> str:
+        """``text`` with each word no record of ``space`` holds corrected to the
+        nearest term one does, against the space's whole vocabulary
+        (``sqlite_spelling.py``); ``text`` as is while the keyword index is loading."""
+        index = self._keywords.current() if self._mirror is not None else None
+        if index is None:
+            return text
+        mirror = self._synced_mirror()
+
+        def texts_holding(term: str) -> list[str]:
+            rows = self._conn().execute(
+                "SELECT m.retrieval_text FROM memory_terms JOIN memories m"
+                " ON m.seq = memory_terms.rowid"
+                " WHERE memory_terms MATCH ? AND m.space = ? LIMIT 1",
+                [_fts_query([term]), space],
+            )
+            return [str(row[0]) for row in rows]
+
+        return corrected(text, index, lambda seqs: mirror.in_space(seqs, space), texts_holding)
 
     @staticmethod
     def _keyword_scored(

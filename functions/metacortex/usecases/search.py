@@ -72,7 +72,12 @@ class Searching:
             valid_at=limits.parse_instant(valid_at, "valid_at"),
             space=space_key,
         )
-        vector = self._embedder.embed_query(query)
+        # Typo tolerance corrects what the model embeds where the store can (one
+        # embedding either way); the keyword side expands the query's own terms.
+        spelled = (
+            self._store.spelled_query(query, space_key) if self._options.typo_tolerance else query
+        )
+        vector = self._embedder.embed_query(spelled)
         pool = max(CANDIDATE_POOL, count)
         terms = query_terms(query)
         dense, lexical = self._store.hybrid_search(

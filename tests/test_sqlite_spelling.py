@@ -10,12 +10,19 @@ from pathlib import Path
 
 import pytest
 
+from metacortex.providers.local import MiniLMEmbedder
 from metacortex.providers.offline_merge import SentenceUnionMerger
+from metacortex.retrieval.text import query_terms, respelled
 from metacortex.service import Access, MemoryService, ServiceOptions
 from metacortex.spaces.registry import Registry
 from metacortex.storage.sqlite import SQLiteStore
 from tests.contract.test_typos import NOISE, PARCELS
 from tests.fakes import HashingEmbedder
+
+
+def _spelled(store: SQLiteStore, query: str, space: str = "default") -> str:
+    """What a search with typo tolerance embeds when the model knows no word."""
+    return respelled(query, store.spelling_corrections(query_terms(query), space))
 
 
 @pytest.fixture
@@ -58,7 +65,7 @@ def test_the_correction_is_spelled_as_a_memory_of_the_space_spells_it(
     _seeded(store, HashingEmbedder())
 
     # "receive" is stored as the stem "receiv": the query gets the memory's word.
-    assert store.spelled_query("When do we Recieve parcles?", "default") == (
+    assert _spelled(store, "When do we Recieve parcles?", "default") == (
         "When do we receive parcels?"
     )
 
@@ -69,7 +76,7 @@ def test_a_query_whose_words_the_space_holds_is_embedded_as_written(
     _seeded(store, HashingEmbedder())
 
     for query in ("When do we receive parcels?", "nightly backups", "lunch at noon 2024"):
-        assert store.spelled_query(query, "default") == query
+        assert _spelled(store, query, "default") == query
 
 
 def test_a_search_embeds_the_query_once(store: SQLiteStore) -> None:
@@ -89,5 +96,33 @@ def test_a_word_only_another_space_holds_is_never_a_correction(store: SQLiteStor
     service.save(both, content="The quarterly budget was approved")
     service.save(both, content="The quarterly report is late", space="work")
 
-    assert store.spelled_query("quarterly budgte", "work") == "quarterly budgte"
-    assert store.spelled_query("quarterly budgte", "default") == "quarterly budget"
+    assert _spelled(store, "quarterly budgte", "work") == "quarterly budgte"
+    assert _spelled(store, "quarterly budgte", "default") == "quarterly budget"
+
+
+def test_a_word_the_model_reads_whole_is_embedded_as_written_though_no_memory_holds_it(
+    store: SQLiteStore,
+) -> None:
+    # The real local model (MiniLM's WordPiece vocabulary): "status" is a word of it,
+    # "statsu" is not; the store holds only "statue", one edit from both.
+    model = MiniLMEmbedder.load()
+    forgiving = MemoryService(store, model, merger=SentenceUnionMerger())
+    plain = MemoryService(
+        store, model, merger=SentenceUnionMerger(), options=ServiceOptions(typo_tolerance=False)
+    )
+    target = forgiving.save(Access.admin(), content="A marble statue stands in the square")
+    forgiving.save(Access.admin(), content="The parcels arrive on Mondays")
+
+    def similarity(service: MemoryService, query: str) -> float:
+        [match] = [
+            m
+            for m in service.search(Access.admin(), query=query)["matches"]
+            if m["id"] == target["item"]["id"]
+        ]
+        return float(match["similarity"])
+
+    assert model.knows("status")
+    assert not model.knows("statsu")
+    assert similarity(forgiving, "status") == similarity(plain, "status")
+    # The misspelling the model does not know is corrected to the memory's word.
+    assert similarity(forgiving, "statsu") > similarity(plain, "statsu")

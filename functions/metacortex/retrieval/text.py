@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any, Final
 
@@ -91,6 +91,17 @@ def term_count(text: str) -> int:
 def query_terms(text: str) -> list[str]:
     """Distinct analyzed terms of a query, in first-seen order."""
     return list(dict.fromkeys(terms(text)))
+
+
+def doubtful_terms(text: str, knows: Callable[[str], bool]) -> list[str]:
+    """The analyzed terms of the words of ``text`` that ``knows`` (an embedding model's
+    vocabulary, ``Embedder.knows``) does not recognize, a possessive's "'s" aside: the
+    words a typo correction may replace."""
+    doubtful: list[str] = []
+    for word in words(text):
+        if not knows(word.removesuffix("'s")):
+            doubtful.extend(terms(word))
+    return list(dict.fromkeys(doubtful))
 
 
 def respelled(text: str, replacements: Mapping[str, str]) -> str:

@@ -76,7 +76,7 @@ from metacortex.storage.sqlite_locks import describe_holders
 from metacortex.storage.sqlite_mirror_rows import mirror_rows
 from metacortex.storage.sqlite_schema import NewerSchema, migrate
 from metacortex.storage.sqlite_scrub import Scrubber
-from metacortex.storage.sqlite_spelling import corrected
+from metacortex.storage.sqlite_spelling import corrections
 from metacortex.storage.sqlite_vectors import VectorMirror
 
 if TYPE_CHECKING:
@@ -705,13 +705,12 @@ class SQLiteStore:
         vocabulary = spelling.vocabulary_of(str(row[0]).split() for row in rows)
         return spelling.expansions(unknown, vocabulary, set(terms))
 
-    def spelled_query(self, text: str, space: str) -> str:
-        """``text`` with each word no record of ``space`` holds corrected to the
-        nearest term one does, against the space's whole vocabulary
-        (``sqlite_spelling.py``); ``text`` as is while the keyword index is loading."""
+    def spelling_corrections(self, terms: Sequence[str], space: str) -> dict[str, str]:
+        """Against the space's whole vocabulary (``sqlite_spelling.py``); none while the
+        keyword index is loading."""
         index = self._keywords.current() if self._mirror is not None else None
-        if index is None:
-            return text
+        if index is None or not terms:
+            return {}
         mirror = self._synced_mirror()
 
         def texts_holding(term: str) -> list[str]:
@@ -723,7 +722,7 @@ class SQLiteStore:
             )
             return [str(row[0]) for row in rows]
 
-        return corrected(text, index, lambda seqs: mirror.in_space(seqs, space), texts_holding)
+        return corrections(terms, index, lambda seqs: mirror.in_space(seqs, space), texts_holding)
 
     @staticmethod
     def _keyword_scored(

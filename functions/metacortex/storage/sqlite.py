@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 
 from metacortex.domain.documents import Document
 from metacortex.domain.records import (
@@ -713,16 +714,17 @@ class SQLiteStore:
             return {}
         mirror = self._synced_mirror()
 
+        def in_space(seqs: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+            return mirror.in_space(seqs, space)
+
         def texts_holding(term: str) -> list[str]:
+            seq = index.holder(term, in_space)
             rows = self._conn().execute(
-                "SELECT m.retrieval_text FROM memory_terms JOIN memories m"
-                " ON m.seq = memory_terms.rowid"
-                " WHERE memory_terms MATCH ? AND m.space = ? LIMIT 1",
-                [_fts_query([term]), space],
+                "SELECT retrieval_text FROM memories WHERE seq = ? AND space = ?", (seq, space)
             )
             return [str(row[0]) for row in rows]
 
-        return corrections(terms, index, lambda seqs: mirror.in_space(seqs, space), texts_holding)
+        return corrections(terms, index, in_space, texts_holding)
 
     @staticmethod
     def _keyword_scored(

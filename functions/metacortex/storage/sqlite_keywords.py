@@ -247,6 +247,15 @@ class KeywordIndex:
             for end, seqs in zip(ends, postings, strict=True)
         ]
 
+    def holder(
+        self, term: str, passes: Callable[[npt.NDArray[np.int64]], npt.NDArray[np.bool_]]
+    ) -> int | None:
+        """The seq of a row that ``passes`` lets through holding ``term`` (the lowest)."""
+        with self._lock:
+            seqs = self._postings(term)[0].astype(np.int64)
+        passed = np.flatnonzero(passes(seqs)) if seqs.size else seqs
+        return int(seqs[passed[0]]) if passed.size else None
+
     def near(self, term: str) -> dict[str, int]:
         """Term -> its distance from ``term``, for every term some row holds (or held:
         an erased row's terms stay until a rebuild) within typo reach of it

@@ -285,6 +285,13 @@ class MemoryStore(Protocol):
         (``retrieval/typos.py``), in the same round trips."""
         ...
 
+    def spelling_corrections(self, terms: Sequence[str], space: str) -> dict[str, str]:
+        """Analyzed term -> the word to embed instead, for each of ``terms`` (a query's)
+        that no record of ``space`` holds and that is near a term one does, where the
+        store can tell cheaply before the query is embedded (SQLite: its in-memory
+        vocabulary, ``retrieval/typos.py``'s rules); none elsewhere (Firestore)."""
+        ...
+
     def neighbours(
         self,
         anchors: Sequence[Memory],

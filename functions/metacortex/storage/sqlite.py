@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 
 from metacortex.domain.documents import Document
 from metacortex.domain.records import (
@@ -76,6 +77,7 @@ from metacortex.storage.sqlite_locks import describe_holders
 from metacortex.storage.sqlite_mirror_rows import mirror_rows
 from metacortex.storage.sqlite_schema import NewerSchema, migrate
 from metacortex.storage.sqlite_scrub import Scrubber
+from metacortex.storage.sqlite_spelling import corrections
 from metacortex.storage.sqlite_vectors import VectorMirror
 
 if TYPE_CHECKING:
@@ -703,6 +705,26 @@ class SQLiteStore:
         )
         vocabulary = spelling.vocabulary_of(str(row[0]).split() for row in rows)
         return spelling.expansions(unknown, vocabulary, set(terms))
+
+    def spelling_corrections(self, terms: Sequence[str], space: str) -> dict[str, str]:
+        """Against the space's whole vocabulary (``sqlite_spelling.py``); none while the
+        keyword index is loading."""
+        index = self._keywords.current() if self._mirror is not None else None
+        if index is None or not terms:
+            return {}
+        mirror = self._synced_mirror()
+
+        def in_space(seqs: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+            return mirror.in_space(seqs, space)
+
+        def texts_holding(term: str) -> list[str]:
+            seq = index.holder(term, in_space)
+            rows = self._conn().execute(
+                "SELECT retrieval_text FROM memories WHERE seq = ? AND space = ?", (seq, space)
+            )
+            return [str(row[0]) for row in rows]
+
+        return corrections(terms, index, in_space, texts_holding)
 
     @staticmethod
     def _keyword_scored(

@@ -31,6 +31,7 @@ from starlette.responses import RedirectResponse, Response
 
 from metacortex.config import Settings
 from metacortex.console.present import ago, clock, exact, first_line, wire
+from metacortex.console.switcher import all_spaces, switcher
 from metacortex.console.words import merge_method
 from metacortex.domain.records import ALL_STATES, BranchState, utc_now
 from metacortex.errors import MetaCortexError
@@ -163,9 +164,18 @@ class ConsoleBase:
             # What the page offers: the owner's pages and erasure, changes where the
             # caller may write (the service refuses anything else anyway).
             "is_owner": access.is_owner,
-            "may_write": access.levels.get(access.default_space) == Level.WRITE,
+            "may_write": self.may_write(request),
             "link": link,
             "current": request.url.path,
+            "space_switch": switcher(
+                request,
+                levels=access.levels,
+                directory=access.directory,
+                current=access.default_space,
+                is_owner=access.is_owner,
+                shown_all=all_spaces(request),
+                path=request.url.path,
+            ),
             "notice": None,
             "error": None,
             "undo": None,
@@ -174,6 +184,12 @@ class ConsoleBase:
         return self.templates.TemplateResponse(
             request, template, full, status_code=status_code, headers=page_headers()
         )
+
+    @staticmethod
+    def may_write(request: Request) -> bool:
+        """Whether the caller may change memories in the page's space."""
+        access = access_for(request)
+        return access.levels.get(access.default_space) == Level.WRITE
 
     def refused(
         self, request: Request, session: Session, error: MetaCortexError, title: str

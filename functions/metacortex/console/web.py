@@ -41,6 +41,12 @@ from metacortex.console.base import (
     keep_access,
     text,
 )
+from metacortex.console.switcher import (
+    ALL_SPACES,
+    keep_all_spaces,
+    remember,
+    remembered,
+)
 from metacortex.errors import Forbidden, NotFound
 from metacortex.guard.routes import FUNCTION_PREFIX
 from metacortex.owner import Session
@@ -77,8 +83,12 @@ class Console(ConsoleBase):
                     here += "?" + request.url.query
                 return await self.owner.sign_in_page(request, here)
             session = caller.session
-            access = caller_access(caller, request.query_params.get("space"))
+            asked = request.query_params.get("space")
+            choice = asked if asked is not None else remembered(request, self.owner, session)
+            shown_all = choice == ALL_SPACES and caller.is_owner
+            access = caller_access(caller, None if shown_all else choice)
             keep_access(request, access)
+            keep_all_spaces(request, shown_all)
             if owner_only and not caller.is_owner:
                 refusal = Forbidden(
                     "This page is the owner's: only the owner of this server sees every "
@@ -86,10 +96,9 @@ class Console(ConsoleBase):
                     "the whole store. Your memories are under Memories and Search."
                 )
                 return self.refused(request, session, refusal, "This page is the owner's")
-            chosen = request.query_params.get("space")
-            if chosen is not None and chosen not in access.levels:
+            if asked is not None and asked not in access.levels and not shown_all:
                 return self.refused(
-                    request, session, NotFound(no_space_message(chosen)), "No such space"
+                    request, session, NotFound(no_space_message(asked)), "No such space"
                 )
             if not access.levels:
                 refusal = Forbidden(
@@ -112,7 +121,10 @@ class Console(ConsoleBase):
                         },
                         status_code=403,
                     )
-            return await handler(self, request, session)
+            response = await handler(self, request, session)
+            if asked is not None and asked != remembered(request, self.owner, session):
+                remember(request, response, self.owner, session, asked)
+            return response
 
         return endpoint
 

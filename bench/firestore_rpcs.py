@@ -22,18 +22,33 @@ service: conversation 30 (369 memories), then 41 (1,032), then 26, 42 and 43
 - save (a new memory, after the embedding: the dedupe pre-check is before);
 - consolidate 10 drafts (``source_ids``), deprecate with a superseding id;
 - erase one record (``MemoryService.erase``: the read, the transaction, the
-  lineage query), three times.
+  lineage query), three times;
+- list a page of 10 in the topic (``list_memories``) and fetch one record by id;
+- the stored-client directory's refresh (``ClientDirectory.refresh``, its clock
+  driven by hand) after a client was paused or resumed (the change marker moved:
+  the marker, then the clients, and with spaces the spaces and the people), and
+  with nothing changed (the marker only).
+
+Spaces (issue 30), when the code measured has them: the store holds five spaces
+(``default`` and four made with ``Registry.add_space``); conversation 30 is also
+saved into the space ``team`` (369 memories, at the first size only), and the
+searches (topic and no topic) and the save are measured there too; ``list_spaces``
+(one count per space) is measured at every size. Code from before spaces
+(``--`` in those rows) measures everything in its one collection.
 
     .venv/bin/python bench/firestore_rpcs.py                 # all three sizes
     .venv/bin/python bench/firestore_rpcs.py --sizes 1 --questions 5 --json out.json
+    .venv/bin/python bench/firestore_rpcs.py --dataset ../../shared/datasets/locomo/dev  # worktree
 
 Before/after: run it with ``PYTHONPATH`` pointing at another checkout's
-``functions`` directory to measure that code with this script.
+``functions`` directory to measure that code with this script (e.g. a ``git
+archive`` of ``191bf6e``, the last commit before spaces).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import statistics
 import sys
@@ -43,11 +58,16 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from pydantic import SecretStr
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.locomo import DATASET, emulator_for, questions_of, turns_of
+from metacortex.clients import ClientDirectory, ClientManager
+from metacortex.config import Settings
 from metacortex.providers.local import MiniLMEmbedder
 from metacortex.providers.offline_merge import SentenceUnionMerger
+from metacortex.server.profiles import load_profiles
 from metacortex.service import Access, MemoryService
 from metacortex.storage.firestore import FirestoreStore
 from tests.rpc_counting import CountingClient, RpcRecorder, Tally
@@ -55,6 +75,10 @@ from tests.rpc_counting import CountingClient, RpcRecorder, Tally
 STAGES = (("30",), ("41",), ("26", "42", "43"))
 TOPIC = "locomo-30"
 PROJECT = "demo-metacortex-rpcs"
+# The spaces made besides ``default`` (with spaces): conversation 30 is saved into the
+# first one as well; the others stay empty (list_spaces counts every space).
+OTHER_SPACE = "team"
+SPACES = (OTHER_SPACE, "family", "project", "archive")
 
 
 # Production latency model (docs/benchmarks.md): every sequential level costs one
@@ -89,11 +113,18 @@ def _summary(tallies: list[Tally], seconds: list[float], cpu: list[float]) -> di
     }
 
 
-def measure(recorder: RpcRecorder, operations: list[Callable[[], Any]]) -> dict[str, Any]:
+def measure(
+    recorder: RpcRecorder,
+    operations: list[Callable[[], Any]],
+    setup: Callable[[], Any] | None = None,
+) -> dict[str, Any]:
+    """The operations' costs, one after another (``setup`` before each, not counted)."""
     tallies: list[Tally] = []
     seconds: list[float] = []
     cpu: list[float] = []
     for operation in operations:
+        if setup is not None:
+            setup()
         started, used = time.perf_counter(), time.process_time()
         _, tally = recorder.measure(operation)
         seconds.append(time.perf_counter() - started)
@@ -102,24 +133,80 @@ def measure(recorder: RpcRecorder, operations: list[Callable[[], Any]]) -> dict[
     return _summary(tallies, seconds, cpu)
 
 
-def run(stages: int, questions: int, hold_ms: float) -> list[dict[str, Any]]:
+def has_spaces() -> bool:
+    """Whether the code measured has spaces (issue 30): a checkout from before has not."""
+    return importlib.util.find_spec("metacortex.spaces") is not None
+
+
+def owner_in_spaces(store: FirestoreStore) -> Access:
+    """The owner, after making ``SPACES`` as the owner does (``Registry.add_space``)."""
+    from metacortex.spaces.registry import Registry
+
+    registry = Registry(store)
+    for key in SPACES:
+        registry.add_space(key)
+    return Access.admin(directory=registry.directory())
+
+
+class Refreshes:
+    """One server process's stored-client directory over the store, its clock driven by
+    hand: each refresh is due, after a client was paused or resumed (``changed``) or
+    with nothing changed."""
+
+    def __init__(self, store: FirestoreStore) -> None:
+        settings = Settings(  # type: ignore[call-arg]
+            _env_file=None,
+            mcp_admin_token=SecretStr("admin-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6"),
+            metacortex_client_refresh_seconds=10.0,
+        )
+        self._now = 0.0
+        self._directory = ClientDirectory(
+            load_profiles(settings), settings, clock=lambda: self._now
+        )
+        self._manager = ClientManager(store, settings)
+        self._manager.create("bench-agent")
+        self._paused = False
+        self._directory.attach(store)
+
+    def change(self) -> None:
+        """Pause or resume the client (unmeasured): the change marker moves."""
+        if self._paused:
+            self._manager.resume("bench-agent")
+        else:
+            self._manager.pause("bench-agent")
+        self._paused = not self._paused
+
+    def refresh(self) -> None:
+        self._now += 10.0
+        self._directory.refresh()
+
+
+def run(
+    stages: int, questions: int, hold_ms: float, dataset: Path = DATASET
+) -> list[dict[str, Any]]:
     recorder = RpcRecorder()
     client = CountingClient(recorder, project=PROJECT)
     store = FirestoreStore(client, "memory_vectors_rpcs")
     embedder = MiniLMEmbedder.load()
     service = MemoryService(store, embedder, merger=SentenceUnionMerger())
-    admin = Access.admin()
-    conversation = json.loads((DATASET / "30.json").read_text(encoding="utf-8"))
+    spaced = has_spaces()
+    admin = owner_in_spaces(store) if spaced else Access.admin()
+    # Only with spaces does a call name one: code from before has no such argument.
+    in_other: dict[str, Any] = {"space": OTHER_SPACE}
+    refreshes = Refreshes(store)
+    conversation = json.loads((dataset / "30.json").read_text(encoding="utf-8"))
     asked = [question for question, _ in questions_of(conversation)][:questions]
     saved = 0
     results: list[dict[str, Any]] = []
-    for stage in STAGES[:stages]:
+    for number, stage in enumerate(STAGES[:stages]):
         recorder.hold_s = 0.0
         for stem in stage:
-            data = json.loads((DATASET / f"{stem}.json").read_text(encoding="utf-8"))
+            data = json.loads((dataset / f"{stem}.json").read_text(encoding="utf-8"))
             for turn in turns_of(data):
                 service.save(admin, content=turn.content, topic=f"locomo-{stem}")
                 saved += 1
+                if spaced and number == 0:
+                    service.save(admin, content=turn.content, topic=TOPIC, **in_other)
         recorder.hold_s = hold_ms / 1000
         row: dict[str, Any] = {"memories": saved, "hold_ms": hold_ms}
         row["search_topic"] = measure(
@@ -129,6 +216,17 @@ def run(stages: int, questions: int, hold_ms: float) -> list[dict[str, Any]]:
         row["search_all"] = measure(
             recorder, [partial(service.search, admin, query=q) for q in asked]
         )
+        if spaced:
+            row["search_topic_other_space"] = measure(
+                recorder,
+                [
+                    partial(service.search, admin, query=q, filter_topic=TOPIC, **in_other)
+                    for q in asked
+                ],
+            )
+            row["search_all_other_space"] = measure(
+                recorder, [partial(service.search, admin, query=q, **in_other) for q in asked]
+            )
         # Embedding happens before the store is touched; count only the store's part.
         stamp = f"stage {len(results)}"
         row["save"] = measure(
@@ -140,6 +238,30 @@ def run(stages: int, questions: int, hold_ms: float) -> list[dict[str, Any]]:
                 for i in range(3)
             ],
         )
+        if spaced:
+            row["save_other_space"] = measure(
+                recorder,
+                [
+                    partial(
+                        service.save,
+                        admin,
+                        content=f"A new note {i} at {stamp}.",
+                        topic="bench-save",
+                        **in_other,
+                    )
+                    for i in range(3)
+                ],
+            )
+        row["list"] = measure(
+            recorder,
+            [partial(service.list_memories, admin, filter_topic=TOPIC, limit=10)] * 3,
+        )
+        some_id = service.list_memories(admin, filter_topic=TOPIC, limit=1)["items"][0]["id"]
+        row["fetch"] = measure(recorder, [partial(service.fetch, admin, id=some_id)] * 3)
+        if spaced:
+            row["list_spaces"] = measure(recorder, [partial(service.list_spaces, admin)] * 3)
+        row["refresh_changed"] = measure(recorder, [refreshes.refresh] * 3, setup=refreshes.change)
+        row["refresh_unchanged"] = measure(recorder, [refreshes.refresh] * 3)
         recorder.hold_s = 0.0
         drafts = [
             service.save(
@@ -185,7 +307,22 @@ def run(stages: int, questions: int, hold_ms: float) -> list[dict[str, Any]]:
     return results
 
 
-OPERATIONS = ("search_topic", "search_all", "save", "consolidate_10", "deprecate", "erase")
+OPERATIONS = (
+    "search_topic",
+    "search_all",
+    "search_topic_other_space",
+    "search_all_other_space",
+    "save",
+    "save_other_space",
+    "list",
+    "fetch",
+    "list_spaces",
+    "refresh_changed",
+    "refresh_unchanged",
+    "consolidate_10",
+    "deprecate",
+    "erase",
+)
 
 
 def format_row(row: dict[str, Any]) -> str:
@@ -196,6 +333,9 @@ def format_row(row: dict[str, Any]) -> str:
     )
     lines.append("|---|---|---|---|---|---|---|---|---|")
     for name in OPERATIONS:
+        if name not in row:
+            lines.append(f"| {name} | -- | | | | | | | code without spaces |")
+            continue
         s = row[name]
         kinds = ", ".join(f"{k} {v}" for k, v in s["kinds_last"].items())
         lines.append(
@@ -216,10 +356,15 @@ def main() -> int:
     parser.add_argument(
         "--hold-ms", type=float, default=200.0, help="simulated round trip per RPC (delay proxy)"
     )
+    parser.add_argument(
+        "--dataset", type=Path, default=DATASET, help="LoCoMo's dev split (from a worktree)"
+    )
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     args = parser.parse_args()
     with emulator_for("firestore"):
-        results = run(max(1, min(args.sizes, len(STAGES))), args.questions, args.hold_ms)
+        results = run(
+            max(1, min(args.sizes, len(STAGES))), args.questions, args.hold_ms, args.dataset
+        )
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
     return 0

@@ -4,6 +4,7 @@
     .venv/bin/python bench/scale.py --sizes 10000,30000 --reuse
     .venv/bin/python bench/scale.py --reuse --json out.json  # corpora built once, kept
     .venv/bin/python bench/scale.py --reuse --model-memories 10000  # the rest hashed
+    .venv/bin/python bench/scale.py --reuse --spaces 5      # the corpus over five spaces
 
 For each size a corpus is built, then measured:
 
@@ -13,6 +14,12 @@ For each size a corpus is built, then measured:
   fixed seed), spread over 50 topics. Record ``i`` is the same at every size, so a
   larger corpus starts as a copy of the largest smaller one already built and only
   the rest is restored.
+- spaces (``--spaces N``, issue 30): the 50 topics are dealt over N spaces
+  (``space-0`` ... ``space-<N-1>``, made with ``spaces.registry.Registry`` before any
+  memory is written), topic ``t`` in space ``t % N``, so every space holds an equal
+  share and a topic lives in one space. With 1 (the default) everything is in the
+  space ``default``, as before spaces. Corpora of N spaces are kept apart, under
+  ``<work-dir>/spaces-N/``.
 - restore: the corpus is written as a portable backup and restored with
   ``metacortex restore`` (the normal restore path: re-embeds every memory with the
   local model); the rate is memories restored per second of that command. With
@@ -24,8 +31,10 @@ For each size a corpus is built, then measured:
   directory (a subprocess, loopback HTTP, admin token); the time from the spawn to
   the first successful ``search_context`` answer over MCP (official SDK client).
 - search: LoCoMo questions through ``search_context`` (default limit), one at a
-  time, ``--searches`` restricted to a random topic and as many over all topics,
-  after ``--warmup`` unmeasured searches; p50 / p95 of each.
+  time, ``--searches`` restricted to a random topic and as many over a whole space
+  (no topic), after ``--warmup`` unmeasured searches; p50 / p95 of each. With
+  several spaces every search names its space (``space`` argument): the topic's, or
+  a random one; with one, no search names one (the default space: every topic).
 - server CPU per search: the server process's user + system time (/proc/<pid>/stat,
   all threads) across each search, averaged: on shared cores the wall-clock
   latencies above move with the other work, this much less.
@@ -64,6 +73,8 @@ from mcp import Client
 
 from metacortex.domain.records import BranchState, Memory, Modality
 from metacortex.providers.local import DIMENSION, MODEL_NAME
+from metacortex.spaces.model import DEFAULT_SPACE
+from metacortex.spaces.registry import Registry
 from metacortex.storage.base import EmbeddingIdentity, StoreTransaction
 from metacortex.storage.sqlite import SQLiteStore
 
@@ -88,6 +99,16 @@ def topic_name(index: int) -> str:
     return f"scale-topic-{index % TOPICS:02d}"
 
 
+def space_name(index: int, spaces: int) -> str:
+    """The space of record (or topic) ``index`` in a corpus over ``spaces`` spaces."""
+    return DEFAULT_SPACE if spaces <= 1 else f"space-{index % TOPICS % spaces}"
+
+
+def corpus_dir(work_dir: Path, spaces: int) -> Path:
+    """Where the corpora of ``spaces`` spaces are kept, one folder per size."""
+    return work_dir if spaces <= 1 else work_dir / f"spaces-{spaces}"
+
+
 def corpus_texts(dataset: Path, size: int) -> list[str]:
     """The first ``size`` memory texts: LoCoMo turns, then generated ones."""
     turns = [
@@ -105,13 +126,14 @@ def corpus_texts(dataset: Path, size: int) -> list[str]:
     return texts
 
 
-def corpus_memory(index: int, text: str) -> Memory:
+def corpus_memory(index: int, text: str, spaces: int) -> Memory:
     at = _START + timedelta(minutes=7 * index)
     return Memory(
         id=f"scale-{index:07d}",
         content=text,
         retrieval_text=text,
         topic=topic_name(index),
+        space=space_name(index, spaces),
         branch_state=BranchState.ACTIVE,
         modality=Modality.TEXT,
         created_at=at,
@@ -119,12 +141,12 @@ def corpus_memory(index: int, text: str) -> Memory:
     )
 
 
-def write_backup(folder: Path, texts: list[str]) -> None:
+def write_backup(folder: Path, texts: list[str], spaces: int) -> None:
     """A ``metacortex-portable`` v1 folder, as ``metacortex backup`` writes it."""
     folder.mkdir(parents=True, exist_ok=True)
     lines = []
     for index, text in enumerate(texts):
-        memory = corpus_memory(index, text)
+        memory = corpus_memory(index, text, spaces)
         record = {
             "id": memory.id,
             "content": memory.content,
@@ -182,34 +204,59 @@ def hashed_vector(text: str) -> npt.NDArray[np.float32]:
     return vector / norm if norm else vector
 
 
-def fill(data_dir: Path, texts: list[str]) -> int:
+def make_spaces(data_dir: Path, spaces: int) -> None:
+    """The corpus's spaces, made as the owner makes them (``Registry.add_space``); those
+    already there are kept (a resumed build)."""
+    if spaces <= 1:
+        return
+    store = SQLiteStore(data_dir / DATABASE)
+    try:
+        registry = Registry(store)
+        known = set(registry.directory().spaces)
+        for index in range(spaces):
+            key = space_name(index, spaces)
+            if key not in known:
+                registry.add_space(key, f"Scale space {index}")
+    finally:
+        store.close()
+
+
+def fill(data_dir: Path, texts: list[str], spaces: int) -> int:
     """Write the corpus's records missing from the store with hashed vectors, through
-    the store's own transaction (what restore calls, minus the model)."""
+    the store's own transaction (what restore calls, minus the model), one
+    transaction per space and thousand records."""
     store = SQLiteStore(data_dir / DATABASE)
     try:
         store.bind_embedding(EmbeddingIdentity(MODEL_NAME, DIMENSION))
         present = memory_count(data_dir)
         written = 0
         for start in range(present, len(texts), 1000):
-            batch = [
-                corpus_memory(i, texts[i]) for i in range(start, min(start + 1000, len(texts)))
-            ]
+            by_space: dict[str, list[Memory]] = {}
+            for i in range(start, min(start + 1000, len(texts))):
+                memory = corpus_memory(i, texts[i], spaces)
+                by_space.setdefault(memory.space, []).append(memory)
 
-            def write(txn: StoreTransaction, batch: list[Memory] = batch) -> int:
-                for memory in batch:
-                    txn.put(memory, hashed_vector(memory.retrieval_text))
-                return len(batch)
+            for space, batch in by_space.items():
 
-            written += store.transaction(write)
+                def write(txn: StoreTransaction, batch: list[Memory] = batch) -> int:
+                    for memory in batch:
+                        txn.put(memory, hashed_vector(memory.retrieval_text))
+                    return len(batch)
+
+                written += store.transaction(write, space=space)
         return written
     finally:
         store.close()
 
 
-def build(work_dir: Path, size: int, dataset: Path, reuse: bool, model_memories: int) -> Built:
-    """The corpus of ``size`` memories in ``work_dir/<size>/data``: the first
-    ``model_memories`` restored with ``metacortex restore``, the rest filled with hashed
-    vectors. With ``reuse`` a complete corpus is kept and an incomplete one resumed."""
+def build(
+    work_dir: Path, size: int, dataset: Path, reuse: bool, model_memories: int, spaces: int
+) -> Built:
+    """The corpus of ``size`` memories over ``spaces`` spaces in
+    ``corpus_dir(work_dir, spaces)/<size>/data``: the first ``model_memories`` restored
+    with ``metacortex restore``, the rest filled with hashed vectors. With ``reuse`` a
+    complete corpus is kept and an incomplete one resumed."""
+    work_dir = corpus_dir(work_dir, spaces)
     folder = work_dir / str(size)
     data_dir = folder / "data"
     marker = folder / COMPLETE
@@ -234,12 +281,13 @@ def build(work_dir: Path, size: int, dataset: Path, reuse: bool, model_memories:
                 ):
                     src.backup(dst)
                 break
+    make_spaces(data_dir, spaces)
     texts = corpus_texts(dataset, size)
     by_model = min(size, model_memories)
     before = memory_count(data_dir)
     restored, seconds = 0, 0.0
     if before < by_model:
-        write_backup(folder / "backup", texts[:by_model])
+        write_backup(folder / "backup", texts[:by_model], spaces)
         print(f"restoring {by_model - before} memories into {data_dir}", flush=True)
         started = time.perf_counter()
         subprocess.run(  # noqa: S603 - our own command
@@ -251,7 +299,7 @@ def build(work_dir: Path, size: int, dataset: Path, reuse: bool, model_memories:
         seconds = time.perf_counter() - started
         restored = memory_count(data_dir) - before
         shutil.rmtree(folder / "backup")
-    filled = fill(data_dir, texts) if size > by_model else 0
+    filled = fill(data_dir, texts, spaces) if size > by_model else 0
     marker.write_text(json.dumps({"restored": restored, "seconds": seconds, "filled": filled}))
     return Built(restored, seconds, filled, reused=False)
 
@@ -271,10 +319,12 @@ def questions(dataset: Path) -> list[str]:
     ]
 
 
-async def search(client: Client, query: str, topic: str | None) -> float:
+async def search(client: Client, query: str, topic: str | None, space: str | None) -> float:
     arguments: dict[str, Any] = {"query": query}
     if topic is not None:
         arguments["filter_topic"] = topic
+    if space is not None:
+        arguments["space"] = space
     started = time.perf_counter()
     result = await client.call_tool("search_context", arguments)
     elapsed = time.perf_counter() - started
@@ -286,12 +336,13 @@ async def search(client: Client, query: str, topic: str | None) -> float:
 @dataclass
 class Measured:
     size: int
+    spaces: int
     load_average: float
     start_to_first_answer_s: float
     rss_mb: float
     topic_p50_ms: float
     topic_p95_ms: float
-    all_p50_ms: float
+    all_p50_ms: float  # a whole space: every topic of the store when it has one space
     all_p95_ms: float
     topic_cpu_ms: float  # server CPU per search (mean): less sensitive to shared cores
     all_cpu_ms: float
@@ -321,8 +372,30 @@ class ServerRun:
     everywhere_cpu: float
 
 
+@dataclass
+class Searches:
+    """The searches a run makes, drawn from one seeded sequence: a random question in a
+    random topic (and that topic's space), or in a random space (no topic). With one
+    space no search names it, as before spaces (the same sequence as then)."""
+
+    queries: list[str]
+    spaces: int
+    rng: random.Random
+
+    def in_topic(self) -> tuple[str, str, str | None]:
+        query, topic = self.rng.choice(self.queries), self.rng.randrange(TOPICS)
+        return query, topic_name(topic), self._space(topic)
+
+    def in_space(self) -> tuple[str, None, str | None]:
+        query = self.rng.choice(self.queries)
+        return query, None, self._space(self.rng.randrange(self.spaces) if self.spaces > 1 else 0)
+
+    def _space(self, index: int) -> str | None:
+        return space_name(index, self.spaces) if self.spaces > 1 else None
+
+
 async def measure_server(
-    data_dir: Path, queries: list[str], searches: int, warmup: int
+    data_dir: Path, queries: list[str], searches: int, warmup: int, spaces: int
 ) -> ServerRun:
     token = secrets.token_urlsafe(32)
     started = time.perf_counter()
@@ -335,20 +408,18 @@ async def measure_server(
     try:
         server.wait_ready(180, "metacortex serve")
         url = next(m[1] for line in server.log if (m := _READY.search(line))) + "/mcp"
-        rng = random.Random(SEED)
+        picks = Searches(queries, spaces, random.Random(SEED))
         async with connect(url, token) as client:
-            await search(client, rng.choice(queries), None)
+            await search(client, *picks.in_space())
             first_answer = time.perf_counter() - started
             for _ in range(warmup):
-                await search(client, rng.choice(queries), topic_name(rng.randrange(TOPICS)))
+                await search(client, *picks.in_topic())
             run = ServerRun(first_answer, 0.0, [], [], 0.0, 0.0)
             for _ in range(searches):  # interleaved, so both see the same machine
                 before = cpu_seconds(server.pid)
-                run.in_topic.append(
-                    await search(client, rng.choice(queries), topic_name(rng.randrange(TOPICS)))
-                )
+                run.in_topic.append(await search(client, *picks.in_topic()))
                 between = cpu_seconds(server.pid)
-                run.everywhere.append(await search(client, rng.choice(queries), None))
+                run.everywhere.append(await search(client, *picks.in_space()))
                 run.in_topic_cpu += between - before
                 run.everywhere_cpu += cpu_seconds(server.pid) - between
         run.rss_mb = vm_rss_mb(server.pid)
@@ -359,15 +430,18 @@ async def measure_server(
 
 def run_size(args: argparse.Namespace, size: int, queries: list[str]) -> Measured:
     load = os.getloadavg()[0]
-    print(f"--- {size:,} memories; load average {os.getloadavg()}", flush=True)
-    built = build(args.work_dir, size, args.dataset, args.reuse, args.model_memories)
-    run = asyncio.run(
-        measure_server(args.work_dir / str(size) / "data", queries, args.searches, args.warmup)
+    print(
+        f"--- {size:,} memories in {args.spaces} space(s); load average {os.getloadavg()}",
+        flush=True,
     )
+    built = build(args.work_dir, size, args.dataset, args.reuse, args.model_memories, args.spaces)
+    data_dir = corpus_dir(args.work_dir, args.spaces) / str(size) / "data"
+    run = asyncio.run(measure_server(data_dir, queries, args.searches, args.warmup, args.spaces))
     in_topic, everywhere = run.in_topic, run.everywhere
     print(f"    load average after {os.getloadavg()}", flush=True)
     return Measured(
         size=size,
+        spaces=args.spaces,
         load_average=load,
         start_to_first_answer_s=run.first_answer,
         rss_mb=run.rss_mb,
@@ -385,14 +459,15 @@ def run_size(args: argparse.Namespace, size: int, queries: list[str]) -> Measure
 
 def print_table(rows: list[Measured]) -> None:
     print(
-        "| corpus | start to first answer | RSS | search in a topic p50 / p95 "
-        "| search, all topics p50 / p95 | server CPU per search, topic / all | restore "
-        "| load avg |"
+        "| corpus | spaces | start to first answer | RSS | search in a topic p50 / p95 "
+        "| search in a space (every topic) p50 / p95 | server CPU per search, topic / space "
+        "| restore | load avg |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for row in rows:
         print(
-            f"| {row.size:,} | {row.start_to_first_answer_s:.2f} s | {row.rss_mb:.0f} MB "
+            f"| {row.size:,} | {row.spaces} | {row.start_to_first_answer_s:.2f} s "
+            f"| {row.rss_mb:.0f} MB "
             f"| {row.topic_p50_ms:.0f} / {row.topic_p95_ms:.0f} ms "
             f"| {row.all_p50_ms:.0f} / {row.all_p95_ms:.0f} ms "
             f"| {row.topic_cpu_ms:.0f} / {row.all_cpu_ms:.0f} ms "
@@ -425,12 +500,21 @@ def main() -> int:
         "hashed vectors (search cost is the same; the model is slow on a busy machine)",
     )
     parser.add_argument(
+        "--spaces",
+        type=int,
+        default=1,
+        help="spread the corpus over N spaces (its topics dealt over them) and search "
+        "inside one space; 1 (default): everything in the space 'default'",
+    )
+    parser.add_argument(
         "--build-only", action="store_true", help="build (or check) the corpora, measure nothing"
     )
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     args = parser.parse_args()
     os.umask(0o077)  # the corpora are memories: private, as the server expects
     sizes = sorted(int(s) for s in args.sizes.split(","))
+    if not 1 <= args.spaces <= TOPICS:
+        parser.error(f"--spaces takes 1 to {TOPICS} (the corpus's topics are dealt over them)")
     args.work_dir.mkdir(parents=True, exist_ok=True)
     queries = questions(args.dataset)
     if not queries:
@@ -439,7 +523,9 @@ def main() -> int:
     print(f"{os.cpu_count()} CPUs; load average {os.getloadavg()}")
     if args.build_only:
         for size in sizes:
-            built = build(args.work_dir, size, args.dataset, args.reuse, args.model_memories)
+            built = build(
+                args.work_dir, size, args.dataset, args.reuse, args.model_memories, args.spaces
+            )
             print(
                 f"{size:,}: {built.restored:,} restored at {built.rate:.0f}/s, "
                 f"{built.filled:,} filled"

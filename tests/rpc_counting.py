@@ -40,6 +40,7 @@ class Rpc:
     documents: int
     bytes: int
     aggregated: int = 0  # index entries an aggregation counted (billable per 1,000)
+    writes: int = 0  # documents a Commit wrote (its write results)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +53,7 @@ class Tally:
     bytes: int
     billable_reads: int
     kinds: dict[str, int] = field(default_factory=dict)
+    writes: int = 0
 
     def row(self) -> dict[str, Any]:
         return {
@@ -60,6 +62,7 @@ class Tally:
             "documents": self.documents,
             "billable_reads": self.billable_reads,
             "bytes": self.bytes,
+            "writes": self.writes,
             "kinds": dict(sorted(self.kinds.items())),
         }
 
@@ -152,6 +155,7 @@ class _LiveRpc:
     documents: int = 0
     bytes: int = 0
     aggregated: int = 0
+    writes: int = 0
 
 
 class RpcRecorder(
@@ -193,7 +197,8 @@ class RpcRecorder(
     def rpcs(self) -> list[Rpc]:
         with self._lock:
             return [
-                Rpc(r.kind, r.start, r.end, r.documents, r.bytes, r.aggregated) for r in self._rpcs
+                Rpc(r.kind, r.start, r.end, r.documents, r.bytes, r.aggregated, r.writes)
+                for r in self._rpcs
             ]
 
     def tally(self) -> Tally:
@@ -213,6 +218,7 @@ class RpcRecorder(
             bytes=sum(rpc.bytes for rpc in rpcs),
             billable_reads=reads,
             kinds=dict(Counter(rpc.kind for rpc in rpcs)),
+            writes=sum(rpc.writes for rpc in rpcs),
         )
 
     def measure(self, operation: Callable[[], Any]) -> tuple[Any, Tally]:
@@ -234,6 +240,7 @@ class RpcRecorder(
         live.end = time.monotonic()
         if response is not None:
             live.documents = len(getattr(response, "documents", []) or [])
+            live.writes = len(getattr(response, "write_results", []) or [])
             live.bytes = _size(response)
         return outcome
 

@@ -13,7 +13,10 @@ search depth <= 4 (5 with the conversational-context step), save <= 3
 sequential RPCs after the embedding (the dedupe pre-check included),
 consolidating 10 drafts depth <= 4, deprecate depth <= 3; erase (issue 21):
 one read, a transaction of three round trips, one lineage query (depth 5); each MCP
-resource and the context prompt (issue 22): one round trip.
+resource and the context prompt (issue 22): one round trip. Spaces (issue 30): a
+search and a save in a space other than ``default`` cost exactly what they cost in
+``default`` (each space is its own collection, docs/firestore.md "Spaces"), and
+``list_spaces`` counts each space with one aggregation, reading no document.
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.server import create_app
 from metacortex.server.profiles import load_profiles
 from metacortex.service import Access, MemoryService
+from metacortex.spaces.model import DEFAULT_SPACE
+from metacortex.spaces.registry import Registry
 from metacortex.storage.base import MemoryFilter, Neighbours
 from metacortex.storage.firestore import FirestoreStore
 from tests.fakes import HashingEmbedder
@@ -49,7 +54,9 @@ pytestmark = pytest.mark.firestore
 # long after the latest RPC start, so the ~40 neighbour queries issued together
 # overlap however slowly a busy machine issues them.
 HOLD_S: Final = 0.4
-ADMIN: Final = Access.admin()
+# A space besides ``default``, made with the owner's Registry where a test uses it.
+TEAM: Final = "team"
+ADMIN: Final = Access.admin(spaces=(DEFAULT_SPACE, TEAM))
 WORDS: Final = (
     "deploy release branch hotfix rollback canary metrics alert pager oncall "
     "schema migration index backup restore quota budget latency cache token"
@@ -57,14 +64,19 @@ WORDS: Final = (
 
 
 @contextmanager
-def _seeded(notes: int, topics: int) -> Iterator[tuple[MemoryService, RpcRecorder]]:
-    """A fresh store of ``notes`` notes over ``topics`` topics, its RPCs counted and held."""
+def _seeded(
+    notes: int, topics: int, space: str = DEFAULT_SPACE
+) -> Iterator[tuple[MemoryService, RpcRecorder]]:
+    """A fresh store of ``notes`` notes over ``topics`` topics in ``space`` (made with
+    the owner's Registry unless it is ``default``), its RPCs counted and held."""
     recorder = RpcRecorder()
     store = FirestoreStore(CountingClient(recorder, project=PROJECT), "memory_vectors")
     service = MemoryService(store, HashingEmbedder(32), merger=SentenceUnionMerger())
+    if space != DEFAULT_SPACE:
+        Registry(store).add_space(space)
     for i in range(notes):
         words = " ".join(WORDS[(i * k) % len(WORDS)] for k in (1, 3, 7))
-        service.save(ADMIN, content=f"Note {i}: {words}.", topic=f"ops-{i % topics}")
+        service.save(ADMIN, content=f"Note {i}: {words}.", topic=f"ops-{i % topics}", space=space)
     recorder.hold_s = HOLD_S
     try:
         yield service, recorder
@@ -73,22 +85,28 @@ def _seeded(notes: int, topics: int) -> Iterator[tuple[MemoryService, RpcRecorde
 
 
 @pytest.fixture
+def space() -> str:
+    """The space a fixture seeds (a test parametrized on ``space`` overrides it)."""
+    return DEFAULT_SPACE
+
+
+@pytest.fixture
 def counted(
-    firestore_store_factory: FirestoreStoreFactory,
+    firestore_store_factory: FirestoreStoreFactory, space: str
 ) -> Iterator[tuple[MemoryService, RpcRecorder]]:
     firestore_store_factory()  # wipes the emulator database and points the client at it
-    with _seeded(60, 3) as seeded:
+    with _seeded(60, 3, space) as seeded:
         yield seeded
 
 
 @pytest.fixture
 def counted_large(
-    firestore_store_factory: FirestoreStoreFactory,
+    firestore_store_factory: FirestoreStoreFactory, space: str
 ) -> Iterator[tuple[MemoryService, RpcRecorder]]:
     """Two topics of 150 notes: more than a search's candidate pool (100), so the
     vector query cannot return every record the keyword search needs."""
     firestore_store_factory()
-    with _seeded(300, 2) as seeded:
+    with _seeded(300, 2, space) as seeded:
         yield seeded
 
 
@@ -97,16 +115,21 @@ def _cost(recorder: RpcRecorder, operation: Callable[[], Any]) -> Tally:
     return tally
 
 
-def test_search_takes_four_round_trips_with_a_topic_and_five_without(
-    counted_large: tuple[MemoryService, RpcRecorder],
+@pytest.mark.parametrize("space", [DEFAULT_SPACE, TEAM])
+def test_search_takes_three_round_trips_with_a_topic_and_four_without_in_any_space(
+    counted_large: tuple[MemoryService, RpcRecorder], space: str
 ) -> None:
     service, recorder = counted_large
 
     scoped = _cost(
         recorder,
-        lambda: service.search(ADMIN, query="backup restore quota notes", filter_topic="ops-1"),
+        lambda: service.search(
+            ADMIN, query="backup restore quota notes", filter_topic="ops-1", space=space
+        ),
     )
-    everywhere = _cost(recorder, lambda: service.search(ADMIN, query="backup restore quota notes"))
+    everywhere = _cost(
+        recorder, lambda: service.search(ADMIN, query="backup restore quota notes", space=space)
+    )
 
     # 1: find_nearest (which also reads the query terms' frequencies), N and length,
     # each term's count (and with a topic, its count inside the topic), all at once;
@@ -123,12 +146,15 @@ def test_search_takes_four_round_trips_with_a_topic_and_five_without(
     }
 
 
-def test_save_is_the_dedupe_check_then_a_transaction_of_three_round_trips(
-    counted: tuple[MemoryService, RpcRecorder],
+@pytest.mark.parametrize("space", [DEFAULT_SPACE, TEAM])
+def test_save_is_the_dedupe_check_then_a_transaction_of_three_round_trips_in_any_space(
+    counted: tuple[MemoryService, RpcRecorder], space: str
 ) -> None:
     service, recorder = counted
 
-    tally = _cost(recorder, lambda: service.save(ADMIN, content="A new fact.", topic="ops-9"))
+    tally = _cost(
+        recorder, lambda: service.save(ADMIN, content="A new fact.", topic="ops-9", space=space)
+    )
 
     # fingerprint read; then BeginTransaction, the transactional read, Commit.
     assert tally.depth == tally.rpcs == 4
@@ -165,6 +191,36 @@ def test_deprecate_reads_both_records_in_one_round_trip(
     assert tally.depth == tally.rpcs == 3
     assert tally.kinds == {"BatchGetDocuments": 1, "BeginTransaction": 1, "Commit": 1}
     assert tally.documents == 2
+
+
+def test_list_spaces_counts_each_space_with_one_aggregation_and_reads_no_document(
+    firestore_store_factory: FirestoreStoreFactory,
+) -> None:
+    firestore_store_factory()
+    recorder = RpcRecorder()
+    store = FirestoreStore(CountingClient(recorder, project=PROJECT), "memory_vectors")
+    try:
+        service = MemoryService(store, HashingEmbedder(32), merger=SentenceUnionMerger())
+        registry = Registry(store)
+        for key in (TEAM, "family", "project", "archive"):
+            registry.add_space(key)
+        owner = Access.admin(directory=registry.directory())
+        for i in range(3):
+            service.save(owner, content=f"Team note {i}.", topic="ops", space=TEAM)
+        service.save(owner, content="A default note.", topic="ops")
+        recorder.hold_s = HOLD_S
+
+        listed, tally = recorder.measure(lambda: service.list_spaces(owner))
+    finally:
+        store.close()
+
+    counts = {space["key"]: space["memories"] for space in listed["spaces"]}
+    assert counts == {"archive": 0, "default": 1, "family": 0, "project": 0, TEAM: 3}
+    # One count() per space (its own collection); no document read. The counts are
+    # issued one after another today (depth 5): never more than one level per space.
+    assert tally.kinds == {"RunAggregationQuery": 5}
+    assert tally.documents == 0
+    assert tally.depth <= 5
 
 
 def test_fetch_and_list_are_one_round_trip_each(
@@ -432,3 +488,68 @@ async def test_requests_at_a_stored_client_add_no_firestore_read_within_the_boun
 
     assert tally.kinds == ({"BatchGetDocuments": reads} if reads else {})
     assert tally.billable_reads == reads
+
+
+# ------------------------------------------------------------------ documents (issue 31)
+def _garden_of(paragraphs: int, edit: int | None = None) -> str:
+    """Markdown of one section per paragraph of about 600 characters: one passage each."""
+    sections = []
+    for number in range(paragraphs):
+        changed = " It was replanted in spring." if number == edit else ""
+        body = f"Bed {number} holds {WORDS[number % len(WORDS)]} plants. " * 20
+        sections.append(f"## Bed {number}\n\n{body.strip()}{changed}\n")
+    return "# Garden beds\n\n" + "\n".join(sections)
+
+
+def test_a_document_of_a_thousand_passages_is_written_in_three_batches_between_two_transactions(
+    firestore_store_factory: FirestoreStoreFactory,
+) -> None:
+    """Issue 31: a new document costs the two key reads (same bytes? same source?), the
+    claim transaction, one Commit per 500 writes (the passages, the text's and bytes'
+    parts) and the publishing transaction. A new version with one passage changed adds
+    the previous version's passages (one query), the undo log (one commit before the
+    changes), the changes and the log's removal."""
+    firestore_store_factory()
+    recorder = RpcRecorder()
+    store = FirestoreStore(CountingClient(recorder, project=PROJECT), "memory_vectors")
+    try:
+        service = MemoryService(store, HashingEmbedder(32), merger=SentenceUnionMerger())
+        first, created = recorder.measure(
+            lambda: service.create_document(
+                ADMIN, content=_garden_of(1000), media_type="text/markdown", source="beds.md"
+            )
+        )
+        _, replaced = recorder.measure(
+            lambda: service.create_document(
+                ADMIN,
+                content=_garden_of(1000, edit=7),
+                media_type="text/markdown",
+                source="beds.md",
+            )
+        )
+    finally:
+        from metacortex.documents.isolation import shut_down
+
+        shut_down()
+        store.close()
+    passages = first["passages"]["added"]
+    assert passages == 1000
+    # Two key reads; the claim (BeginTransaction, the keys, Commit); the batches of 500
+    # writes: 1,000 passages and two parts (text, bytes); the publishing transaction.
+    assert created.kinds == {"BatchGetDocuments": 4, "BeginTransaction": 2, "Commit": 5}
+    assert created.writes == passages + 2 + 3 + 3  # parts; claim: version, keys; publish
+    assert created.billable_reads == 3
+    # A new version with one passage edited: 999 kept, 1 retired, 1 added. The previous
+    # version's passages (one query) and, inside the store, the records it changes as they
+    # are (two reads of 500) for the undo log, committed with the new passage and parts
+    # before the 1,000 changes (two commits); publishing; the log's removal.
+    assert replaced.kinds == {
+        "BatchGetDocuments": 7,
+        "BeginTransaction": 2,
+        "Commit": 6,
+        "RunQuery": 2,
+    }
+    assert replaced.billable_reads == 2 * passages + 13
+    # The 1,000 changes, the claim and publish writes, the new passage and parts, and
+    # the undo log's few parts written then deleted.
+    assert passages + 11 <= replaced.writes <= passages + 30

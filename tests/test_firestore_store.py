@@ -41,7 +41,11 @@ from metacortex.storage.base import (
     StoreTransaction,
 )
 from metacortex.storage.firestore import FirestoreStore
-from metacortex.storage.firestore_queries import firestore_index_specs, query_shapes
+from metacortex.storage.firestore_queries import (
+    document_index_specs,
+    firestore_index_specs,
+    query_shapes,
+)
 from metacortex.storage.sqlite import SQLiteStore
 from tests.fakes import HashingEmbedder
 from tests.firestore_support import PROJECT, FirestoreStoreFactory, firestore_settings
@@ -626,7 +630,9 @@ def test_index_specs_list_one_index_per_query_shape_and_ttl_overrides() -> None:
 
     indexes = specs["indexes"]
     vector = [i for i in indexes if any("vectorConfig" in f for f in i["fields"])]
-    assert len(indexes) == len(query_shapes()) == 20
+    assert len(query_shapes()) == 20
+    # and the document queries' (issue 31): passages in order both ways, current versions
+    assert len(indexes) == 20 + len(document_index_specs("memory_vectors")) == 23
     assert len(vector) == 4
     assert all(
         i["fields"][-1]

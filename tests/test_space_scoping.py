@@ -25,6 +25,14 @@ SPACED = frozenset(
         "erase",
         "tombstones",
         "derived_from_any",
+        # documents (issue 31)
+        "get_document",
+        "find_document",
+        "list_documents",
+        "document_text",
+        "document_bytes",
+        "document_passages",
+        "remove_document",
     }
 )
 CHECKED = ("usecases",)

@@ -7,6 +7,7 @@ clients and a Cloud Functions cold start never loads the ONNX model.
 from __future__ import annotations
 
 import importlib.util
+from typing import TYPE_CHECKING
 
 from metacortex.config import Settings
 from metacortex.errors import ConfigurationError
@@ -14,6 +15,9 @@ from metacortex.providers.base import Embedder, ImageDescriber, Merger
 from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.service import MemoryService, ServiceOptions
 from metacortex.storage.base import MemoryStore
+
+if TYPE_CHECKING:
+    from metacortex.documents import DocumentLimits
 
 _CLOUD_MODULES = {
     "firestore": "google.cloud.firestore",
@@ -91,7 +95,15 @@ def service_options(settings: Settings) -> ServiceOptions:
         dedupe_window=timedelta(seconds=settings.metacortex_dedupe_window_seconds),
         dense_weight=settings.metacortex_dense_weight,
         conversational_context=settings.metacortex_conversation_context,
+        document_limits=lambda: _document_limits(settings),
+        passage_chars=settings.metacortex_document_passage_chars,
     )
+
+
+def _document_limits(settings: Settings) -> DocumentLimits:
+    from metacortex.documents import DocumentLimits
+
+    return DocumentLimits.from_settings(settings)
 
 
 def build_service(settings: Settings, *, load_vectors_ahead: bool = False) -> MemoryService:

@@ -98,6 +98,8 @@ class Settings(BaseSettings):
     # at most 256: libxml2 (HTML, DOCX) stops there itself
     metacortex_document_max_depth: int = Field(default=200, ge=8, le=256)
     metacortex_document_memory_mb: int = Field(default=1024, ge=0)
+    # The size (characters) passages are cut to: measured on LoCoMo (docs/DOCUMENTS.md).
+    metacortex_document_passage_chars: int = Field(default=1000, ge=100, le=8000)
 
     # --- HTTP surface ---------------------------------------------------------------
     mcp_admin_token: SecretStr | None = None

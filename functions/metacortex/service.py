@@ -1,7 +1,7 @@
 """``MemoryService``: the memory use cases behind one facade.
 
 Each use case lives in a module of its own under ``metacortex.usecases`` (save,
-search, reading, overview, lifecycle, undo, consolidation, erase, spaces); this
+search, reading, overview, lifecycle, undo, consolidation, erase, spaces, documents); this
 class builds them over one store and one set of models and exposes their
 methods, so the server, the
 console, the CLI, operations and benches call ``service.save(...)``,
@@ -11,10 +11,14 @@ modules or in ``domain``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from metacortex.providers.base import Embedder, ImageDescriber, Merger
 from metacortex.storage.base import MemoryStore
 from metacortex.usecases.access import Access
 from metacortex.usecases.consolidation import Consolidation
+from metacortex.usecases.document_erase import DocumentErasure
+from metacortex.usecases.documents import Documents
 from metacortex.usecases.erase import Erasure
 from metacortex.usecases.lifecycle import Lifecycle
 from metacortex.usecases.options import ServiceOptions
@@ -24,6 +28,9 @@ from metacortex.usecases.save import Saving
 from metacortex.usecases.search import Searching
 from metacortex.usecases.spaces import Spaces
 from metacortex.usecases.undo import Undoing
+
+if TYPE_CHECKING:
+    from metacortex.documents import DocumentLimits
 
 __all__ = ["Access", "MemoryService", "ServiceOptions"]
 
@@ -81,6 +88,24 @@ class MemoryService:
         spaces = Spaces(store)
         self.list_spaces = spaces.list_spaces
         self.who_am_i = spaces.who_am_i
+
+        documents = Documents(
+            store,
+            embedder,
+            self._options.document_limits,
+            self._options.passage_chars,
+        )
+        self._documents = documents
+        self.create_document = documents.create_document
+        self.list_documents = documents.list_documents
+        self.get_document = documents.get_document
+        self.document = documents.document
+        self.erase_document = DocumentErasure(store).erase_document
+
+    @property
+    def document_limits(self) -> DocumentLimits:
+        """What one document may cost to read (the readers load on first use)."""
+        return self._documents.limits
 
     @property
     def store(self) -> MemoryStore:

@@ -127,6 +127,9 @@ def test_dynamic_registration_consent_and_token_reach_search_context(
         "fetch_context",
         "list_spaces",
         "who_am_i",
+        "create_document",
+        "list_documents",
+        "get_document",
     ]
     saved = tool_call(live.mcp, tokens["access_token"], "save_context", {"content": "oauth works"})
     assert saved.json()["result"]["isError"] is False
@@ -193,6 +196,8 @@ def test_client_id_metadata_document_client_is_shown_by_name_and_redirect_host(
         "fetch_context",
         "list_spaces",
         "who_am_i",
+        "list_documents",
+        "get_document",
     ]
 
 
@@ -572,6 +577,9 @@ def test_a_grant_with_chatgpt_tools_offers_search_and_fetch_in_chatgpt_shape(
         "fetch_context",
         "list_spaces",
         "who_am_i",
+        "create_document",
+        "list_documents",
+        "get_document",
         "search",
         "fetch",
     ]

@@ -38,6 +38,9 @@ ALL_TOOLS: Final = {
     "consolidate_context",
     "list_spaces",
     "who_am_i",
+    "create_document",
+    "list_documents",
+    "get_document",
 }
 
 

@@ -104,6 +104,9 @@ async def test_the_sdk_stdio_client_reaches_every_tool_resource_and_prompt(
         "consolidate_context",
         "list_spaces",
         "who_am_i",
+        "create_document",
+        "list_documents",
+        "get_document",
     ]
     memory_id = saved["item"]["id"]
     assert found["matches"][0]["id"] == memory_id

@@ -10,10 +10,12 @@ HTTP making the calls.
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import os
 import re
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -134,3 +136,20 @@ def test_a_tool_call_whose_request_ends_without_an_access_line_is_still_shown() 
             log(logging.INFO, "tool save_context ok", tool_name="save_context", status="ok")
         line = term.wait_for(lambda text: "save_context" in text)
     assert re.match(_TIME_LEVEL + "tool save_context ok$", line), line
+
+
+def test_logs_follow_stderr_when_the_stream_they_were_configured_with_is_closed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A server a test starts keeps logging after pytest closed and replaced the stderr it
+    captured for an earlier test (uvicorn in a thread): before, every such line raised
+    "--- Logging error --- I/O operation on closed file" onto the next test's stderr."""
+    first, second = io.StringIO(), io.StringIO()
+    monkeypatch.setattr(sys, "stderr", first)
+    configure_logging("INFO", "json")
+    first.close()
+    monkeypatch.setattr(sys, "stderr", second)
+
+    logging.getLogger("metacortex.server").warning("after the swap")
+
+    assert json.loads(second.getvalue())["message"] == "after the swap"

@@ -68,6 +68,9 @@ async def test_each_profile_lists_only_its_tools_and_the_prompt_where_usable(
         "consolidate_context",
         "list_spaces",
         "who_am_i",
+        "create_document",
+        "list_documents",
+        "get_document",
     ]
     assert prompts == ["correct_memory", "context"]
     async with harness.connect("/clients/web/mcp", WEB_TOKEN, mode) as web:

@@ -19,7 +19,13 @@ from typing import Any, Final
 
 from metacortex.auth import scopes as scope_names
 from metacortex.domain.records import ALL_STATES, BranchState
-from metacortex.server.profiles import SPACE_TOOL_NAMES, Profile, entry_grants
+from metacortex.server.profiles import (
+    DOCUMENT_READ_TOOL_NAMES,
+    DOCUMENT_WRITE_TOOL_NAMES,
+    SPACE_TOOL_NAMES,
+    Profile,
+    entry_grants,
+)
 from metacortex.spaces.model import OWNER_ID
 
 
@@ -36,14 +42,20 @@ PRESETS: Final = (
     Preset(
         "read",
         "Read only",
-        ("search_context", "fetch_context"),
+        ("search_context", "fetch_context", *DOCUMENT_READ_TOOL_NAMES),
         (BranchState.ACTIVE,),
         False,
     ),
     Preset(
         "read-write",
         "Read and save",
-        ("save_context", "search_context", "fetch_context"),
+        (
+            "save_context",
+            "search_context",
+            "fetch_context",
+            *DOCUMENT_READ_TOOL_NAMES,
+            *DOCUMENT_WRITE_TOOL_NAMES,
+        ),
         (BranchState.ACTIVE,),
         False,
     ),
@@ -57,6 +69,8 @@ PRESETS: Final = (
             "list_context",
             "deprecate_context",
             "consolidate_context",
+            *DOCUMENT_READ_TOOL_NAMES,
+            *DOCUMENT_WRITE_TOOL_NAMES,
         ),
         tuple(ALL_STATES),
         True,

@@ -28,7 +28,10 @@ TOOL_SCOPE: Final = {
     "fetch": READ,
     "list_spaces": READ,
     "who_am_i": READ,
+    "list_documents": READ,
+    "get_document": READ,
     "save_context": WRITE,
+    "create_document": WRITE,
     "deprecate_context": WRITE,
     "consolidate_context": WRITE,
 }

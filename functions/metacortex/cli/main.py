@@ -39,6 +39,7 @@ _COMMANDS: Final = {
     "metacortex.cli.people": ("person",),
     "metacortex.cli.data": ("backup", "restore", "reembed"),
     "metacortex.cli.erase": ("erase",),
+    "metacortex.cli.ingest": ("ingest",),
     "metacortex.cli.evaluate": ("eval",),
     "metacortex.cli.smoke": ("smoke",),
     "metacortex.cli.owner": ("owner",),

@@ -60,6 +60,11 @@ DEFAULT_TOOLS: Final = (
     "fetch_context",
     "list_spaces",
     "who_am_i",
+    # Reading the documents kept: what an agent answering from them needs. Adding one
+    # (create_document: up to a 720 KiB file and a thousand passages a call) is granted
+    # by name, as `metacortex ingest` is the owner's way for files.
+    "list_documents",
+    "get_document",
 )
 # OAuth grants are named ``oauth-<grant id>`` in events and on the clients page
 # (``auth.presets.grant_profile``): a stored client may not take such a name.

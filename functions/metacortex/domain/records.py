@@ -29,6 +29,8 @@ class Origin(StrEnum):
     USER_ASSERTED = "user_asserted"
     AGENT_INFERRED = "agent_inferred"
     LEGACY_IMPORT = "legacy_import"
+    # A passage of a document (``usecases/documents.py``); never given by a caller.
+    DOCUMENT = "document"
 
 
 class SupersessionReason(StrEnum):
@@ -142,6 +144,60 @@ class Attribution:
 
 
 @dataclass(frozen=True, slots=True)
+class DocumentRef:
+    """Where a passage comes from: its document (id and title, as of the version it
+    belongs to) and its place there. ``section`` is the heading path, outermost first;
+    ``page``/``page_end`` are 1-based PDF pages (None for formats without pages);
+    ``start``/``end`` index the document's extracted text; ``content_hash`` is the
+    passage's (``documents.passages.content_hash``): what a new version compares."""
+
+    id: str
+    title: str
+    start: int
+    end: int
+    content_hash: str
+    section: tuple[str, ...] = ()
+    page: int | None = None
+    page_end: int | None = None
+
+    def details(self) -> dict[str, Any]:
+        """What stores keep beside ``id`` and ``start`` (which they index): plain values."""
+        return {
+            "title": self.title,
+            "end": self.end,
+            "hash": self.content_hash,
+            "section": list(self.section),
+            "page": self.page,
+            "page_end": self.page_end,
+        }
+
+    @classmethod
+    def from_details(cls, document_id: str, start: int, details: Mapping[str, Any]) -> DocumentRef:
+        return cls(
+            id=document_id,
+            title=str(details.get("title") or ""),
+            start=start,
+            end=int(details.get("end") or 0),
+            content_hash=str(details.get("hash") or ""),
+            section=tuple(details.get("section") or ()),
+            page=details.get("page"),
+            page_end=details.get("page_end"),
+        )
+
+    def to_wire(self) -> dict[str, Any]:
+        """What every result shows of a passage's origin, so an answer cites it."""
+        return {
+            "id": self.id,
+            "title": self.title,
+            "page": self.page,
+            "page_end": self.page_end,
+            "section": " > ".join(self.section) if self.section else None,
+            "start": self.start,
+            "end": self.end,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Memory:
     """One memory. ``retrieval_text`` is what gets embedded and keyword-indexed."""
 
@@ -168,6 +224,8 @@ class Memory:
     # attribution (reported as unattributed, never guessed).
     created_by: Attribution | None = None
     changed_by: Attribution | None = None
+    # A passage of a document (origin ``document``): which one and where in it.
+    document: DocumentRef | None = None
 
     def with_changes(self, **changes: Any) -> Memory:
         return replace(self, **changes)
@@ -203,6 +261,8 @@ class Memory:
             meta["merge_method"] = self.merge_method
         meta["created_by"] = self.created_by.to_wire(names) if self.created_by else None
         meta["changed_by"] = self.changed_by.to_wire(names) if self.changed_by else None
+        if self.document is not None:
+            meta["document"] = self.document.to_wire()
         return meta
 
     def to_item(self, names: Mapping[str, str] = _NO_NAMES) -> dict[str, Any]:

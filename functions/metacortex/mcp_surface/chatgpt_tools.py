@@ -84,7 +84,9 @@ def run_fetch(
             # Who wrote it and who last changed its state, as every other result says.
             "created_by": metadata["created_by"],
             "changed_by": metadata["changed_by"],
-        },
+        }
+        # A document's passage cites the document (title, page, section).
+        | ({"document": metadata["document"]} if "document" in metadata else {}),
     }
 
 

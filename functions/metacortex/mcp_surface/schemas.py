@@ -20,7 +20,10 @@ from metacortex.domain.images import SUPPORTED_IMAGE_TYPES
 from metacortex.storage.base import MAX_ERASE_BATCH
 
 State = Literal["active", "wip", "merged", "deprecated"]
-OriginName = Literal["user_asserted", "agent_inferred", "legacy_import"]
+# What a caller may say a memory came from; ``document`` is a passage's, given only by
+# create_document (filters and results name it too: ``OriginName``).
+SaveOrigin = Literal["user_asserted", "agent_inferred", "legacy_import"]
+OriginName = Literal["user_asserted", "agent_inferred", "legacy_import", "document"]
 Reason = Literal["changed", "corrected"]
 InitiatorName = Literal["user", "agent"]
 ImageType = Literal["image/png", "image/jpeg", "image/webp", "image/gif"]
@@ -37,6 +40,7 @@ _SPACE = (
     "credential's default space. Nothing is ever read from or written to another space."
 )
 
+SPACE_HELP: Final = _SPACE
 Id = Annotated[str, Field(min_length=1, max_length=limits.MAX_ID_CHARS, description=_ID)]
 Instant = Annotated[str, Field(max_length=64, description=_TIME)]
 Topic = Annotated[str, Field(max_length=limits.MAX_TOPIC_CHARS, description=_TOPIC)]
@@ -102,7 +106,7 @@ class SaveContextInput(ToolInput):
     valid_until: Instant | None = Field(
         default=None, description="When the fact stops being true (exclusive). " + _TIME
     )
-    origin: OriginName | None = Field(
+    origin: SaveOrigin | None = Field(
         default=None,
         description="'user_asserted' when the user said it, 'agent_inferred' when you "
         "concluded it.",
@@ -177,6 +181,14 @@ class FetchContextInput(ToolInput):
         description="Alias of id for older connectors; if both are given they must match.",
     )
     space: SpaceKey | None = Field(default=None, description=_SPACE)
+    neighbours: int | None = Field(
+        default=None,
+        ge=0,
+        le=3,
+        description="Also return up to this many memories on each side (0-3): for a "
+        "document's passage, the passages before and after it in the document; for another "
+        "memory, the ones saved just before and after it in its topic.",
+    )
 
 
 class ListContextInput(ToolInput):
@@ -266,6 +278,16 @@ class AuthorOut(BaseModel):
     )
 
 
+class DocumentCitationOut(BaseModel):
+    id: str = Field(description="The document's id (get_document reads it).")
+    title: str
+    page: int | None = Field(description="The PDF page it starts on; null for other formats.")
+    page_end: int | None = Field(description="The last page it is printed on (PDFs).")
+    section: str | None = Field(description="Its headings, outermost first: 'Part > Chapter'.")
+    start: int = Field(description="Where it starts in the document's text (get_document offset).")
+    end: int
+
+
 class MetadataOut(BaseModel):
     space: str = Field(description="The space the memory lives in.")
     topic: str
@@ -288,6 +310,11 @@ class MetadataOut(BaseModel):
     )
     changed_by: AuthorOut | None = Field(
         default=None, description="Who last changed its state; null when nobody did."
+    )
+    document: DocumentCitationOut | None = Field(
+        default=None,
+        description="Present on a passage of a document (origin 'document'): cite its title "
+        "and page when you use it.",
     )
 
 
@@ -343,8 +370,16 @@ class SearchContextOutput(BaseModel):
     applied_filters: AppliedFiltersOut
 
 
+class NeighboursOut(BaseModel):
+    before: list[ItemOut] = Field(description="The memories just before it, in reading order.")
+    after: list[ItemOut] = Field(description="The memories just after it, in reading order.")
+
+
 class FetchContextOutput(BaseModel):
     item: ItemOut
+    neighbours: NeighboursOut | None = Field(
+        default=None, description="Present when neighbours was asked for."
+    )
 
 
 class ListItemOut(BaseModel):

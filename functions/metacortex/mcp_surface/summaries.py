@@ -15,7 +15,9 @@ from typing import Any, Final
 from metacortex.usecases.erase import event_summary
 
 # Free text that may hold private content: never stored verbatim.
-_TEXT_FIELDS: Final = frozenset({"content", "query", "image_base64", "corrected_content"})
+_TEXT_FIELDS: Final = frozenset(
+    {"content", "query", "image_base64", "corrected_content", "content_base64"}
+)
 _MAX_VERBATIM_CHARS: Final = 128
 _HASH_PREFIX_CHARS: Final = 12
 
@@ -86,6 +88,26 @@ def summarize_result(tool_name: str, payload: Mapping[str, Any]) -> dict[str, An
         return {"person_id": payload["person"]["id"], "space_count": len(payload["spaces"])}
     if tool_name == "erase_context":
         return event_summary(payload)
+    if tool_name == "create_document":
+        document = payload["document"]
+        return {
+            "document_id": document["id"],
+            "write_status": payload["write_status"],
+            "media_type": document["media_type"],
+            "size": document["size"],
+            "version": document["version"],
+        } | {f"passages_{key}": count for key, count in payload["passages"].items()}
+    if tool_name == "list_documents":
+        return {
+            "document_count": len(payload["documents"]),
+            "has_more": payload["next_cursor"] is not None,
+        }
+    if tool_name == "get_document":
+        return {
+            "document_id": payload["document"]["id"],
+            "offset": payload["offset"],
+            "chars": len(payload["text"]),
+        }
     return {}
 
 

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ValidationError
 
 from metacortex.domain import limits
 from metacortex.errors import Forbidden, InvalidArgument, MetaCortexError, Unavailable
-from metacortex.mcp_surface import chatgpt_tools, schemas
+from metacortex.mcp_surface import chatgpt_tools, document_schemas, schemas
 from metacortex.mcp_surface.recording import record_request
 from metacortex.mcp_surface.summaries import summarize_result
 from metacortex.server.profiles import OWNER_TOOL_NAMES, TOOL_NAMES, Profile
@@ -124,7 +124,9 @@ _SPECS: Final = (
         title="Fetch a memory",
         description=(
             "Get one memory in full (content and metadata) by its id, as returned by "
-            "search_context or list_context. Use it when a search summary is not enough.\n"
+            "search_context or list_context. Use it when a search summary is not enough; "
+            "neighbours (1-3) also brings the memories around it (for a document's passage, "
+            "the passages before and after it).\n"
             'Example: {"id": "01hq3v6kz8m2x4c7d9f0g1h2j3"}'
         ),
         input_model=schemas.FetchContextInput,
@@ -212,6 +214,59 @@ _SPECS: Final = (
         output_model=schemas.WhoAmIOutput,
         annotations=_read_only("Who am I"),
         run=lambda service, access, args: service.who_am_i(access),
+    ),
+    ToolSpec(
+        name="create_document",
+        title="Add a document",
+        description=(
+            "Add a document (notes, a Markdown or text file, a CSV table, a web page's HTML, "
+            "a PDF or a Word file) to memory: it is kept whole and cut into passages that "
+            "search_context finds, each citing the document's title, section and page. Use it "
+            "when the user gives you a file or long text to remember or to answer from. Give "
+            "text as content, or a file as content_base64 with media_type. Giving the same "
+            "file again changes nothing (write_status 'duplicate'); a changed file with the "
+            "same source replaces the earlier version, keeping the passages that did not "
+            "change. A scanned PDF is kept but has no text to search (no OCR). Files over "
+            f"{document_schemas.MAX_DOCUMENT_BYTES_BY_TOOL // 1024} KiB do not fit a tool "
+            "call: ask the user to run `metacortex ingest` on them.\n"
+            'Example: {"content": "# Trip plan\\n\\nWe fly to Lisbon on 3 May.", '
+            '"media_type": "text/markdown", "source": "notes/trip.md", "topic": "travel"}'
+        ),
+        input_model=document_schemas.CreateDocumentInput,
+        output_model=document_schemas.CreateDocumentOutput,
+        # The same file again is a duplicate; a changed one makes a new version.
+        annotations=_write("Add a document", idempotent=True),
+        run=lambda service, access, args: service.create_document(access, **args),
+    ),
+    ToolSpec(
+        name="list_documents",
+        title="List documents",
+        description=(
+            "List the documents kept in a space, newest first: title, source, type, pages, "
+            "passages and who added them. Use it to see which files memory holds, or to find "
+            "a document's id for get_document. When next_cursor is not null, pass it back as "
+            "cursor for the next page.\n"
+            'Example: {"limit": 20}'
+        ),
+        input_model=document_schemas.ListDocumentsInput,
+        output_model=document_schemas.ListDocumentsOutput,
+        annotations=_read_only("List documents"),
+        run=lambda service, access, args: service.list_documents(access, **args),
+    ),
+    ToolSpec(
+        name="get_document",
+        title="Read a document",
+        description=(
+            "Read a document's details and its extracted text, a slice at a time (10,000 "
+            "characters by default): to read on, call again with offset set to next_offset; "
+            "to jump, pass a PDF page or the start of a passage's citation. Use it when "
+            "search_context's passages are not enough, e.g. to read a whole section.\n"
+            'Example: {"id": "01hq3v6kz8m2x4c7d9f0g1h2j3", "page": 12}'
+        ),
+        input_model=document_schemas.GetDocumentInput,
+        output_model=document_schemas.GetDocumentOutput,
+        annotations=_read_only("Read a document"),
+        run=lambda service, access, args: service.get_document(access, **args),
     ),
 )
 _OWNER_SPECS: Final = (

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -91,6 +92,10 @@ async def running(
         if building is not None:
             await building  # a build in its worker thread cannot be cut short
         await anyio.to_thread.run_sync(recorder.close)
+        # The document reader hosts this process started, if it read any document.
+        readers = sys.modules.get("metacortex.documents.isolation")
+        if readers is not None:
+            await anyio.to_thread.run_sync(readers.shut_down)
         if owned and runtime.service is not None:
             runtime.service.store.close()
             runtime.service = None

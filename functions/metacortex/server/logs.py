@@ -104,7 +104,9 @@ def configure_logging(
     the library itself never configures logging.
     """
     target = stream or sys.stderr
-    handler = logging.StreamHandler(target)
+    handler: logging.StreamHandler[TextIO] = (
+        logging.StreamHandler(stream) if stream is not None else _StandardError()
+    )
     if log_format == "text" or (log_format == "auto" and _is_terminal(target)):
         handler.setFormatter(TextFormatter())
         handler.addFilter(_FoldToolCalls(handler))
@@ -118,6 +120,23 @@ def configure_logging(
     root.setLevel(level.upper())
     # The SDK logs every request at INFO; keep its warnings and errors only.
     logging.getLogger("mcp").setLevel(max(logging.WARNING, root.level))
+
+
+class _StandardError(logging.StreamHandler[TextIO]):
+    """Writes to whatever ``sys.stderr`` is when a record is emitted, not the stream it
+    was when logging was configured: a server started by a test (or by any host that
+    swaps stderr) keeps logging after that stream is closed and replaced."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self) -> TextIO:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: TextIO) -> None:
+        pass  # always the current sys.stderr
 
 
 def _is_terminal(stream: TextIO) -> bool:

@@ -46,7 +46,14 @@ TOOL_NAMES: Final = (
     "consolidate_context",
     "list_spaces",
     "who_am_i",
+    "create_document",
+    "list_documents",
+    "get_document",
 )
+# The document tools (issue 31): the reading ones are granted as search is, adding one as
+# saving is (auth/presets.py, clients/manage.py DEFAULT_TOOLS).
+DOCUMENT_READ_TOOL_NAMES: Final = ("list_documents", "get_document")
+DOCUMENT_WRITE_TOOL_NAMES: Final = ("create_document",)
 # Tools a credential made before spaces existed did not list; profiles that list them,
 # and clients created from now on, get them.
 SPACE_TOOL_NAMES: Final = ("list_spaces", "who_am_i")

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar
 
+from metacortex.domain.documents import Document
 from metacortex.domain.records import DEFAULT_SPACE, BranchState, Memory, Origin, Tombstone
 
 if TYPE_CHECKING:  # numpy loads with the first backend or model, not with the Protocol
@@ -123,6 +124,41 @@ class Event:
     timestamp: datetime
     expires_at: datetime | None
     fields: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentWrite:
+    """Everything ``MemoryStore.add_document`` writes, as one change.
+
+    ``passages``: the new passages (records of origin ``document`` naming ``document``)
+    with their vectors. A new version of ``previous`` also carries ``kept``: the previous
+    version's passages whose content is unchanged, their ``document`` reference moved to
+    this version (not embedded again: the stored vector stays), and ``retired``: the
+    previous version's other passages, deprecated. ``previous`` is then marked superseded
+    by ``document``."""
+
+    document: Document
+    data: bytes
+    text: str
+    passages: Sequence[tuple[Memory, Vector]] = ()
+    kept: Sequence[Memory] = ()
+    retired: Sequence[Memory] = ()
+    previous: Document | None = None
+
+    def previous_version(self) -> Document:
+        """The version the retired passages belong to (there is one when any is retired)."""
+        if self.previous is None:
+            raise ValueError("retired passages need the version they belong to (previous)")
+        return self.previous
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentOutcome:
+    """``created``: False when a current document of the space already had these bytes
+    (it is ``document`` then, and nothing was written)."""
+
+    document: Document
+    created: bool
 
 
 class StoreTransaction(Protocol):
@@ -301,6 +337,64 @@ class MemoryStore(Protocol):
         """Move one record, keeping its id, content, vector and lineage, to another
         space (the owner's console): the moved record, or None when ``from_space``
         holds no such record. Every process's next search sees it in its new space."""
+        ...
+
+    # ------------------------------------------------------------- documents
+    # A document's record, original bytes and extracted text; its passages are records
+    # (``Memory.document``). Everything acts in one space, as records do.
+
+    def add_document(self, write: DocumentWrite) -> DocumentOutcome:
+        """Write a document, its bytes, its text and its passages so that a failure leaves
+        none of them (SQLite: one transaction; Firestore: batches, the document marked
+        ``ingesting`` until the last one, undone on failure). When a current document of
+        the space already has the same sha256, nothing is written and it is returned
+        (created=False). ``Conflict`` when ``write.previous`` is no longer the current
+        version of its source, or when another version of the source is being written."""
+        ...
+
+    def get_document(self, document_id: str, *, space: str = DEFAULT_SPACE) -> Document | None:
+        """One version, current or superseded (a document still being written too)."""
+        ...
+
+    def find_document(
+        self, *, space: str = DEFAULT_SPACE, sha256: str | None = None, source: str | None = None
+    ) -> Document | None:
+        """The current (ready, not superseded) document of the space with these bytes, or
+        the current version of this source: exactly one of ``sha256`` and ``source``."""
+        ...
+
+    def list_documents(
+        self, limit: int, after: PageKey | None, *, space: str = DEFAULT_SPACE
+    ) -> list[Document]:
+        """Current documents of the space, newest first by (created_at, id), strictly
+        after ``after`` in that order."""
+        ...
+
+    def document_text(
+        self, document_id: str, start: int, end: int, *, space: str = DEFAULT_SPACE
+    ) -> str:
+        """``text[start:end]`` of a document's extracted text ("" past its end), reading
+        only what that range needs where the backend can."""
+        ...
+
+    def document_bytes(self, document_id: str, *, space: str = DEFAULT_SPACE) -> bytes | None:
+        """The original bytes, or None when the document does not exist."""
+        ...
+
+    def document_passages(self, document_id: str, *, space: str = DEFAULT_SPACE) -> list[Memory]:
+        """Every record whose ``document`` names this document, in every state, in the
+        document's order (``document.start``, then id)."""
+        ...
+
+    def passage_neighbours(self, anchor: Memory, where: MemoryFilter, span: int) -> Neighbours:
+        """Up to ``span`` passages of ``anchor``'s document on each side of it in the
+        document's order, nearest first, among the records matching ``where``."""
+        ...
+
+    def remove_document(self, document_id: str, *, space: str = DEFAULT_SPACE) -> bool:
+        """Delete a document's record, its text and its bytes (the bytes only when no
+        other document record holds the same ones); True when it existed. Its passages are
+        the caller's to erase first (``erase``: tombstones)."""
         ...
 
     # ----------------------------------------------------------- OAuth state

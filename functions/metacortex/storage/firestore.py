@@ -50,6 +50,7 @@ from google.cloud.firestore_v1.collection import CollectionReference
 from google.cloud.firestore_v1.field_path import FieldPath
 from google.cloud.firestore_v1.transaction import Transaction
 
+from metacortex.domain.documents import Document
 from metacortex.domain.records import (
     DEFAULT_SPACE,
     BranchState,
@@ -61,6 +62,8 @@ from metacortex.domain.records import (
 from metacortex.errors import ConfigurationError, FailedPrecondition, Unavailable
 from metacortex.storage.base import (
     MAX_ERASE_BATCH,
+    DocumentOutcome,
+    DocumentWrite,
     EmbeddingIdentity,
     Event,
     InsertOutcome,
@@ -88,6 +91,7 @@ from metacortex.storage.firestore_codec import (
     to_stored_time,
     tombstone_space,
 )
+from metacortex.storage.firestore_documents import FirestoreDocuments
 from metacortex.storage.firestore_event_topics import scrub_event_topics
 from metacortex.storage.firestore_lexical import RARE_BUDGET, CorpusStats, LexicalIndex
 from metacortex.storage.firestore_neighbours import assemble, plan
@@ -259,6 +263,9 @@ class FirestoreStore:
         )
         self._lexical = LexicalIndex(self.memories, self._executor, lexical_budget)
         self._vectors = VectorIndex(self.memories, self._read_many, nearest_limit)
+        self._documents = FirestoreDocuments(
+            client, collection, self._spaces, self.memories, self._run, self._executor
+        )
 
     @classmethod
     def from_settings(cls, settings: Settings) -> FirestoreStore:
@@ -773,6 +780,53 @@ class FirestoreStore:
             return decode_record(memory_id, data, to_space)
 
         return self._run(body)
+
+    # ------------------------------------------------------------- documents
+    # firestore_documents.py: versions, their text and bytes in parts, the write in steps.
+    @_translated
+    def add_document(self, write: DocumentWrite) -> DocumentOutcome:
+        return self._documents.add(write)
+
+    @_translated
+    def get_document(self, document_id: str, *, space: str = DEFAULT_SPACE) -> Document | None:
+        return self._documents.get(document_id, space)
+
+    @_translated
+    def find_document(
+        self, *, space: str = DEFAULT_SPACE, sha256: str | None = None, source: str | None = None
+    ) -> Document | None:
+        return self._documents.find(space, sha256, source)
+
+    @_translated
+    def list_documents(
+        self, limit: int, after: PageKey | None, *, space: str = DEFAULT_SPACE
+    ) -> list[Document]:
+        return self._documents.page(space, limit, after)
+
+    @_translated
+    def document_text(
+        self, document_id: str, start: int, end: int, *, space: str = DEFAULT_SPACE
+    ) -> str:
+        return self._documents.text(document_id, start, end, space)
+
+    @_translated
+    def document_bytes(self, document_id: str, *, space: str = DEFAULT_SPACE) -> bytes | None:
+        return self._documents.data(document_id, space)
+
+    @_translated
+    def document_passages(self, document_id: str, *, space: str = DEFAULT_SPACE) -> list[Memory]:
+        return self._documents.passages(document_id, space)
+
+    @_translated
+    def passage_neighbours(self, anchor: Memory, where: MemoryFilter, span: int) -> Neighbours:
+        """The two sides at once (two queries in flight)."""
+        older = self._executor.submit(self._documents.beside, anchor, where, span, after=False)
+        newer = self._documents.beside(anchor, where, span, after=True)
+        return Neighbours(older=older.result(), newer=newer)
+
+    @_translated
+    def remove_document(self, document_id: str, *, space: str = DEFAULT_SPACE) -> bool:
+        return self._documents.remove(document_id, space)
 
     # ----------------------------------------------------------- OAuth state
     def _auth_ref(self, kind: str, key: str) -> Any:

@@ -28,6 +28,7 @@ from metacortex.domain.records import (
     DEFAULT_SPACE,
     Attribution,
     BranchState,
+    DocumentRef,
     Initiator,
     Memory,
     Modality,
@@ -74,6 +75,9 @@ MEMORY_FIELDS: Final = (
     "space",
     "created_by",
     "changed_by",
+    "document_id",
+    "document_start",
+    "document",
 )
 # Enough of a record to decide ``MemoryFilter.matches`` (see ``decode_memory``).
 FILTER_FIELDS: Final = (
@@ -172,10 +176,29 @@ def encode_memory(memory: Memory, embedding: Vector | None) -> dict[str, Any]:
         "changed_by": memory.changed_by.encode() if memory.changed_by else None,
         "schema_version": SCHEMA_VERSION,
         **term_index(memory.retrieval_text),
+        **ref_fields(memory.document),
     }
     if embedding is not None:
         data[EMBEDDING] = vector_value(embedding)
     return data
+
+
+def ref_fields(ref: DocumentRef | None) -> dict[str, Any]:
+    """A passage's document reference: ``document_id`` and ``document_start`` as fields of
+    their own (the passages of a document are queried, in order, by them), the rest in the
+    ``document`` map (never indexed: ``firestore_queries``). Other records have none of
+    these fields (a reference is never taken away from a passage)."""
+    if ref is None:
+        return {}
+    return {"document_id": ref.id, "document_start": ref.start, "document": ref.details()}
+
+
+def _ref(data: Mapping[str, Any]) -> DocumentRef | None:
+    document_id = data.get("document_id")
+    details = data.get("document")
+    if not document_id or not isinstance(details, Mapping):
+        return None
+    return DocumentRef.from_details(str(document_id), int(data.get("document_start") or 0), details)
 
 
 def fields_of(snapshot: Any) -> dict[str, Any]:
@@ -226,6 +249,7 @@ def decode_memory(document_id: str, data: Mapping[str, Any], space: str = DEFAUL
         space=space,
         created_by=Attribution.decode(data.get("created_by")),
         changed_by=Attribution.decode(data.get("changed_by")),
+        document=_ref(data),
     )
 
 

@@ -127,6 +127,38 @@ def query_shapes() -> list[QueryShape]:
     return shapes
 
 
+def document_index_specs(collection: str) -> list[dict[str, Any]]:
+    """The composite indexes of the document queries (``firestore_documents``):
+
+    - ``passage_order``: a document's passages in the states a caller reads, in the
+      document's order both ways (``fetch_context``'s neighbours);
+    - ``current_documents``: a space's ready, current versions, newest first
+      (``list_documents``).
+    """
+    passage_order = [
+        {
+            "collectionGroup": collection,
+            "queryScope": "COLLECTION",
+            "fields": [
+                {"fieldPath": "branch_state", "order": "ASCENDING"},
+                {"fieldPath": "document_id", "order": "ASCENDING"},
+                {"fieldPath": "document_start", "order": direction},
+            ],
+        }
+        for direction in ("ASCENDING", "DESCENDING")
+    ]
+    current_documents = {
+        "collectionGroup": collection + "_documents",
+        "queryScope": "COLLECTION",
+        "fields": [
+            {"fieldPath": "state", "order": "ASCENDING"},
+            {"fieldPath": "superseded_by", "order": "ASCENDING"},
+            {"fieldPath": "created_at", "order": "DESCENDING"},
+        ],
+    }
+    return [*passage_order, current_documents]
+
+
 _TTL_COLLECTIONS_SUFFIX: Final = "_write_fingerprints"
 EVENT_COLLECTIONS: Final = ("memory_events", "retrieval_query_events")
 
@@ -159,9 +191,12 @@ def firestore_index_specs(dimension: int, collection: str = "memory_vectors") ->
             {"collectionGroup": collection, "queryScope": "COLLECTION", "fields": fields}
         )
 
+    indexes += document_index_specs(collection)
+
     # ``embedding`` keeps its default: the vector index is what serves find_nearest,
-    # and exempting a vector field is not something we could verify offline.
-    unindexed = ("content", "retrieval_text", "term_freqs")
+    # and exempting a vector field is not something we could verify offline. A passage's
+    # ``document`` map (title, section, pages) is only read, never queried.
+    unindexed = ("content", "retrieval_text", "term_freqs", "document")
     overrides: list[dict[str, Any]] = [
         {"collectionGroup": collection, "fieldPath": name, "indexes": []} for name in unindexed
     ]
@@ -181,6 +216,16 @@ def firestore_index_specs(dimension: int, collection: str = "memory_vectors") ->
             ],
         }
     )
+    # A document's text and bytes parts and its page offsets are read by id, never
+    # queried: without indexes a 900 KB part or 1,000 page offsets cost no index writes.
+    overrides += [
+        {"collectionGroup": group, "fieldPath": name, "indexes": []}
+        for group, names in (
+            (collection + "_documents", ("page_starts", "pages_without_text", "text_parts")),
+            (collection + "_document_parts", ("text", "data", "records")),
+        )
+        for name in names
+    ]
     for ttl_collection in (
         collection + _TTL_COLLECTIONS_SUFFIX,
         collection + "_auth_state",

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import numpy as np
 
+from metacortex.domain.documents import Document
 from metacortex.domain.records import (
     DEFAULT_SPACE,
     Attribution,
@@ -52,6 +53,8 @@ from metacortex.retrieval.text import terms as analyze
 from metacortex.storage import sqlite_faults, sqlite_files
 from metacortex.storage.base import (
     MAX_ERASE_BATCH,
+    DocumentOutcome,
+    DocumentWrite,
     EmbeddingIdentity,
     Event,
     InsertOutcome,
@@ -61,6 +64,8 @@ from metacortex.storage.base import (
     Scored,
     TermStats,
 )
+from metacortex.storage.sqlite_document_files import DocumentFiles
+from metacortex.storage.sqlite_documents import SQLiteDocuments, ref_columns, ref_of
 from metacortex.storage.sqlite_erasure import erase_rows, keyword_merge_pending, reuse_wal
 from metacortex.storage.sqlite_keyword_keeper import INLINE_BELOW as KEYWORDS_INLINE_BELOW
 from metacortex.storage.sqlite_keyword_keeper import KeywordKeeper
@@ -87,7 +92,7 @@ _MEMORY_COLUMNS: Final = (
     "seq, id, content, retrieval_text, module_name, branch_state, modality, created_at,"
     " updated_at, valid_from, valid_until, superseded_by, supersession_reason, initiator,"
     " origin, source_session, derived_from, confidence, artifact_refs, merge_method,"
-    " space, created_by, changed_by"
+    " space, created_by, changed_by, document_id, document_start, document_ref"
 )
 # The same columns for queries that alias memories as ``m``.
 _M_COLUMNS: Final = ", ".join(f"m.{column.strip()}" for column in _MEMORY_COLUMNS.split(","))
@@ -154,6 +159,7 @@ def _row_to_memory(row: sqlite3.Row) -> Memory:
         space=row["space"],
         created_by=Attribution.decode(row["created_by"]),
         changed_by=Attribution.decode(row["changed_by"]),
+        document=ref_of(row),
     )
 
 
@@ -262,6 +268,17 @@ class SQLiteStore:
             raise sqlite_faults.unusable(self._path, error) or error from None
         sqlite_files.keep_reserve(self._path)
         self._scrubber.opened(conn, unfinished=pending)
+        self._documents = SQLiteDocuments(
+            DocumentFiles(self._path),
+            self._conn,
+            self._write_txn,
+            self._write,
+            _row_to_memory,
+            _M_COLUMNS,
+        )
+        removed = self._documents.remove_orphan_files()
+        if removed:
+            logger.info("removed %d document file(s) no record names (an add cut short)", removed)
 
     @property
     def path(self) -> Path:
@@ -504,6 +521,7 @@ class SQLiteStore:
             "space": memory.space,
             "created_by": memory.created_by.encode() if memory.created_by else None,
             "changed_by": memory.changed_by.encode() if memory.changed_by else None,
+            **ref_columns(memory),
             "change_seq": int(change),
         }
         existing = conn.execute(
@@ -992,6 +1010,45 @@ class SQLiteStore:
             # from the space it left.
             conn.execute("DELETE FROM write_fingerprints WHERE memory_id = ?", (memory_id,))
         return replace(current, space=to_space)
+
+    # ------------------------------------------------------------- documents
+    # sqlite_documents.py: tables, the passages' reference columns, the bytes' files.
+    def add_document(self, write: DocumentWrite) -> DocumentOutcome:
+        return self._documents.add(write)
+
+    def get_document(self, document_id: str, *, space: str = DEFAULT_SPACE) -> Document | None:
+        return self._documents.get(document_id, space)
+
+    def find_document(
+        self, *, space: str = DEFAULT_SPACE, sha256: str | None = None, source: str | None = None
+    ) -> Document | None:
+        return self._documents.find(space, sha256, source)
+
+    def list_documents(
+        self, limit: int, after: PageKey | None, *, space: str = DEFAULT_SPACE
+    ) -> list[Document]:
+        return self._documents.page(space, limit, after)
+
+    def document_text(
+        self, document_id: str, start: int, end: int, *, space: str = DEFAULT_SPACE
+    ) -> str:
+        return self._documents.text(document_id, start, end, space)
+
+    def document_bytes(self, document_id: str, *, space: str = DEFAULT_SPACE) -> bytes | None:
+        return self._documents.data(document_id, space)
+
+    def document_passages(self, document_id: str, *, space: str = DEFAULT_SPACE) -> list[Memory]:
+        return self._documents.passages(document_id, space)
+
+    def passage_neighbours(self, anchor: Memory, where: MemoryFilter, span: int) -> Neighbours:
+        clause, params = _where_sql(where)
+        return Neighbours(
+            older=self._documents.beside(anchor, clause, params, span, after=False),
+            newer=self._documents.beside(anchor, clause, params, span, after=True),
+        )
+
+    def remove_document(self, document_id: str, *, space: str = DEFAULT_SPACE) -> bool:
+        return self._documents.remove(document_id, space)
 
     # ----------------------------------------------------------- OAuth state
     def auth_put(

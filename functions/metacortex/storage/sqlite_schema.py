@@ -156,6 +156,42 @@ MIGRATIONS: Final[tuple[tuple[int, str], ...]] = (
         );
         """,
     ),
+    (
+        8,
+        """
+        -- Documents (issue 31, storage.sqlite_documents). A passage is a record of origin
+        -- 'document': document_id and document_start (its place in the document's text)
+        -- are columns for the lookups by document; the rest of its reference (title,
+        -- pages, section, end, content hash) is JSON in document_ref.
+        ALTER TABLE memories ADD COLUMN document_id TEXT;
+        ALTER TABLE memories ADD COLUMN document_start INTEGER;
+        ALTER TABLE memories ADD COLUMN document_ref TEXT;
+        CREATE INDEX memories_by_document ON memories (space, document_id, document_start, id)
+            WHERE document_id IS NOT NULL;
+        -- One row per version of a document; the fields the store looks up are columns,
+        -- the rest is JSON in data. superseded_by is NULL on the current version.
+        CREATE TABLE documents (
+            id            TEXT PRIMARY KEY,
+            space         TEXT NOT NULL,
+            sha256        TEXT NOT NULL,
+            source        TEXT,
+            created_at    INTEGER NOT NULL,
+            superseded_by TEXT,
+            data          TEXT NOT NULL
+        );
+        CREATE INDEX documents_current_by_time ON documents (space, created_at, id)
+            WHERE superseded_by IS NULL;
+        CREATE INDEX documents_by_hash ON documents (space, sha256);
+        CREATE INDEX documents_by_source ON documents (space, source) WHERE source IS NOT NULL;
+        -- Every sha256 some version holds: the original bytes are a file named by it.
+        CREATE INDEX documents_by_bytes ON documents (sha256);
+        -- The extracted text, apart from the record so listings never read it.
+        CREATE TABLE document_texts (
+            document_id TEXT PRIMARY KEY,
+            text        TEXT NOT NULL
+        );
+        """,
+    ),
 )
 
 LATEST_VERSION: Final = MIGRATIONS[-1][0]

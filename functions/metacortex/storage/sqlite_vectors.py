@@ -11,7 +11,10 @@ Sized for 100,000 memories and more (issue 23, docs/benchmarks.md "Scale"):
 rows arrive as columns (``VectorRows``), never one Python object per row; the
 arrays grow by a quarter, not by doubling; a search that keeps most rows scores
 the whole contiguous matrix in one product and masks the scores, instead of
-copying the matching rows first (150 MB at 100,000 rows).
+copying the matching rows first (150 MB at 100,000 rows); one that keeps fewer
+gathers and scores them a slice at a time (a space of 20,000 rows would be a
+30 MB copy, which glibc keeps in the heap once its mmap threshold has grown past
+it: the server's RSS grew 20-60 MB, issue 30).
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ ORIGIN_CODES: Final = {origin: code for code, origin in enumerate(Origin)}
 # Below this share of matching rows, the matching rows are gathered and scored;
 # above it, scoring every row in one product is cheaper than the copy.
 _GATHER_BELOW: Final = 0.25
+# Rows are gathered and scored in slices of at most this many bytes.
+_GATHER_BYTES: Final = 2 << 20
 _MIN_CAPACITY: Final = 1024
 
 
@@ -240,11 +245,25 @@ class VectorMirror:
             if positions.size == 0:
                 return []
             if positions.size < _GATHER_BELOW * size:
-                scores = self.matrix[positions] @ query
+                scores = self._gathered_scores(positions, query)
             else:
                 scores = (self.matrix[:size] @ query)[positions]
             seqs = self.seqs[positions]
         return _best(seqs, scores, limit)
+
+    def _gathered_scores(
+        self, positions: npt.NDArray[np.intp], query: npt.NDArray[np.float32]
+    ) -> npt.NDArray[np.float32]:
+        """The scores of the rows at ``positions``, gathered a slice at a time (each row's
+        score is the same dot product as in one gather, to the bit)."""
+        step = max(1, _GATHER_BYTES // self.matrix[0].nbytes)
+        if positions.size <= step:
+            return self.matrix[positions] @ query
+        scores = np.empty(positions.size, dtype=np.float32)
+        for start in range(0, positions.size, step):
+            part = positions[start : start + step]
+            scores[start : start + step] = self.matrix[part] @ query
+        return scores
 
     def matching(self, seqs: npt.NDArray[np.int64], where: MemoryFilter) -> npt.NDArray[np.bool_]:
         """Which of ``seqs`` the mirror holds and ``where`` lets through."""

@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 from metacortex.domain import limits
+from metacortex.domain.documents import Document
 from metacortex.domain.records import Memory, to_wire_time
 from metacortex.errors import InvalidArgument
 from metacortex.storage.base import PageKey
@@ -21,7 +22,7 @@ def _filters_digest(applied: CursorFilters) -> str:
     return hashlib.sha256(encoded.encode()).hexdigest()[:16]
 
 
-def encode_cursor(last: Memory, applied: CursorFilters) -> str:
+def encode_cursor(last: Memory | Document, applied: CursorFilters) -> str:
     payload = {"c": to_wire_time(last.created_at), "i": last.id, "f": _filters_digest(applied)}
     raw = json.dumps(payload, separators=(",", ":")).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from metacortex.retrieval.fusion import DENSE_WEIGHT
+
+if TYPE_CHECKING:
+    from metacortex.documents import DocumentLimits
+
+# The passage size (characters) measured best on LoCoMo (docs/DOCUMENTS.md, "Passage size").
+DEFAULT_PASSAGE_CHARS = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -15,3 +23,8 @@ class ServiceOptions:
     # Ranking knobs (retrieval/fusion.py, retrieval/context.py; docs/benchmarks.md).
     dense_weight: float = DENSE_WEIGHT
     conversational_context: bool = True
+    # Documents (usecases/documents.py): what one may cost to read, built at the first
+    # document (importing the readers costs 0.1 s a server that reads none need not pay;
+    # None: the defaults), and the size of the passages it is cut into.
+    document_limits: Callable[[], DocumentLimits] | None = None
+    passage_chars: int = DEFAULT_PASSAGE_CHARS

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 from metacortex.domain import limits
-from metacortex.domain.records import Memory, Origin
+from metacortex.domain.records import ALL_STATES, Memory, Origin
 from metacortex.domain.text import summarize
 from metacortex.errors import InvalidArgument
 from metacortex.retrieval.text import query_terms
@@ -17,6 +17,9 @@ from metacortex.storage.base import MemoryFilter, MemoryStore
 from metacortex.usecases.access import Access, parse_enum, visible
 from metacortex.usecases.cursors import decode_cursor, encode_cursor
 from metacortex.usecases.filters import applied_filters, read_states, reported
+
+# The most records ``fetch_context`` brings on each side of the one asked for.
+MAX_NEIGHBOURS: Final = 3
 
 
 class Reading:
@@ -32,7 +35,12 @@ class Reading:
         id: str | None = None,
         document_id: str | None = None,
         space: str | None = None,
+        neighbours: int | None = None,
     ) -> dict[str, Any]:
+        """``fetch_context``. ``neighbours`` (1 to ``MAX_NEIGHBOURS``) adds the records
+        around it, in reading order: a document's passage gets the passages before and
+        after it in the document; any other memory the ones written just before and after
+        it in its topic (a conversation saved turn by turn reads on)."""
         if id is not None and document_id is not None and id != document_id:
             raise InvalidArgument("id and document_id name different memories; give one")
         memory_id = id if id is not None else document_id
@@ -40,7 +48,22 @@ class Reading:
             raise InvalidArgument("id is required")
         space_key = access.space(space)
         memory = visible(self._store, access, limits.check_id(memory_id), space_key)
-        return {"item": memory.to_item(access.names)}
+        found: dict[str, Any] = {"item": memory.to_item(access.names)}
+        if neighbours:
+            span = limits.check_limit(neighbours, MAX_NEIGHBOURS, "neighbours")
+            where = MemoryFilter(
+                states=tuple(s for s in ALL_STATES if s in access.readable_states),
+                space=space_key,
+            )
+            if memory.document is not None:
+                around = self._store.passage_neighbours(memory, where, span)
+            else:
+                around = self._store.neighbours([memory], where, span)[memory.id]
+            found["neighbours"] = {
+                "before": [m.to_item(access.names) for m in reversed(around.older)],
+                "after": [m.to_item(access.names) for m in around.newer],
+            }
+        return found
 
     def memory(self, access: Access, memory_id: str, space: str | None = None) -> Memory:
         """The whole record (with its retrieval text), as ``fetch`` would find it."""

@@ -167,6 +167,11 @@ class Saving:
             )
         for index, value in enumerate(derived):
             limits.check_id(value, f"derived_from[{index}]")
+        if origin == Origin.DOCUMENT.value:
+            raise InvalidArgument(
+                "origin 'document' belongs to the passages create_document cuts from a "
+                "document; save a memory as user_asserted or agent_inferred"
+            )
         return Provenance(
             origin=parse_enum(Origin, origin, "origin"),
             source_session=limits.check_source_session(source_session),

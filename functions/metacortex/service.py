@@ -26,6 +26,7 @@ from metacortex.usecases.overview import Overview
 from metacortex.usecases.reading import Reading
 from metacortex.usecases.save import Saving
 from metacortex.usecases.search import Searching
+from metacortex.usecases.space_move import SpaceMoving
 from metacortex.usecases.spaces import Spaces
 from metacortex.usecases.undo import Undoing
 
@@ -75,6 +76,7 @@ class MemoryService:
         self.promote_undoable = lifecycle.promote_undoable
         self.correct_undoable = lifecycle.correct_undoable
         self.move = lifecycle.move
+        self.move_to_space = SpaceMoving(store).move_to_space
         self.undo = Undoing(store).undo
 
         consolidation = Consolidation(store, embedder, merger)

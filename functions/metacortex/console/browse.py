@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
-from urllib.parse import urlencode
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -21,7 +20,7 @@ from metacortex.console.base import ConsoleBase, access_for
 from metacortex.console.excerpt import excerpt
 from metacortex.console.filtering import Filters, form_context, read_filters
 from metacortex.console.listing import NOBODY, decode_position, encode_position
-from metacortex.console.switcher import ALL_SPACES, all_spaces, space_labels
+from metacortex.console.switcher import all_spaces, space_labels
 from metacortex.domain import limits
 from metacortex.domain.records import ALL_STATES, BranchState, Memory
 from metacortex.errors import MetaCortexError
@@ -68,9 +67,7 @@ def row(memory: Memory, href: str, matched: Iterable[str] = (), **extra: Any) ->
 def record_link(console: ConsoleBase, request: Request, memory_id: str, **query: str) -> str:
     """A record's page; ``query`` (a search's ``q`` and filters, or ``words``) lets that
     page say why the record was found."""
-    kept = {name: value for name, value in query.items() if value}
-    url = console.url(request, f"/console/memories/{memory_id}")
-    return url + ("?" + urlencode(kept) if kept else "")
+    return console.url(request, f"/console/memories/{memory_id}", **query)
 
 
 async def rows(
@@ -88,7 +85,6 @@ async def rows(
     clients = await client_names(console, clients_of(memories))
     several = all_spaces(request)
     labels = space_labels(access.directory, sorted(access.levels)) if several else {}
-    filter_base = console.url(request, "/console") + "?"
     out = []
     for memory in memories:
         query = dict(found or {})
@@ -96,9 +92,8 @@ async def rows(
             query["space"] = memory.space
         by = author(memory.created_by, access.names, clients)
         if by is not None:
-            pinned = {"space": ALL_SPACES} if several else {}
-            by["person_href"] = filter_base + urlencode({**pinned, "person": by["person"]})
-            by["client_href"] = filter_base + urlencode({**pinned, "client": by["client"]})
+            by["person_href"] = console.url(request, "/console", person=by["person"])
+            by["client_href"] = console.url(request, "/console", client=by["client"])
         out.append(
             row(
                 memory,
@@ -171,9 +166,7 @@ def _what(filters: Filters) -> str:
     return f"{STATE_WORDS.get(state, state)} memories"
 
 
-async def _author_choices(
-    console: ConsoleBase, access: Access, filters: Filters
-) -> dict[str, Any]:
+async def _author_choices(console: ConsoleBase, access: Access, filters: Filters) -> dict[str, Any]:
     """The "Written by" and "Client" menus: the owner picks among every person and
     client; a person among the members of the space and their own clients."""
     directory = access.directory
@@ -223,9 +216,9 @@ async def browse(console: ConsoleBase, request: Request, session: Session) -> Re
             {"title": "Memories", "empty": True, "several": several, "left_out": left_out},
         )
     filters = read_filters(request, counts)
-    here = console.url(request, "/console")
     query = _here_query(request)
     author = filters.author
+    chosen = await client_names(console, [author.client] if author.client else [])
     context: dict[str, Any] = {
         "title": "Memories",
         "empty": False,
@@ -241,19 +234,18 @@ async def browse(console: ConsoleBase, request: Request, session: Session) -> Re
         "start": 1,
         "what": _what(filters),
         "words": filters.words,
-        "by": _by_words(filters, access, await client_names(console, filter(None, [author.client]))),
+        "by": _by_words(filters, access, chosen),
         "scan": None,
         "capped": False,
         "older_url": None,
         "newer_url": None,
         "newest_url": None,
         "all_selected": request.query_params.get("select") == "all",
-        "select_all_url": here + "?" + urlencode({**query, "select": "all"}),
-        "clear_url": here + ("?" + urlencode(query) if query else ""),
+        "select_all_url": console.url(request, "/console", **query, select="all"),
+        "clear_url": console.url(request, "/console", **query),
         "topic": filters.topic,
         "topic_total": sum(counts[filters.topic].values()) if filters.topic else 0,
         "author_filters": True,
-        "pinned": {"space": ALL_SPACES} if several else {},
         **form_context(filters, counts),
         **await _author_choices(console, access, filters),
     }
@@ -288,11 +280,6 @@ def _by_words(filters: Filters, access: Access, clients: Mapping[str, str]) -> s
     return " and ".join(parts) or None
 
 
-def _links(filters: Filters, request: Request) -> dict[str, str]:
-    pinned = {"space": ALL_SPACES} if all_spaces(request) else {}
-    return {**pinned, **filters.link_arguments()}
-
-
 async def _newest_first(
     console: ConsoleBase,
     request: Request,
@@ -300,7 +287,6 @@ async def _newest_first(
     wheres: list[Any],
     context: dict[str, Any],
 ) -> None:
-    here = console.url(request, "/console")
     cursor = request.query_params.get("at") or None
     newer = request.query_params.get("newer") == "1"
     position = decode_position(cursor) if cursor else None
@@ -315,7 +301,7 @@ async def _newest_first(
     )
     start = _start(request) if found.newer is not None else 1
     shown = len(found.memories)
-    links = _links(filters, request)
+    links = filters.link_arguments()
     context.update(
         items=await rows(console, request, found.memories),
         total=found.total,
@@ -326,7 +312,7 @@ async def _newest_first(
         context["scan"] = {"read": found.read, "cut_short": found.cut_short}
     if found.older is not None:
         query = {**links, "at": encode_position(found.older), "start": str(start + shown)}
-        context["older_url"] = here + "?" + urlencode(query)
+        context["older_url"] = console.url(request, "/console", **query)
     if found.newer is not None:
         query = {
             **links,
@@ -334,9 +320,9 @@ async def _newest_first(
             "newer": "1",
             "start": str(max(1, start - PAGE_SIZE)),
         }
-        context["newer_url"] = here + "?" + urlencode(query)
+        context["newer_url"] = console.url(request, "/console", **query)
         if start > PAGE_SIZE + 1 or filters.author.active:
-            context["newest_url"] = here + ("?" + urlencode(links) if links else "")
+            context["newest_url"] = console.url(request, "/console", **links)
 
 
 async def _word_matches(
@@ -371,8 +357,7 @@ async def _word_matches(
     )
     start = min(_start(request), max(1, len(found)))
     shown = found[start - 1 : start - 1 + PAGE_SIZE]
-    here = console.url(request, "/console")
-    links = _links(filters, request)
+    links = filters.link_arguments()
     context.update(
         items=await rows(console, request, shown, matched, {"words": words}),
         total=len(found),
@@ -381,10 +366,12 @@ async def _word_matches(
         end=start + len(shown) - 1,
     )
     if start - 1 + PAGE_SIZE < len(found):
-        context["older_url"] = here + "?" + urlencode({**links, "start": str(start + PAGE_SIZE)})
+        context["older_url"] = console.url(
+            request, "/console", **links, start=str(start + PAGE_SIZE)
+        )
     if start > 1:
         earlier = {**links, "start": str(max(1, start - PAGE_SIZE))}
-        context["newer_url"] = here + "?" + urlencode(earlier)
+        context["newer_url"] = console.url(request, "/console", **earlier)
 
 
 def _here_query(request: Request) -> dict[str, str]:

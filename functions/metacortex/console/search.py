@@ -23,7 +23,7 @@ from metacortex.console.activity import RELEVANCE_FLOOR
 from metacortex.console.base import ConsoleBase, access_for
 from metacortex.console.browse import listed_spaces, rows, topic_counts
 from metacortex.console.filtering import form_context, read_filters
-from metacortex.console.switcher import ALL_SPACES, all_spaces
+from metacortex.console.switcher import all_spaces
 from metacortex.domain.records import Memory
 from metacortex.errors import MetaCortexError
 from metacortex.owner import Session
@@ -50,7 +50,6 @@ async def search(console: ConsoleBase, request: Request, session: Session) -> Re
         "several": several,
         "spaces_read": len(spaces),
         "left_out": left_out,
-        "pinned": {"space": ALL_SPACES} if several else {},
         **form_context(filters, counts),
     }
     if not query or filters.unknown_topic is not None:

@@ -1,14 +1,12 @@
-"""Which space a console page shows, remembered for the session, and the switcher that
+"""Which space a console page shows, and the switcher in every page's header that
 changes it.
 
-A page shows the space its ``?space=KEY`` names; without one, the space chosen last in
-this session; else the caller's home space (``owner.callers.home_space``). Every
-``?space=`` a page is opened with is remembered (the switcher's form sends one; so do the
-links of memories listed from all spaces), in a cookie bound to the session: its value
-is the key and an HMAC of it keyed with the session's CSRF secret, so another session in
-the same browser (someone else signing in) does not inherit it, and a space the caller
-no longer has is ignored. ``HttpOnly``, ``SameSite=Strict``, ``Secure`` with the
-``__Host-`` prefix over https, as the session's own cookie.
+A page shows the space its ``?space=KEY`` names, else the caller's home space
+(``owner.callers.home_space``: ``default`` when they have it). The space travels in the
+address: every link and form a page makes (``ConsoleBase.url``, ``link`` in templates)
+carries the page's ``?space=`` on, so a memory's page, an action's form and the page it
+redirects to stay in that space. A space the caller does not have is refused as one that
+does not exist (``console.web``).
 
 The owner may also choose **all spaces** (``?space=*``): the memories and search pages
 then read every space one by one and merge them (``console.listing``,
@@ -18,19 +16,13 @@ act in one space, show the home space (the switcher then says which).
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Final
 
 from starlette.requests import Request
-from starlette.responses import Response
 
-from metacortex.owner import Session
-from metacortex.owner.web import OwnerWeb, is_https
-from metacortex.spaces.model import Directory, Level
+from metacortex.spaces.model import DEFAULT_SPACE, Directory, Level
 
 # ``?space=*``: the owner's view of every space (not a space key: keys are slugs).
 ALL_SPACES: Final = "*"
@@ -43,35 +35,16 @@ LISTING_PAGES: Final = ("/console", "/console/search", "/console/consolidate", "
 # Listing pages that can show every space at once (the owner's "All spaces"): only there
 # does the switcher offer it.
 ALL_SPACES_PAGES: Final = ("/console", "/console/search", "/console/activity")
+# The page that shows every space's events when no space is named.
+ACTIVITY_PAGE: Final = "/console/activity"
 # Query fields kept when switching on a listing page (the search's words).
 KEPT_FIELDS: Final = ("q",)
 
 
-def cookie_name(request: Request, owner: OwnerWeb) -> str:
-    return "__Host-mc_space" if is_https(request, owner.settings) else "mc_space"
-
-
-def _mac(session: Session, choice: str) -> str:
-    digest = hmac.new(session.csrf.encode(), b"space:" + choice.encode(), hashlib.sha256)
-    return base64.urlsafe_b64encode(digest.digest()[:16]).decode().rstrip("=")
-
-
-def remembered(request: Request, owner: OwnerWeb, session: Session) -> str | None:
-    """The space chosen last in this session (a key, or ``*``), if its cookie is this
-    session's."""
-    value = request.cookies.get(cookie_name(request, owner), "")
-    choice, _, mac = value.rpartition("~")
-    if not choice or not hmac.compare_digest(mac.encode(), _mac(session, choice).encode()):
-        return None
-    return choice
-
-
-def remember(
-    request: Request, response: Response, owner: OwnerWeb, session: Session, choice: str
-) -> None:
-    owner.set_cookie(
-        request, response, cookie_name(request, owner), f"{choice}~{_mac(session, choice)}"
-    )
+def carried_space(request: Request) -> str | None:
+    """The ``?space=`` this request was opened with, which every link it makes carries
+    on (None: the caller's home space)."""
+    return request.query_params.get("space") or None
 
 
 def keep_all_spaces(request: Request, shown: bool) -> None:
@@ -112,7 +85,7 @@ def switcher(
 ) -> dict[str, Any] | None:
     """What the header's switcher shows: the choices and the one in effect, and where its
     form goes; None when the caller has only one space (nothing to switch)."""
-    keys = sorted(levels, key=lambda key: (key != "default", key))
+    keys = sorted(levels, key=lambda key: (key != DEFAULT_SPACE, key))
     if len(keys) < 2:
         return None
     labels = space_labels(directory, keys)
@@ -122,10 +95,12 @@ def switcher(
     if offers_all:
         choices.insert(0, Choice(ALL_SPACES, "All spaces"))
     params = request.query_params
+    all_by_default = listing == ACTIVITY_PAGE and carried_space(request) is None
     kept = {name: params[name] for name in KEPT_FIELDS if listing and params.get(name)}
     return {
         "choices": choices,
-        "current": ALL_SPACES if shown_all and offers_all else current,
+        # The activity page counts every space unless one is named.
+        "current": ALL_SPACES if offers_all and (shown_all or all_by_default) else current,
         "action": listing or "/console",
         "kept": kept,
     }

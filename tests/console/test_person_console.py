@@ -86,7 +86,7 @@ def test_a_person_sees_their_spaces_and_nothing_of_another(
 ) -> None:
     home = ann.http.get("/console").text  # Ann is not in `default`: her first space, family
     work = ann.http.get("/console", params={"space": "work"}).text
-    found = ann.http.get("/console/search", params={"q": "plan", "space": "family"}).text
+    found = ann.http.get("/console/search", params={"q": "plan"}).text
     other = ann.http.get("/console", params={"space": "default"})
     fetched = ann.http.get(f"/console/memories/{corpus.ids['default']}")
 

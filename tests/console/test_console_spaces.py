@@ -188,9 +188,7 @@ def test_the_owners_all_spaces_lists_every_space_with_each_rows_space(
     assert team.work in ids_in(found.text)
 
 
-def test_each_row_and_a_memorys_page_name_its_author_and_client(
-    owner: Owner, team: Team
-) -> None:
+def test_each_row_and_a_memorys_page_name_its_author_and_client(owner: Owner, team: Team) -> None:
     page = owner.http.get("/console", params={"space": "family"}).text
     row = page[page.index(team.ann_meal) :][:3000]
     assert ">Ann</a> with <a" in row
@@ -401,3 +399,30 @@ def test_the_activity_page_counts_by_space_and_person_and_filters_by_them(
     by_ann = owner.http.get("/console/activity", params={"person": team.household.ann.id})
     assert "1 tool calls" in by_ann.text
     assert "by Ann" in by_ann.text
+
+
+# ------------------------------------------------------------------ contested
+def test_a_consolidation_that_leaves_someone_elses_memory_active_lists_it(
+    ann: PersonBrowser, live: ConsoleLive, team: Team
+) -> None:
+    sources = [team.ann_meal, team.owner_meal]
+    csrf = hidden(ann.http.get("/console").text, "csrf")
+    done = ann.http.post(
+        "/console/consolidate/confirm?space=family",
+        data={
+            "csrf": csrf,
+            "topic": "meals",
+            "source_id": sources,
+            "previewed_id": sources,
+        },
+    )
+    assert done.status_code == 303, done.text
+    assert f"done=consolidated-contested&contested={team.owner_meal}" in done.headers["location"]
+    page = ann.http.get(done.headers["location"]).text
+    assert "Some of them were written by someone else, so they stay active" in page
+    listed = re.search(r'<ul class="links" id="contested-ids">(.*?)</ul>', page, re.S)
+    assert listed is not None
+    assert ids_in(listed.group(1)) == [team.owner_meal]
+    kept = live.store.get(team.owner_meal, space="family")
+    assert kept is not None
+    assert kept.branch_state is BranchState.ACTIVE

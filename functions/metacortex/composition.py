@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from metacortex.config import Settings
 from metacortex.errors import ConfigurationError
-from metacortex.providers.base import Embedder, ImageDescriber, Merger
+from metacortex.providers.base import Embedder, Extractor, ImageDescriber, Merger
 from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.service import MemoryService, ServiceOptions
 from metacortex.storage.base import MemoryStore
@@ -54,6 +54,12 @@ def check_configuration(settings: Settings) -> None:
         from metacortex.providers.gemini_client import Connection
 
         Connection.from_settings(settings)
+    if settings.extracts_facts and not settings.uses_gemini_generation:
+        raise ConfigurationError(
+            "METACORTEX_EXTRACTION=gemini needs a generation model, and none is configured: "
+            "set METACORTEX_USE_GEMINI_GENERATION=true and GEMINI_API_KEY (or run the cloud "
+            "deployment), or set METACORTEX_EXTRACTION=off"
+        )
 
 
 def build_store(settings: Settings) -> MemoryStore:
@@ -87,6 +93,16 @@ def build_generation(settings: Settings) -> tuple[Merger, ImageDescriber | None]
     return SentenceUnionMerger(), None
 
 
+def build_extractor(settings: Settings) -> Extractor | None:
+    """Fact extraction on save_context: only where it is on and a generation model is."""
+    if not settings.extracts_facts:
+        return None
+    check_configuration(settings)
+    from metacortex.providers.gemini_extract import GeminiExtractor
+
+    return GeminiExtractor.from_settings(settings)
+
+
 def service_options(settings: Settings) -> ServiceOptions:
     from datetime import timedelta
 
@@ -95,6 +111,7 @@ def service_options(settings: Settings) -> ServiceOptions:
         dedupe_window=timedelta(seconds=settings.metacortex_dedupe_window_seconds),
         dense_weight=settings.metacortex_dense_weight,
         conversational_context=settings.metacortex_conversation_context,
+        typo_tolerance=settings.metacortex_typo_tolerance,
         document_limits=lambda: _document_limits(settings),
         passage_chars=settings.metacortex_document_passage_chars,
     )
@@ -125,6 +142,7 @@ def build_service(settings: Settings, *, load_vectors_ahead: bool = False) -> Me
             merger=merger,
             describer=describer,
             options=service_options(settings),
+            extractor=build_extractor(settings),
         )
     except BaseException:
         store.close()

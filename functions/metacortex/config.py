@@ -18,6 +18,7 @@ from metacortex.domain.records import BranchState
 
 StoreKind = Literal["sqlite", "firestore"]
 EmbeddingsKind = Literal["local", "gemini"]
+ExtractionKind = Literal["off", "gemini"]
 Deployment = Literal["local", "cloud"]
 LogFormat = Literal["auto", "json", "text"]
 
@@ -65,6 +66,11 @@ class Settings(BaseSettings):
     # Offline deployments have no generation model; set to true to use Gemini for
     # image description and merges while keeping local embeddings.
     metacortex_use_gemini_generation: bool = False
+    # Fact extraction on save_context (docs/gemini.md, "Fact extraction"): off by default
+    # everywhere, the cloud included, because it adds a generation call to every save.
+    # "gemini" needs Gemini generation (the cloud deployment, or the setting above).
+    metacortex_extraction: ExtractionKind = "off"
+    gemini_extraction_model: str = "gemini-2.5-flash"
     # Embedding requests in flight at once for bulk work (reembed, restore, eval
     # generate, migrate). On Vertex AI gemini-embedding-001 takes one text per request,
     # so this is what makes a re-embed fast; 429s are backed off per request.
@@ -83,6 +89,9 @@ class Settings(BaseSettings):
     # written together in a topic lend each other evidence (docs/benchmarks.md).
     metacortex_dense_weight: float = Field(default=0.4, ge=0.0, le=1.0)
     metacortex_conversation_context: bool = True
+    # A query word no memory of the space holds is matched to near words of the
+    # semantic candidates (retrieval/typos.py, docs/benchmarks.md "Typo tolerance").
+    metacortex_typo_tolerance: bool = True
     # Offer the owner's erase_context tool on the admin endpoint /mcp (never on a client
     # endpoint or an OAuth grant). Off: erasing is the console's and `metacortex erase`'s.
     metacortex_admin_erase_tool: bool = False
@@ -233,6 +242,10 @@ class Settings(BaseSettings):
     @property
     def uses_gemini_generation(self) -> bool:
         return self.deployment == "cloud" or self.metacortex_use_gemini_generation
+
+    @property
+    def extracts_facts(self) -> bool:
+        return self.metacortex_extraction == "gemini"
 
     @property
     def sqlite_path(self) -> Path:

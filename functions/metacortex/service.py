@@ -11,19 +11,23 @@ modules or in ``domain``.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
-from metacortex.providers.base import Embedder, ImageDescriber, Merger
+from metacortex.providers.base import Embedder, Extractor, ImageDescriber, Merger
 from metacortex.storage.base import MemoryStore
 from metacortex.usecases.access import Access
 from metacortex.usecases.consolidation import Consolidation
 from metacortex.usecases.document_erase import DocumentErasure
 from metacortex.usecases.documents import Documents
 from metacortex.usecases.erase import Erasure
+from metacortex.usecases.extraction import FactExtraction
 from metacortex.usecases.lifecycle import Lifecycle
 from metacortex.usecases.options import ServiceOptions
 from metacortex.usecases.overview import Overview
 from metacortex.usecases.reading import Reading
+from metacortex.usecases.relation_edits import RelationEditing
+from metacortex.usecases.relations import Linking, graph
 from metacortex.usecases.save import Saving
 from metacortex.usecases.search import Searching
 from metacortex.usecases.space_move import SpaceMoving
@@ -45,14 +49,21 @@ class MemoryService:
         merger: Merger,
         describer: ImageDescriber | None = None,
         options: ServiceOptions | None = None,
+        extractor: Extractor | None = None,
     ) -> None:
         self._store = store
         self._embedder = embedder
         self._options = options or ServiceOptions()
         store.bind_embedding(embedder.identity)
 
-        saving = Saving(store, embedder, describer, self._options.dedupe_window)
-        self.save = saving.save
+        window = self._options.dedupe_window
+        saving = Saving(store, embedder, describer, window)
+        # save_context splits texts into facts where a model is configured; a correction
+        # (the lifecycle's own save) is saved as given.
+        extraction = (
+            FactExtraction(store, embedder, extractor, window) if extractor is not None else None
+        )
+        self.save = Saving(store, embedder, describer, window, extraction).save
 
         self.search = Searching(store, embedder, self._options).search
 
@@ -67,7 +78,7 @@ class MemoryService:
         self.topics = overview.topics
         self.recent = overview.recent
 
-        lifecycle = Lifecycle(store, saving, self._options.dedupe_window)
+        lifecycle = Lifecycle(store, saving, window)
         self.deprecate = lifecycle.deprecate
         self.promote = lifecycle.promote
         self.correct = lifecycle.correct
@@ -87,6 +98,12 @@ class MemoryService:
         self.plan_erase = erasure.plan_erase
         self.erase = erasure.erase
 
+        self.related_context = Linking(store).related_context
+        self.graph = partial(graph, store)
+        editing = RelationEditing(store)
+        self.relate = editing.relate
+        self.invalidate_relation = editing.invalidate_relation
+
         spaces = Spaces(store)
         self.list_spaces = spaces.list_spaces
         self.who_am_i = spaces.who_am_i
@@ -102,6 +119,8 @@ class MemoryService:
         self.list_documents = documents.list_documents
         self.get_document = documents.get_document
         self.document = documents.document
+        self.document_passages = documents.passages
+        self.search_document = documents.search_document
         self.erase_document = DocumentErasure(store).erase_document
 
     @property

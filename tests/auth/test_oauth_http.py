@@ -125,6 +125,7 @@ def test_dynamic_registration_consent_and_token_reach_search_context(
         "save_context",
         "search_context",
         "fetch_context",
+        "related_context",
         "list_spaces",
         "who_am_i",
         "create_document",
@@ -194,6 +195,7 @@ def test_client_id_metadata_document_client_is_shown_by_name_and_redirect_host(
     assert _tool_names(tools_list(live.mcp, tokens["access_token"])) == [
         "search_context",
         "fetch_context",
+        "related_context",
         "list_spaces",
         "who_am_i",
         "list_documents",
@@ -575,6 +577,7 @@ def test_a_grant_with_chatgpt_tools_offers_search_and_fetch_in_chatgpt_shape(
         "save_context",
         "search_context",
         "fetch_context",
+        "related_context",
         "list_spaces",
         "who_am_i",
         "create_document",

@@ -36,6 +36,7 @@ ALL_TOOLS: Final = {
     "list_context",
     "deprecate_context",
     "consolidate_context",
+    "related_context",
     "list_spaces",
     "who_am_i",
     "create_document",

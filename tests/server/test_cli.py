@@ -103,6 +103,7 @@ def test_tools_json_prints_the_exact_surface_of_a_profile(
     assert [r["uri"] for r in printed["resources"]] == [
         "memory://spaces",
         "memory://topics",
+        "memory://graph",
         "memory://recent",
     ]
     assert [t["uriTemplate"] for t in printed["resourceTemplates"]] == ["memory://{id}"]

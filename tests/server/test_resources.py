@@ -115,7 +115,7 @@ async def test_each_profile_lists_the_resources_its_tools_allow(
             prompts = [p.name for p in (await client.list_prompts()).prompts]
         listed[profile] = (resources, templates, prompts)
 
-    everything = ["memory://spaces", "memory://topics", "memory://recent"]
+    everything = ["memory://spaces", "memory://topics", "memory://graph", "memory://recent"]
     assert listed["default"] == (everything, ["memory://{id}"], ["correct_memory", "context"])
     assert listed["reader"] == (everything, ["memory://{id}"], ["context"])
     # search only: summaries, never a record body by id
@@ -123,7 +123,11 @@ async def test_each_profile_lists_the_resources_its_tools_allow(
     # writes only: nothing to read
     assert listed["writer"] == ([], [], [])
     # drafts only: no active memories to show
-    assert listed["drafts"] == (["memory://spaces", "memory://topics"], ["memory://{id}"], [])
+    assert listed["drafts"] == (
+        ["memory://spaces", "memory://topics", "memory://graph"],
+        ["memory://{id}"],
+        [],
+    )
 
 
 # ------------------------------------------------------------------------ topics

@@ -102,6 +102,7 @@ async def test_the_sdk_stdio_client_reaches_every_tool_resource_and_prompt(
         "list_context",
         "deprecate_context",
         "consolidate_context",
+        "related_context",
         "list_spaces",
         "who_am_i",
         "create_document",

@@ -66,6 +66,7 @@ async def test_each_profile_lists_only_its_tools_and_the_prompt_where_usable(
         "list_context",
         "deprecate_context",
         "consolidate_context",
+        "related_context",
         "list_spaces",
         "who_am_i",
         "create_document",

@@ -123,6 +123,11 @@ def _no_memory(answer: Answer, memory_id: str) -> None:
         assert (answer.payload["code"], answer.payload["message"]) == (INVALID_PARAMS, message)
 
 
+def _no_document(answer: Answer, document_id: str) -> None:
+    """A document of another space: exactly an id that never existed."""
+    _tool_error(answer, "not_found", f"no document with id {document_id!r}")
+
+
 def _read_only(answer: Answer, space: str) -> None:
     message = (
         f"this credential may only read the space {space!r}, not write to it; "
@@ -158,6 +163,8 @@ class Walk:
         self.team = world.team
         self.route = route
         self.conn = conn
+        # The documents this walk added, by space (create_document in a writable cell).
+        self.documents: dict[str, str] = {}
 
     def note(self, cell: Cell, what: str) -> str:
         return f"{self.route} · {cell.name} ({cell.space}) · {what} · {uuid.uuid4().hex[:8]}"
@@ -214,7 +221,51 @@ class Walk:
         listed = _ok(await self.conn.tool("list_context", {"limit": 50, **cell.args()}))
         self.in_space(space, listed["items"])
 
+        linked = _ok(await self.conn.tool("related_context", {"id": locker, **cell.args()}))
+        assert linked["root"] == locker
+        for node in linked["nodes"]:
+            if node["kind"] == "memory":
+                assert self.team.space_of(str(node["id"])) in (space, None), node
+        for other in self.foreign(space):
+            _no_memory(await self.conn.tool("related_context", {"id": other, **cell.args()}), other)
+
+        documents = _ok(await self.conn.tool("list_documents", cell.args()))
+        assert documents["space"] == space
+        assert {d["space"] for d in documents["documents"]} <= {space}
+        for key, document_id in self.documents.items():
+            got = await self.conn.tool("get_document", {"id": document_id, **cell.args()})
+            if key == space:
+                assert _ok(got)["document"]["id"] == document_id
+            else:
+                _no_document(got, document_id)
+
     async def writes(self, cell: Cell) -> None:
+        made = _ok(
+            await self.conn.tool(
+                "create_document",
+                {
+                    "content": f"# Matrix\n\n{self.note(cell, 'document')}",
+                    "topic": "matrix-documents",
+                    **cell.args(),
+                },
+            )
+        )
+        assert made["document"]["space"] == cell.space
+        assert made["document"]["added_by"] == self.author()
+        self.documents[cell.space] = str(made["document"]["id"])
+        listed = _ok(await self.conn.tool("list_documents", cell.args()))
+        assert self.documents[cell.space] in [d["id"] for d in listed["documents"]]
+        passages = _ok(
+            await self.conn.tool(
+                "list_context", {"filter_topic": "matrix-documents", "limit": 50, **cell.args()}
+            )
+        )
+        assert passages["items"]
+        for passage in passages["items"]:
+            assert passage["metadata"]["space"] == cell.space
+            assert passage["metadata"]["document"]["id"] in [d["id"] for d in listed["documents"]]
+            self.team.remember(cell.space, str(passage["id"]))
+
         mine = await self.save(cell, "to retire")
         retired = _ok(await self.conn.tool("deprecate_context", {"id": mine, **cell.args()}))
         assert retired["item"]["branch_state"] == "deprecated"
@@ -260,6 +311,9 @@ class Walk:
         )
         _read_only(await self.conn.tool("deprecate_context", {"id": locker, **cell.args()}), space)
         _read_only(
+            await self.conn.tool("create_document", {"content": "# No", **cell.args()}), space
+        )
+        _read_only(
             await self.conn.tool(
                 "consolidate_context",
                 {"source_ids": [locker, self.team.lockers[OWN]], "topic": "x", **cell.args()},
@@ -281,6 +335,13 @@ class Walk:
         self.in_space(space, recent["items"])
         one = _ok(await self.conn.resource(f"memory://{locker}" + cell.query()))
         assert one["id"] == locker
+        graph = _ok(await self.conn.resource("memory://graph" + cell.query()))
+        assert graph["space"] == space
+        self.in_space(
+            space, [{"id": n["id"], "metadata": {"space": space}} for n in graph["nodes"]]
+        )
+        lockers = "memory://graph?topic=lockers" + cell.query().replace("?", "&")
+        assert _ids(_ok(await self.conn.resource(lockers))["nodes"]) == [locker]
         for other in self.foreign(space):
             _no_memory(await self.conn.resource(f"memory://{other}" + cell.query()), other)
 
@@ -325,8 +386,16 @@ class Walk:
                     {"source_ids": [vault_locker, self.team.lockers[OWN]], "topic": "x", **args},
                 ),
             ),
+            ("related", await self.conn.tool("related_context", {"id": vault_locker, **args})),
+            ("create_document", await self.conn.tool("create_document", {"content": "p", **args})),
+            ("list_documents", await self.conn.tool("list_documents", args)),
+            (
+                "get_document",
+                await self.conn.tool("get_document", {"id": vault_locker, **args}),
+            ),
         ]
         for uri in (
+            f"memory://graph?space={space}",
             f"memory://topics?space={space}",
             f"memory://recent?space={space}",
             f"memory://{vault_locker}?space={space}",

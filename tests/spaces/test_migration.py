@@ -167,8 +167,18 @@ async def test_credentials_made_before_spaces_are_the_owners_with_the_default_sp
 
     client, grant = answers["client"], answers["grant"]
     # Their tools are what they were: the space tools are for credentials that list them.
+    # An OAuth grant's tools follow its scopes' preset, which now includes the document
+    # tools (read: list and get; read and save: adding too; issue 31).
     assert client["tools"] == ["save_context", "search_context", "fetch_context", "list_context"]
-    assert grant["tools"] == ["save_context", "search_context", "fetch_context"]
+    assert grant["tools"] == [
+        "save_context",
+        "search_context",
+        "fetch_context",
+        "related_context",
+        "create_document",
+        "list_documents",
+        "get_document",
+    ]
     for name, credential in (("client", "old-laptop"), ("grant", f"oauth-{GRANT}")):
         answer = answers[name]
         assert answer["found"]["matches"][0]["id"] == IDS["wifi"]

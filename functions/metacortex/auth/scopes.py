@@ -27,6 +27,7 @@ TOOL_SCOPE: Final = {
     "search": READ,
     "fetch": READ,
     "list_spaces": READ,
+    "related_context": READ,
     "who_am_i": READ,
     "list_documents": READ,
     "get_document": READ,

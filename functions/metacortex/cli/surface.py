@@ -38,15 +38,16 @@ def add_parser(commands: Any) -> None:
     parser.set_defaults(run=run)
 
 
-def surface(profile: Profile) -> dict[str, Any]:
+def surface(profile: Profile, *, extraction: bool = False) -> dict[str, Any]:
     """The profile's tools/list, resources/list, resources/templates/list and
-    prompts/list results, in wire (camelCase) form."""
+    prompts/list results, in wire (camelCase) form (``extraction``: the server splits
+    saved texts into facts, METACORTEX_EXTRACTION)."""
     return {
         "profile": profile.id,
         "endpoint": f"POST {profile.path}",
         "tools": [
             tool.model_dump(mode="json", by_alias=True, exclude_none=True)
-            for tool in tool_definitions(profile)
+            for tool in tool_definitions(profile, extraction=extraction)
         ],
         "resources": [
             resource.model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -73,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     if profile is None:
         known = ", ".join([ADMIN_PROFILE_ID, *sorted(profiles.clients)])
         raise ConfigurationError(f"no profile {args.profile!r}; known profiles: {known}")
-    data = surface(profile)
+    data = surface(profile, extraction=settings.extracts_facts)
     if args.json:
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:

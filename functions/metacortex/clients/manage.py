@@ -58,6 +58,7 @@ DEFAULT_TOOLS: Final = (
     "save_context",
     "search_context",
     "fetch_context",
+    "related_context",
     "list_spaces",
     "who_am_i",
     # Reading the documents kept: what an agent answering from them needs. Adding one

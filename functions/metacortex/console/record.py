@@ -20,6 +20,8 @@ from metacortex.console.authors import author, client_names, clients_of
 from metacortex.console.base import ConsoleBase, access_for
 from metacortex.console.excerpt import highlight
 from metacortex.console.filtering import FIELDS, STATES
+from metacortex.console.graph import NOTICES as RELATION_NOTICES
+from metacortex.console.graph import relations_context
 from metacortex.console.present import first_line
 from metacortex.console.switcher import space_labels
 from metacortex.console.undoing import offered
@@ -52,6 +54,7 @@ NOTICES: Final = {
     "(replaced by this one) and kept for history.",
     "undone-move": "Undone: the memory is back in its topic.",
     "moved-space": "The memory was moved to this space (same id, authors and history).",
+    **RELATION_NOTICES,
 }
 # How many search results the page looks through to say why a record matched (the
 # search page shows as many).
@@ -143,6 +146,7 @@ async def record_context(console: ConsoleBase, access: Access, memory: Memory) -
         "why": None,
         "contested": [],
         "kept": {},
+        "relations": await relations_context(console, access, memory),
     }
 
 

@@ -26,9 +26,12 @@ from metacortex.console import (
     clients,
     consolidate,
     curate,
+    documents,
     erase,
+    graph,
     people_page,
     record,
+    relating,
     relocate,
     search,
     spaces_page,
@@ -143,6 +146,9 @@ class Console(ConsoleBase):
             ("/memories/{memory_id}/correct", curate.correct, ["POST"]),
             ("/memories/{memory_id}/promote", curate.promote, ["POST"]),
             ("/memories/{memory_id}/space", relocate.move_to_space, ["POST"]),
+            ("/memories/{memory_id}/relations", relating.relate, ["POST"]),
+            ("/memories/{memory_id}/relations/invalidate", relating.invalidate, ["POST"]),
+            ("/graph", graph.graph_page, ["GET"]),
             ("/bulk", bulk.bulk_page, ["GET"]),
             ("/bulk", bulk.bulk_apply, ["POST"]),
             ("/undo", undoing.undo_action, ["POST"]),
@@ -175,6 +181,10 @@ class Console(ConsoleBase):
             ("/people/{person_id}/reactivate", people_page.reactivate, ["POST"]),
             ("/people/{person_id}/invite", people_page.invite_person, ["POST"]),
             ("/backup", backup.backup_page, ["GET"]),
+            ("/documents", documents.documents_page, ["GET"]),
+            ("/documents/{document_id}", documents.document_page, ["GET"]),
+            ("/documents/{document_id}/erase", documents.erase_page, ["GET"]),
+            ("/documents/{document_id}/erase", documents.erase_confirm, ["POST"]),
             ("/export", backup.export, ["GET"]),
         ]
         routes: list[BaseRoute] = []
@@ -190,6 +200,9 @@ class Console(ConsoleBase):
                 )
                 for path, handler, methods in table
             ]
+            # The upload's body is counted as it arrives (refused past the size limit).
+            upload = documents.limited_body(self, self._page(documents.upload))
+            routes.append(Route(prefix + HOME + documents.UPLOAD_PATH, upload, methods=["POST"]))
             routes += [
                 Route(prefix + STYLESHEET, _static("console.css", "text/css"), methods=["GET"]),
                 Route(prefix + SCRIPT, _static("console.js", "text/javascript"), methods=["GET"]),

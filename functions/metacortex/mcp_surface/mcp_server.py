@@ -18,6 +18,7 @@ from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 
 from metacortex import __version__
+from metacortex.apps import views
 from metacortex.mcp_surface import prompts, resources, tools
 from metacortex.server.profiles import Profile
 from metacortex.server.runtime import Runtime, request_profile
@@ -46,7 +47,9 @@ def build_mcp_server(runtime: Runtime, profile_of: ProfileOf = profile_of_reques
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=tools.tool_definitions(await profile_of(ctx)))
+        profile = await profile_of(ctx)
+        extraction = runtime.settings.extracts_facts
+        return types.ListToolsResult(tools=tools.tool_definitions(profile, extraction=extraction))
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
@@ -86,7 +89,7 @@ def build_mcp_server(runtime: Runtime, profile_of: ProfileOf = profile_of_reques
             runtime, await profile_of(ctx), params.name, params.arguments, ctx.protocol_version
         )
 
-    return Server(
+    server: Server[Any] = Server(
         "metacortex",
         version=__version__,
         title="MetaCortex",
@@ -103,3 +106,6 @@ def build_mcp_server(runtime: Runtime, profile_of: ProfileOf = profile_of_reques
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
     )
+    # MCP Apps: announced as the SDK's own Apps extension announces it (no settings).
+    server.extensions[views.EXTENSION_ID] = {}
+    return server

@@ -33,11 +33,13 @@ import time
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Final, NoReturn
+from urllib.parse import unquote
 
 import anyio.to_thread
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
+from metacortex.apps import views
 from metacortex.domain.records import BranchState
 from metacortex.domain.text import summarize
 from metacortex.errors import InvalidArgument, MetaCortexError, Unavailable
@@ -50,6 +52,7 @@ SCHEME: Final = "memory://"
 TOPICS_URI: Final = "memory://topics"
 RECENT_URI: Final = "memory://recent"
 SPACES_URI: Final = "memory://spaces"
+GRAPH_URI: Final = "memory://graph"
 MEMORY_TEMPLATE: Final = "memory://{id}"
 RECENT_COUNT: Final = 20
 JSON_TYPE: Final = "application/json"
@@ -88,6 +91,18 @@ SPACES: Final = types.Resource(
     ),
     mime_type=JSON_TYPE,
 )
+GRAPH: Final = types.Resource(
+    uri=GRAPH_URI,
+    name="graph",
+    title="Memory graph",
+    description=(
+        "How memories link: a page of the newest memories as nodes and the links among and "
+        "from them (supersedes, derived_from, updates, extends, derives, relates_to, a "
+        "document's passages) as edges. Narrow it with ?space=KEY&topic=T; pass the page's "
+        "next_cursor as &cursor= for the next."
+    ),
+    mime_type=JSON_TYPE,
+)
 MEMORY: Final = types.ResourceTemplate(
     uri_template=MEMORY_TEMPLATE,
     name="memory",
@@ -118,7 +133,7 @@ def reads_recent(profile: Profile) -> bool:
 
 def resources_for(profile: Profile) -> list[types.Resource]:
     """What ``resources/list`` shows this profile."""
-    offered = [SPACES, TOPICS] if reads(profile) else []
+    offered = [SPACES, TOPICS, GRAPH] if reads(profile) else []
     offered += [RECENT] if reads_recent(profile) else []
     return [resource.model_copy(deep=True) for resource in offered]
 
@@ -144,7 +159,16 @@ def read(service: MemoryService, profile: Profile, uri: str) -> Read:
 
     UnknownResource for a URI the profile is not offered; domain errors as the
     matching tool raises them."""
-    base, space = _space_of(uri)
+    base, params = _params(uri)
+    space = params.get("space")
+    if base == GRAPH_URI and reads(profile):
+        _only(params, {"space", "topic", "cursor"})
+        found = service.graph(
+            profile.access, space=space, topic=params.get("topic"), cursor=params.get("cursor")
+        )
+        summary = {"node_count": len(found["nodes"]), "edge_count": len(found["edges"])}
+        return Read("graph", found, summary)
+    _only(params, {"space"})
     if base == SPACES_URI and space is None and reads(profile):
         listed = service.list_spaces(profile.access)
         return Read("spaces", listed, {"space_count": len(listed["spaces"])})
@@ -154,7 +178,7 @@ def read(service: MemoryService, profile: Profile, uri: str) -> Read:
         return _recent(service, profile, space)
     if (
         base.startswith(SCHEME)
-        and base not in (TOPICS_URI, RECENT_URI, SPACES_URI)
+        and base not in (TOPICS_URI, RECENT_URI, SPACES_URI, GRAPH_URI)
         and reads_bodies(profile)
     ):
         memory_id = base[len(SCHEME) :]
@@ -167,17 +191,27 @@ def read(service: MemoryService, profile: Profile, uri: str) -> Read:
     raise UnknownResource(uri)
 
 
-def _space_of(uri: str) -> tuple[str, str | None]:
-    """(the URI without its query, the ``space`` it names or None)."""
+def _params(uri: str) -> tuple[str, dict[str, str]]:
+    """(the URI without its query, its parameters: each once, with a value)."""
     base, _, query = uri.partition("?")
-    if not query:
-        return base, None
-    key, _, value = query.partition("=")
-    if key != "space" or not value or "&" in value:
+    params: dict[str, str] = {}
+    for pair in query.split("&") if query else ():
+        key, _, value = pair.partition("=")
+        if not key or not value or key in params:
+            raise InvalidArgument(
+                f"a resource URI's parameters are key=value pairs; got {pair[:60]!r}"
+            )
+        params[key] = unquote(value)
+    return base, params
+
+
+def _only(params: dict[str, str], allowed: set[str]) -> None:
+    unknown = sorted(set(params) - allowed)
+    if unknown:
         raise InvalidArgument(
-            f"a resource URI takes one parameter, ?space=KEY; got {('?' + query)[:80]!r}"
+            f"unknown parameter {unknown[0][:40]!r}; this resource takes: "
+            + ", ".join(sorted(allowed))
         )
-    return base, value
 
 
 def _topics(service: MemoryService, profile: Profile, space: str | None) -> Read:
@@ -225,6 +259,8 @@ async def read_resource(
 ) -> types.ReadResourceResult:
     """``resources/read``: the JSON of the resource, or a JSON-RPC error; recorded."""
     started = time.perf_counter()
+    if views.is_view_uri(uri):
+        return _read_view(runtime, profile, uri, started, protocol_version)
     try:
         service = await runtime.ready_service()
         found = await anyio.to_thread.run_sync(partial(read, service, profile, uri))
@@ -270,6 +306,29 @@ async def read_resource(
     )
 
 
+def _read_view(
+    runtime: Runtime, profile: Profile, uri: str, started: float, protocol_version: str | None
+) -> types.ReadResourceResult:
+    """A view's HTML (``metacortex.apps``): the same for every caller, it holds no memory."""
+    found = views.read(uri)
+    message = f"unknown view {uri[:_MAX_LOGGED_URI]!r}; the views are: {views.offered()}"
+    error = {"code": "invalid_argument", "message": message} if found is None else None
+    record_request(
+        runtime,
+        profile,
+        "resource_read",
+        "view",
+        {"uri": uri},
+        started,
+        protocol_version,
+        response={"uri": uri} if found is not None else None,
+        error=error,
+    )
+    if found is None:
+        raise MCPError(types.INVALID_PARAMS, message, {"uri": uri})
+    return found
+
+
 def _fail(
     runtime: Runtime,
     profile: Profile,
@@ -295,4 +354,5 @@ def _fail(
 
 def _kind(uri: str) -> str:
     base = uri.partition("?")[0]
-    return {TOPICS_URI: "topics", RECENT_URI: "recent", SPACES_URI: "spaces"}.get(base, "memory")
+    named = {TOPICS_URI: "topics", RECENT_URI: "recent", SPACES_URI: "spaces", GRAPH_URI: "graph"}
+    return named.get(base, "memory")

@@ -80,6 +80,31 @@ def _check_strings(value: Any, field_name: str) -> None:
 _KEEP_EMPTY: Final = frozenset({"content", "query"})
 
 
+CallerRelation = Literal["updates", "extends", "derives", "relates_to"]
+RelationName = Literal[
+    "supersedes",
+    "derived_from",
+    "part_of",
+    "next",
+    "updates",
+    "extends",
+    "derives",
+    "relates_to",
+]
+
+
+class RelationIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: Id = Field(description="A memory of the same space you can read. " + _ID)
+    type: CallerRelation = Field(
+        default="relates_to",
+        description="'updates': this memory changes what that one says; 'extends': adds "
+        "detail to it; 'derives': is concluded from it; 'relates_to': is about the same thing.",
+    )
+    note: str | None = Field(default=None, max_length=280, description="Why, in a few words.")
+
+
 # --------------------------------------------------------------------- inputs
 class SaveContextInput(ToolInput):
     content: str | None = Field(
@@ -145,6 +170,12 @@ class SaveContextInput(ToolInput):
         )
     )
     space: SpaceKey | None = Field(default=None, description=_SPACE)
+    relations: list[RelationIn] | None = Field(
+        default=None,
+        max_length=10,
+        description="Links from this memory to others it updates, extends, derives from or "
+        "relates to (shown with both memories in later results).",
+    )
 
 
 class SearchContextInput(ToolInput):
@@ -318,10 +349,25 @@ class MetadataOut(BaseModel):
     )
 
 
+class RelatedOut(BaseModel):
+    id: str
+    type: RelationName
+    direction: Literal["outgoing", "incoming"] = Field(
+        description="outgoing: this memory -> that one (e.g. it supersedes that one); "
+        "incoming: that one -> this one (e.g. that one supersedes this one: its replacement)."
+    )
+    note: str
+    summary: str = Field(description="The other memory, at most 220 characters.")
+
+
+_RELATED = "Up to five memories linked to this one, the most telling first."
+
+
 class ItemOut(BaseModel):
     id: str
     content: str
     metadata: MetadataOut
+    related: list[RelatedOut] | None = Field(default=None, description=_RELATED)
 
 
 class AppliedFiltersOut(BaseModel):
@@ -346,6 +392,47 @@ class SaveContextOutput(BaseModel):
     write_status: Literal["created", "duplicate"]
 
 
+class FactOut(BaseModel):
+    id: str
+    content: str
+
+
+class ExtractedRelationOut(BaseModel):
+    source: str = Field(description="The saved memory, or the fact's own memory.")
+    target: str = Field(description="The similar memory it relates to.")
+    type: Literal["updates", "extends", "derives", "relates_to"]
+    note: str
+
+
+class ExtractionOut(BaseModel):
+    status: Literal["ran", "failed", "skipped"]
+    model: str
+    model_calls: int
+    prompt_tokens: int
+    output_tokens: int
+    reason: str | None = Field(default=None, description="Why it failed or was skipped.")
+
+
+class SaveContextExtractedOutput(SaveContextOutput):
+    """save_context's answer where fact extraction is on (never offline)."""
+
+    facts: list[FactOut] | None = Field(
+        default=None,
+        description="The facts saved as memories of their own (empty when the text is one "
+        "fact); present when extraction ran.",
+    )
+    relations: list[ExtractedRelationOut] | None = Field(
+        default=None,
+        description="The links extraction made to similar memories; present when it ran.",
+    )
+    extraction: ExtractionOut | None = None
+    contested_ids: list[str] | None = Field(
+        default=None,
+        description="Memories of someone else this text updates: they stay active.",
+    )
+    message: str | None = None
+
+
 class MatchOut(BaseModel):
     id: str
     summary: str = Field(description="The content, whitespace-collapsed, at most 220 characters.")
@@ -363,6 +450,7 @@ class MatchOut(BaseModel):
         "when the memory was found by its keywords or its neighbours alone.",
     )
     metadata: MetadataOut
+    related: list[RelatedOut] = Field(default_factory=list, description=_RELATED)
 
 
 class SearchContextOutput(BaseModel):
@@ -386,6 +474,7 @@ class ListItemOut(BaseModel):
     id: str
     summary: str
     metadata: MetadataOut
+    related: list[RelatedOut] = Field(default_factory=list, description=_RELATED)
 
 
 class ListContextOutput(BaseModel):
@@ -543,3 +632,34 @@ def _with_null(schema: dict[str, Any]) -> dict[str, Any]:
             result["enum"] = [*result["enum"], None]
         return result
     return {"anyOf": [schema, {"type": "null"}]}
+
+
+class RelatedContextInput(ToolInput):
+    id: Id = Field(description="The memory to start from. " + _ID)
+    depth: int | None = Field(
+        default=None, ge=1, le=3, description="How many links away to go (1-3); default 1."
+    )
+    types: list[RelationName] | None = Field(
+        default=None, max_length=8, description="Only links of these types; all when omitted."
+    )
+    space: SpaceKey | None = Field(default=None, description=_SPACE)
+
+
+class NodeOut(BaseModel):
+    id: str
+    kind: Literal["memory", "document"]
+    summary: str
+
+
+class EdgeOut(BaseModel):
+    source: str
+    target: str
+    type: RelationName
+    note: str
+
+
+class RelatedContextOutput(BaseModel):
+    root: str
+    nodes: list[NodeOut]
+    edges: list[EdgeOut]
+    truncated: bool = Field(description="Whether more linked memories exist beyond the bound.")

@@ -56,7 +56,7 @@ def summarize_result(tool_name: str, payload: Mapping[str, Any]) -> dict[str, An
             "topic": meta["topic"],
             "branch_state": meta["branch_state"],
             "modality": meta["modality"],
-        }
+        } | _extraction(payload)
     if tool_name == "search_context":
         matches = payload["matches"]
         return {
@@ -109,6 +109,13 @@ def summarize_result(tool_name: str, payload: Mapping[str, Any]) -> dict[str, An
             "chars": len(payload["text"]),
         }
     return {}
+
+
+def _extraction(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """Where extraction is on: its status and cost (model calls, tokens), its counts, why
+    it did not run, and the memories of others the text updates."""
+    report = payload.get("extraction")
+    return ({"extraction": dict(report)} if report else {}) | _contested(payload)
 
 
 def _contested(payload: Mapping[str, Any]) -> dict[str, Any]:

@@ -20,7 +20,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, Final
 
@@ -29,6 +29,7 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 
+from metacortex.apps import caller, views
 from metacortex.domain import limits
 from metacortex.errors import Forbidden, InvalidArgument, MetaCortexError, Unavailable
 from metacortex.mcp_surface import chatgpt_tools, document_schemas, schemas
@@ -62,6 +63,7 @@ class ToolSpec:
             input_schema=schemas.input_schema(self.input_model),
             output_schema=schemas.output_schema(self.output_model),
             annotations=self.annotations,
+            _meta=views.tool_meta(self.name),
         )
 
 
@@ -79,6 +81,19 @@ def _write(title: str, *, idempotent: bool) -> types.ToolAnnotations:
     )
 
 
+_SAVE_EXAMPLE: Final = (
+    'Example: {"content": "The staging database moved to db-staging-2 on '
+    '2026-03-01.", "topic": "infra", "origin": "user_asserted"}'
+)
+# Said only by servers where fact extraction is on (METACORTEX_EXTRACTION=gemini).
+_EXTRACTION_NOTE: Final = (
+    "On this server a model also splits the saved text into atomic facts: each fact is "
+    "saved as a memory of its own (derived from the text, which is kept whole) and linked "
+    "to similar memories of the space (updates, extends, derives, relates_to); the answer "
+    "lists them under facts and relations. A memory of someone else that the text updates "
+    "stays active (contested_ids). Nothing is retired: deprecate_context does that.\n"
+)
+
 _SPECS: Final = (
     ToolSpec(
         name="save_context",
@@ -93,8 +108,7 @@ _SPECS: Final = (
             f"An image may be at most {limits.MAX_IMAGE_BYTES // 1024} KiB "
             f"({limits.MAX_IMAGE_BASE64_CHARS:,} base64 characters): the whole request must "
             f"fit the {limits.DEFAULT_MAX_BODY_BYTES // (1024 * 1024)} MiB body limit.\n"
-            'Example: {"content": "The staging database moved to db-staging-2 on '
-            '2026-03-01.", "topic": "infra", "origin": "user_asserted"}'
+            + _SAVE_EXAMPLE
         ),
         input_model=schemas.SaveContextInput,
         output_model=schemas.SaveContextOutput,
@@ -184,6 +198,22 @@ _SPECS: Final = (
         output_model=schemas.ConsolidateContextOutput,
         annotations=_write("Consolidate memories", idempotent=True),
         run=lambda service, access, args: service.consolidate(access, **args),
+    ),
+    ToolSpec(
+        name="related_context",
+        title="Follow linked memories",
+        description=(
+            "Show the memories linked to one memory: what replaced it or what it replaced "
+            "(supersedes), what it was merged from (derived_from), what updates, extends or "
+            "derives from it, a document's neighbouring passages, up to 3 links away. Use "
+            "it when a result's `related` list hints at more context, or to trace how a "
+            "fact changed over time.\n"
+            'Example: {"id": "01hq3v6kz8m2x4c7d9f0g1h2j3", "depth": 2}'
+        ),
+        input_model=schemas.RelatedContextInput,
+        output_model=schemas.RelatedContextOutput,
+        annotations=_read_only("Follow linked memories"),
+        run=lambda service, access, args: service.related_context(access, **args),
     ),
     ToolSpec(
         name="list_spaces",
@@ -302,9 +332,22 @@ assert tuple(OWNER_TOOLS) == OWNER_TOOL_NAMES
 _DEFINITIONS: Final = {spec.name: spec.definition() for spec in (*_SPECS, *_OWNER_SPECS)}
 
 
-def tool_definitions(profile: Profile) -> list[types.Tool]:
-    """The profile's tools, exactly as tools/list presents them."""
-    return [_DEFINITIONS[name].model_copy(deep=True) for name in profile.tools] + [
+_EXTRACTING_SAVE: Final = replace(
+    TOOLS["save_context"],
+    description=TOOLS["save_context"].description.replace(
+        _SAVE_EXAMPLE, _EXTRACTION_NOTE + _SAVE_EXAMPLE
+    ),
+    output_model=schemas.SaveContextExtractedOutput,
+).definition()
+
+
+def tool_definitions(profile: Profile, *, extraction: bool = False) -> list[types.Tool]:
+    """The profile's tools, exactly as tools/list presents them; ``extraction``: the
+    server splits saved texts into facts (save_context says so, only then)."""
+    definitions = dict(_DEFINITIONS)
+    if extraction:
+        definitions["save_context"] = _EXTRACTING_SAVE
+    return [definitions[name].model_copy(deep=True) for name in profile.tools] + [
         chatgpt_tools.DEFINITIONS[name].model_copy(deep=True) for name in profile.chatgpt_tools
     ]
 
@@ -361,6 +404,7 @@ async def call_tool(
         content=[types.TextContent(type="text", text=text)],
         structured_content=payload,
         is_error=False,
+        _meta=caller.result_meta(profile, spec.name),
     )
 
 

@@ -7,6 +7,7 @@ a model call fails after bounded retries; nothing else escapes them.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from metacortex.storage.base import EmbeddingIdentity
@@ -42,4 +43,60 @@ class Merger(Protocol):
 
     def merge(self, topic: str, contents: Sequence[str]) -> str:
         """One canonical text that keeps every fact of ``contents`` (oldest first)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A memory of the same space a new text may relate to, as the model is shown it."""
+
+    id: str
+    summary: str
+
+
+@dataclass(frozen=True, slots=True)
+class ProposedRelation:
+    """What the model proposed between a fact and a candidate; the use case checks it
+    (an id outside the candidates is dropped)."""
+
+    id: str
+    type: str
+    note: str
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractedFact:
+    text: str
+    relation: ProposedRelation | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ModelUsage:
+    """What one save cost in model calls and tokens (``output_tokens`` includes the
+    model's thinking tokens, billed as output)."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractorAnswer:
+    """The facts a model found, what it cost, and, when its answer could not be used
+    (malformed, cut off, blocked), why: ``facts`` is then empty."""
+
+    facts: tuple[ExtractedFact, ...]
+    usage: ModelUsage
+    unusable: str | None = None
+
+
+class Extractor(Protocol):
+    @property
+    def method(self) -> str:
+        """Names the model in results and events (``gemini:<model>``)."""
+        ...
+
+    def extract(self, text: str, candidates: Sequence[Candidate]) -> ExtractorAnswer:
+        """``text`` split into atomic facts, each with at most one relation to one of
+        ``candidates``. ``Unavailable`` when the model could not be reached."""
         ...

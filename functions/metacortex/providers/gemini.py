@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
-from typing import TYPE_CHECKING, Final, Literal
+from typing import TYPE_CHECKING, ClassVar, Final, Literal, Self
 
 import numpy as np
 
@@ -270,8 +270,11 @@ def _unit(values: Sequence[float] | None, dimension: int) -> Vector:
     return unit
 
 
-class GeminiImageDescriber:
-    """Retrieval text for an image from a multimodal Gemini model."""
+class GenerationModel:
+    """A provider over one Gemini generation model: the ``Settings`` field
+    ``model_setting`` names it."""
+
+    model_setting: ClassVar[str]
 
     def __init__(self, client: GeminiClient, *, model: str) -> None:
         self._client = client
@@ -285,7 +288,7 @@ class GeminiImageDescriber:
         http_options: types.HttpOptions | None = None,
         credentials: Credentials | None = None,
         retry: RetryPolicy | None = None,
-    ) -> GeminiImageDescriber:
+    ) -> Self:
         client = _client_for(
             settings,
             timeout_seconds=GENERATE_TIMEOUT_SECONDS,
@@ -293,7 +296,13 @@ class GeminiImageDescriber:
             credentials=credentials,
             retry=retry,
         )
-        return cls(client, model=settings.gemini_multimodal_model)
+        return cls(client, model=str(getattr(settings, cls.model_setting)))
+
+
+class GeminiImageDescriber(GenerationModel):
+    """Retrieval text for an image from a multimodal Gemini model."""
+
+    model_setting = "gemini_multimodal_model"
 
     def describe(self, image: bytes, mime_type: str) -> str:
         from google.genai import types
@@ -316,30 +325,10 @@ class GeminiImageDescriber:
         return text
 
 
-class GeminiMerger:
+class GeminiMerger(GenerationModel):
     """One canonical text from several memories of a topic, keeping every distinct fact."""
 
-    def __init__(self, client: GeminiClient, *, model: str) -> None:
-        self._client = client
-        self._model = model
-
-    @classmethod
-    def from_settings(
-        cls,
-        settings: Settings,
-        *,
-        http_options: types.HttpOptions | None = None,
-        credentials: Credentials | None = None,
-        retry: RetryPolicy | None = None,
-    ) -> GeminiMerger:
-        client = _client_for(
-            settings,
-            timeout_seconds=GENERATE_TIMEOUT_SECONDS,
-            http_options=http_options,
-            credentials=credentials,
-            retry=retry,
-        )
-        return cls(client, model=settings.gemini_merge_model)
+    model_setting = "gemini_merge_model"
 
     @property
     def method(self) -> str:

@@ -44,6 +44,7 @@ TOOL_NAMES: Final = (
     "list_context",
     "deprecate_context",
     "consolidate_context",
+    "related_context",
     "list_spaces",
     "who_am_i",
     "create_document",

@@ -13,7 +13,15 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar
 
 from metacortex.domain.documents import Document
-from metacortex.domain.records import DEFAULT_SPACE, BranchState, Memory, Origin, Tombstone
+from metacortex.domain.records import (
+    DEFAULT_SPACE,
+    Attribution,
+    BranchState,
+    Memory,
+    Origin,
+    Tombstone,
+)
+from metacortex.domain.relations import Relation
 
 if TYPE_CHECKING:  # numpy loads with the first backend or model, not with the Protocol
     import numpy as np
@@ -135,7 +143,12 @@ class DocumentWrite:
     version's passages whose content is unchanged, their ``document`` reference moved to
     this version (not embedded again: the stored vector stays), and ``retired``: the
     previous version's other passages, deprecated. ``previous`` is then marked superseded
-    by ``document``."""
+    by ``document``.
+
+    ``relations``: the passages' ``part_of`` and ``next`` to store as given, with the
+    passages (``usecases/passage_relations.py``: new ones, and the previous version's
+    invalidated); ``relations_before``: how those of them already stored are now, for a
+    store that writes in several steps to put back when the document fails."""
 
     document: Document
     data: bytes
@@ -144,12 +157,23 @@ class DocumentWrite:
     kept: Sequence[Memory] = ()
     retired: Sequence[Memory] = ()
     previous: Document | None = None
+    relations: Sequence[Relation] = ()
+    relations_before: Sequence[Relation] = ()
 
     def previous_version(self) -> Document:
         """The version the retired passages belong to (there is one when any is retired)."""
         if self.previous is None:
             raise ValueError("retired passages need the version they belong to (previous)")
         return self.previous
+
+
+def checked_relations(write: DocumentWrite) -> Sequence[Relation]:
+    """The write's relations, each of the document's space (relations never cross one)."""
+    space = write.document.space
+    for relation in write.relations:
+        if relation.space != space:
+            raise ValueError(f"a document of space {space!r} related {relation.space!r}")
+    return write.relations
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +204,14 @@ class StoreTransaction(Protocol):
     def put(self, memory: Memory, embedding: Vector | None = None) -> None:
         """Create or replace a record. ``embedding`` is required for a new record;
         None on an existing one keeps its vector."""
+        ...
+
+    def relate(self, relation: Relation) -> None:
+        """Create the relation (or revive one of the same id) with the transaction's writes."""
+        ...
+
+    def invalidate_relation(self, relation_id: str, at: datetime, by: Attribution | None) -> None:
+        """Mark the relation invalid at commit, if it exists and is valid."""
         ...
 
 
@@ -239,10 +271,18 @@ class MemoryStore(Protocol):
         ...
 
     def hybrid_search(
-        self, vector: Vector, terms: Sequence[str], where: MemoryFilter, limit: int
+        self,
+        vector: Vector,
+        terms: Sequence[str],
+        where: MemoryFilter,
+        limit: int,
+        *,
+        typos: bool = False,
     ) -> tuple[list[Scored], list[Scored]]:
         """``vector_search`` and ``lexical_search`` (skipped when ``terms`` is empty),
-        concurrently where that saves round trips."""
+        concurrently where that saves round trips. ``typos``: a query term no record
+        of the space holds is expanded to near terms of the semantic candidates
+        (``retrieval/typos.py``), in the same round trips."""
         ...
 
     def neighbours(
@@ -395,6 +435,37 @@ class MemoryStore(Protocol):
         """Delete a document's record, its text and its bytes (the bytes only when no
         other document record holds the same ones); True when it existed. Its passages are
         the caller's to erase first (``erase``: tombstones)."""
+        ...
+
+    # ------------------------------------------------------------- relations
+    # Typed links between memories of one space (``domain/relations.py``). Erasing a
+    # memory deletes every relation touching it; nothing else deletes one.
+
+    def relate(self, relations: Sequence[Relation]) -> None:
+        """Create each relation, or replace the one of the same id (reviving it)."""
+        ...
+
+    def invalidate_relations(
+        self,
+        relation_ids: Sequence[str],
+        at: datetime,
+        by: Attribution | None,
+        *,
+        space: str = DEFAULT_SPACE,
+    ) -> list[str]:
+        """Mark the valid ones among these relations invalid; the ids that were."""
+        ...
+
+    def relations_of(
+        self,
+        memory_ids: Sequence[str],
+        *,
+        space: str = DEFAULT_SPACE,
+        include_invalid: bool = False,
+    ) -> list[Relation]:
+        """Every (valid) relation of ``space`` with an end among ``memory_ids``, oldest
+        first: one read where the backend can (Firestore: one query per 30 ids, all at
+        once)."""
         ...
 
     # ----------------------------------------------------------- OAuth state

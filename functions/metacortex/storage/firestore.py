@@ -53,12 +53,14 @@ from google.cloud.firestore_v1.transaction import Transaction
 from metacortex.domain.documents import Document
 from metacortex.domain.records import (
     DEFAULT_SPACE,
+    Attribution,
     BranchState,
     Memory,
     Tombstone,
     new_memory_id,
     utc_now,
 )
+from metacortex.domain.relations import Relation
 from metacortex.errors import ConfigurationError, FailedPrecondition, Unavailable
 from metacortex.storage.base import (
     MAX_ERASE_BATCH,
@@ -102,6 +104,9 @@ from metacortex.storage.firestore_queries import (
     native_filters,
     needs_post_filter,
 )
+from metacortex.storage.firestore_relations import RELATIONS_SUFFIX, RelationIndex
+from metacortex.storage.firestore_relations import encode as encode_relation
+from metacortex.storage.firestore_relations import invalidation as relation_invalidation
 from metacortex.storage.firestore_vectors import VectorIndex
 
 if TYPE_CHECKING:
@@ -183,6 +188,9 @@ class _Transaction:
         self._space = space
         self._read: dict[str, Memory | None] = {}
         self._pending: dict[str, tuple[Memory, Vector | None]] = {}
+        self._relations: dict[str, Relation] = {}
+        self._invalidations: dict[str, dict[str, Any]] = {}
+        self._restated: dict[str, dict[str, Any]] = {}
 
     def get(self, memory_id: str) -> Memory | None:
         pending = self._pending.get(memory_id)
@@ -215,7 +223,42 @@ class _Transaction:
             embedding = previous[1]
         self._pending[memory.id] = (memory, embedding)
 
+    def _restate(self) -> None:
+        """Keep the relations' copy of each changed memory's state current: readers
+        filter neighbours on it. One query per 30 changed memories, all at once, read
+        before any write is buffered (Firestore reads nothing after a write)."""
+        changed = {
+            memory.id: memory.branch_state.value
+            for memory, _ in self._pending.values()
+            if (before := self._read.get(memory.id)) is not None
+            and before.branch_state is not memory.branch_state
+        }
+        if not changed:
+            return
+        for relation, reference in self._store.relations.touching(
+            self._space, list(changed), True, self._transaction
+        ):
+            updates = self._restated.setdefault(reference.id, {})
+            if relation.source in changed:
+                updates["source_state"] = changed[relation.source]
+            if relation.target in changed:
+                updates["target_state"] = changed[relation.target]
+
+    def relate(self, relation: Relation) -> None:
+        if relation.space != self._space:
+            raise ValueError(f"a transaction in space {self._space!r} related {relation.space!r}")
+        self._relations[relation.id] = relation
+
+    def invalidate_relation(self, relation_id: str, at: datetime, by: Attribution | None) -> None:
+        """Read now (a transaction reads before it writes), written at commit if valid."""
+        reference = self._store.relations.collection(self._space).document(relation_id)
+        snapshot = reference.get(transaction=self._transaction)
+        data = snapshot.to_dict() if snapshot.exists else None
+        if data and data.get("invalid_at") is None:
+            self._invalidations[relation_id] = relation_invalidation(at, by)
+
     def apply(self) -> None:
+        self._restate()
         for memory, embedding in self._pending.values():
             reference = self._store.memories(memory.space).document(memory.id)
             if embedding is None:
@@ -223,6 +266,15 @@ class _Transaction:
                 self._transaction.update(reference, encode_memory(memory, None))
             else:
                 self._transaction.set(reference, encode_memory(memory, embedding))
+        relations = self._store.relations.collection(self._space)
+        for relation in self._relations.values():
+            self._transaction.set(relations.document(relation.id), encode_relation(relation))
+        for relation_id, changes in self._invalidations.items():
+            self._transaction.update(relations.document(relation_id), changes)
+        for relation_id, changes in self._restated.items():
+            if relation_id in self._relations:
+                continue  # written whole above, with the states of this transaction
+            self._transaction.update(relations.document(relation_id), changes)
 
 
 def open_client(settings: Settings) -> firestore.Client:
@@ -264,8 +316,15 @@ class FirestoreStore:
         self._lexical = LexicalIndex(self.memories, self._executor, lexical_budget)
         self._vectors = VectorIndex(self.memories, self._read_many, nearest_limit)
         self._documents = FirestoreDocuments(
-            client, collection, self._spaces, self.memories, self._run, self._executor
+            client,
+            collection,
+            self._spaces,
+            self.memories,
+            self._relations_collection,
+            self._run,
+            self._executor,
         )
+        self.relations = RelationIndex(self._relations_collection, self._executor)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> FirestoreStore:
@@ -275,6 +334,14 @@ class FirestoreStore:
     @property
     def collection(self) -> str:
         return self._collection
+
+    def _relations_collection(self, space: str) -> CollectionReference:
+        """The collection holding one space's relations (beside its memories)."""
+        name = self._collection + RELATIONS_SUFFIX
+        if space == DEFAULT_SPACE:
+            return self._client.collection(name)
+        collection: CollectionReference = self._spaces.document(space).collection(name)
+        return collection
 
     def memories(self, space: str) -> CollectionReference:
         """The collection holding one space's memories (the root one for ``default``)."""
@@ -465,13 +532,24 @@ class FirestoreStore:
 
     @_translated
     def hybrid_search(
-        self, vector: Vector, terms: Sequence[str], where: MemoryFilter, limit: int
+        self,
+        vector: Vector,
+        terms: Sequence[str],
+        where: MemoryFilter,
+        limit: int,
+        *,
+        typos: bool = False,
     ) -> tuple[list[Scored], list[Scored]]:
         """The nearest-neighbour query runs while the term statistics are read; it
         also reads the query terms' frequencies, so that the keyword search need not
-        read again the records it already returned (``LexicalIndex.search``)."""
+        read again the records it already returned (``LexicalIndex.search``). With
+        ``typos`` it reads each record's whole term map instead: the vocabulary a
+        term no record of the space holds is expanded from (same documents read)."""
         wanted = list(dict.fromkeys(term for term in terms if term))
-        extra = [TERM_COUNT, *(FieldPath(TERM_FREQS, term).to_api_repr() for term in wanted)]
+        frequencies = (
+            [TERM_FREQS] if typos else [FieldPath(TERM_FREQS, t).to_api_repr() for t in wanted]
+        )
+        extra = [TERM_COUNT, *frequencies]
         fields: dict[str, Mapping[str, Any]] = {}
         dense = self._executor.submit(self._vectors.search, vector, where, limit, extra, fields)
 
@@ -479,7 +557,7 @@ class FirestoreStore:
             dense.result()
             return fields
 
-        lexical = self._lexical.search(wanted, where, limit, held) if wanted else []
+        lexical = self._lexical.search(wanted, where, limit, held, typos=typos) if wanted else []
         return dense.result(), lexical
 
     @_translated
@@ -683,6 +761,11 @@ class FirestoreStore:
                 self._executor.submit(self._fingerprints_of, chunk, transaction)
                 for chunk in _chunks(wanted, MAX_DISJUNCTIONS)
             ]
+            # Relations touching an erased memory hold its summary: they go with it
+            # (asked at once with the rest; those of ids not stored touch nothing).
+            linked = self._executor.submit(
+                self.relations.touching, space, wanted, True, transaction
+            )
             present = {
                 snapshot.id: snapshot.to_dict() or {}
                 for snapshot in self._client.get_all(
@@ -692,6 +775,7 @@ class FirestoreStore:
             }
             fingerprints = [ref for future in pointing for ref in future.result()]
             erased = [memory_id for memory_id in wanted if memory_id in present]
+            touching = linked.result()
             topics.clear()
             for memory_id in erased:
                 fields = present[memory_id]
@@ -704,6 +788,8 @@ class FirestoreStore:
             for memory_id, reference in fingerprints:
                 if memory_id in present:
                     transaction.delete(reference)
+            for _, reference in touching:
+                transaction.delete(reference)
             return erased
 
         erased = self._run(body)
@@ -769,6 +855,7 @@ class FirestoreStore:
 
         def body(transaction: Transaction) -> Memory | None:
             pointing = self._fingerprints_of([memory_id], transaction)
+            linked = self.relations.touching(from_space, [memory_id], False, transaction)
             snapshot = source.get(transaction=transaction)
             if not snapshot.exists:
                 return None
@@ -777,6 +864,9 @@ class FirestoreStore:
             transaction.delete(source)
             for _, reference in pointing:
                 transaction.delete(reference)
+            # Relations never cross a space: those it had stay behind, invalidated.
+            for _, reference in linked:
+                transaction.update(reference, relation_invalidation(utc_now(), None))
             return decode_record(memory_id, data, to_space)
 
         return self._run(body)
@@ -827,6 +917,58 @@ class FirestoreStore:
     @_translated
     def remove_document(self, document_id: str, *, space: str = DEFAULT_SPACE) -> bool:
         return self._documents.remove(document_id, space)
+
+    # ------------------------------------------------------------- relations
+    @_translated
+    def relate(self, relations: Sequence[Relation]) -> None:
+        for start in range(0, len(relations), _BATCH_WRITES):
+            batch = self._client.batch()
+            for relation in relations[start : start + _BATCH_WRITES]:
+                reference = self.relations.collection(relation.space).document(relation.id)
+                batch.set(reference, encode_relation(relation))
+            batch.commit()
+
+    @_translated
+    def invalidate_relations(
+        self,
+        relation_ids: Sequence[str],
+        at: datetime,
+        by: Attribution | None,
+        *,
+        space: str = DEFAULT_SPACE,
+    ) -> list[str]:
+        collection = self.relations.collection(space)
+        references = [collection.document(i) for i in dict.fromkeys(relation_ids)]
+        if not references:
+            return []
+
+        def body(transaction: Transaction) -> list[str]:
+            valid = [
+                snapshot.id
+                for snapshot in self._client.get_all(
+                    references, field_paths=["invalid_at"], transaction=transaction
+                )
+                if snapshot.exists and (snapshot.to_dict() or {}).get("invalid_at") is None
+            ]
+            for relation_id in valid:
+                transaction.update(collection.document(relation_id), relation_invalidation(at, by))
+            return valid
+
+        return self._run(body)
+
+    @_translated
+    def relations_of(
+        self,
+        memory_ids: Sequence[str],
+        *,
+        space: str = DEFAULT_SPACE,
+        include_invalid: bool = False,
+    ) -> list[Relation]:
+        if not memory_ids:
+            return []
+        return [
+            relation for relation, _ in self.relations.touching(space, memory_ids, include_invalid)
+        ]
 
     # ----------------------------------------------------------- OAuth state
     def _auth_ref(self, kind: str, key: str) -> Any:

@@ -48,9 +48,11 @@ from metacortex.domain.records import (
     Tombstone,
     utc_now,
 )
+from metacortex.domain.relations import Relation
 from metacortex.errors import ConfigurationError, FailedPrecondition, StorageFull, StoreBusy
+from metacortex.retrieval import typos as spelling
 from metacortex.retrieval.text import terms as analyze
-from metacortex.storage import sqlite_faults, sqlite_files
+from metacortex.storage import sqlite_faults, sqlite_files, sqlite_relations
 from metacortex.storage.base import (
     MAX_ERASE_BATCH,
     DocumentOutcome,
@@ -214,6 +216,8 @@ class _Transaction:
         self._conn = conn
         self._space = space
         self._pending: dict[str, tuple[Memory, Vector | None]] = {}
+        self._relations: list[Relation] = []
+        self._invalidations: list[tuple[str, datetime, Attribution | None]] = []
 
     def get(self, memory_id: str) -> Memory | None:
         pending = self._pending.get(memory_id)
@@ -229,8 +233,20 @@ class _Transaction:
             raise ValueError(f"a transaction in space {self._space!r} wrote to {memory.space!r}")
         self._pending[memory.id] = (memory, embedding)
 
+    def relate(self, relation: Relation) -> None:
+        if relation.space != self._space:
+            raise ValueError(f"a transaction in space {self._space!r} related {relation.space!r}")
+        self._relations.append(relation)
+
+    def invalidate_relation(self, relation_id: str, at: datetime, by: Attribution | None) -> None:
+        self._invalidations.append((relation_id, at, by))
+
     def commit_writes(self) -> list[int]:
-        return [self._store._write(self._conn, m, e) for m, e in self._pending.values()]
+        seqs = [self._store._write(self._conn, m, e) for m, e in self._pending.values()]
+        sqlite_relations.write(self._conn, self._relations)
+        for relation_id, at, by in self._invalidations:
+            sqlite_relations.invalidate(self._conn, self._space, [relation_id], at, by)
+        return seqs
 
 
 class SQLiteStore:
@@ -525,7 +541,7 @@ class SQLiteStore:
             "change_seq": int(change),
         }
         existing = conn.execute(
-            "SELECT seq, retrieval_text FROM memories WHERE id = ?", (memory.id,)
+            "SELECT seq, retrieval_text, branch_state FROM memories WHERE id = ?", (memory.id,)
         ).fetchone()
         if existing is None:
             if embedding is None:
@@ -554,6 +570,8 @@ class SQLiteStore:
             values["embedding"] = np.asarray(embedding, dtype=np.float32).tobytes()
         assignments = ", ".join(f"{column} = ?" for column in values)
         conn.execute(f"UPDATE memories SET {assignments} WHERE seq = ?", [*values.values(), seq])
+        if existing["branch_state"] != memory.branch_state.value:
+            sqlite_relations.state_changed(conn, memory.space, memory.id, memory.branch_state.value)
         if existing["retrieval_text"] != memory.retrieval_text:
             conn.execute(
                 "UPDATE memory_terms SET terms = ? WHERE rowid = ?",
@@ -649,7 +667,11 @@ class SQLiteStore:
         ]
 
     def _keyword_hits(
-        self, terms: Sequence[str], where: MemoryFilter, limit: int
+        self,
+        terms: Sequence[str],
+        where: MemoryFilter,
+        limit: int,
+        weights: Mapping[str, float] | None = None,
     ) -> list[KeywordHit] | None:
         """The keyword index's ranking, or ``None`` when FTS5 has to answer (see
         ``sqlite_keyword_keeper``). The vector mirror's filter columns filter, so
@@ -658,7 +680,29 @@ class SQLiteStore:
         if index is None:
             return None
         mirror = self._synced_mirror()
-        return index.search(terms, lambda seqs: mirror.matching(seqs, where), limit)
+        return index.search(terms, lambda seqs: mirror.matching(seqs, where), limit, weights)
+
+    def _typo_expansions(
+        self, terms: Sequence[str], where: MemoryFilter, dense: Sequence[tuple[int, float]]
+    ) -> dict[str, float]:
+        """Expansion term -> weight for the query terms no record of the space holds,
+        drawn from the semantic candidates' term streams (``retrieval/typos.py``).
+        Nothing while the keyword index is loading (FTS5 answers then, unweighted)."""
+        wanted = [term for term in dict.fromkeys(terms) if spelling.eligible(term)]
+        index = self._keywords.current() if self._mirror is not None and wanted else None
+        if index is None or not dense:
+            return {}
+        mirror = self._synced_mirror()
+        # Held by any record of the space, whatever its state: the space's vocabulary.
+        unknown = index.unheld(wanted, lambda seqs: mirror.in_space(seqs, where.space))
+        if not unknown:
+            return {}
+        rows = self._conn().execute(
+            f"SELECT terms FROM memory_terms WHERE rowid IN ({','.join('?' * len(dense))})",
+            [seq for seq, _ in dense],
+        )
+        vocabulary = spelling.vocabulary_of(str(row[0]).split() for row in rows)
+        return spelling.expansions(unknown, vocabulary, set(terms))
 
     @staticmethod
     def _keyword_scored(
@@ -764,10 +808,19 @@ class SQLiteStore:
         return [self.get(memory_id, space=space) for memory_id in memory_ids]
 
     def hybrid_search(
-        self, vector: Vector, terms: Sequence[str], where: MemoryFilter, limit: int
+        self,
+        vector: Vector,
+        terms: Sequence[str],
+        where: MemoryFilter,
+        limit: int,
+        *,
+        typos: bool = False,
     ) -> tuple[list[Scored], list[Scored]]:
         dense = self._synced_mirror().search(vector, where, limit)
-        found = self._keyword_hits(terms, where, limit) if _fts_query(terms) else []
+        found: list[KeywordHit] | None = []
+        if _fts_query(terms):
+            weights = self._typo_expansions(terms, where, dense) if typos else {}
+            found = self._keyword_hits([*terms, *weights], where, limit, weights)
         if found is None:
             return self._scored(dense, where), self.lexical_search(terms, where, limit)
         # Both rankings' records in one read (they share many).
@@ -1009,6 +1062,7 @@ class SQLiteStore:
             # A write fingerprint names its space: one left behind would find the record
             # from the space it left.
             conn.execute("DELETE FROM write_fingerprints WHERE memory_id = ?", (memory_id,))
+            sqlite_relations.moved(conn, memory_id, from_space)
         return replace(current, space=to_space)
 
     # ------------------------------------------------------------- documents
@@ -1049,6 +1103,34 @@ class SQLiteStore:
 
     def remove_document(self, document_id: str, *, space: str = DEFAULT_SPACE) -> bool:
         return self._documents.remove(document_id, space)
+
+    # ------------------------------------------------------------- relations
+    def relate(self, relations: Sequence[Relation]) -> None:
+        if relations:
+            with self._write_txn() as conn:
+                sqlite_relations.write(conn, relations)
+
+    def invalidate_relations(
+        self,
+        relation_ids: Sequence[str],
+        at: datetime,
+        by: Attribution | None,
+        *,
+        space: str = DEFAULT_SPACE,
+    ) -> list[str]:
+        with self._write_txn() as conn:
+            return sqlite_relations.invalidate(conn, space, list(relation_ids), at, by)
+
+    def relations_of(
+        self,
+        memory_ids: Sequence[str],
+        *,
+        space: str = DEFAULT_SPACE,
+        include_invalid: bool = False,
+    ) -> list[Relation]:
+        if not memory_ids:
+            return []
+        return sqlite_relations.touching(self._conn(), space, memory_ids, include_invalid)
 
     # ----------------------------------------------------------- OAuth state
     def auth_put(

@@ -28,6 +28,7 @@ from contextlib import contextmanager, suppress
 from typing import Final
 
 from metacortex.domain.records import DEFAULT_SPACE
+from metacortex.storage import sqlite_relations
 from metacortex.storage.event_topics import MEMORY_EVENTS, scrubbed
 from metacortex.storage.sqlite_faults import is_busy
 
@@ -72,6 +73,8 @@ def erase_rows(
         " VALUES (?, ?, ?, ?, ?, ?, ?)",
         [(i, found[i][0], erased_at_ms, erased_by, change, found[i][2], space) for i in erased],
     )
+    # Relations touching an erased memory hold its summary: they go with it.
+    sqlite_relations.erase_touching(conn, space, erased)
     topics = {found[memory_id][1] for memory_id in erased}
     scrub_event_topics(conn, [topic for topic in sorted(topics) if not _holds(conn, topic)])
     conn.execute(

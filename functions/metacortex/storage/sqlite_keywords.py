@@ -45,7 +45,7 @@ from metacortex.retrieval import bm25
 from metacortex.storage.base import TermStats
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
 # Terms FTS5's unicode61 tokenizer returns unchanged whatever its Unicode tables.
 _PLAIN: Final = re.compile(r"[a-z0-9]+")
@@ -200,10 +200,13 @@ class KeywordIndex:
         terms: Sequence[str],
         passes: Callable[[npt.NDArray[np.int64]], npt.NDArray[np.bool_]],
         limit: int,
+        weights: Mapping[str, float] | None = None,
     ) -> list[KeywordHit] | None:
         """The best ``limit`` rows that ``passes`` lets through, by FTS5's bm25 then seq,
         as ``memory_terms MATCH '"t1" OR "t2" ...'`` ranks them; ``None`` when a term is
-        one this index cannot answer exactly (ask FTS5)."""
+        one this index cannot answer exactly (ask FTS5). ``weights``: a factor on the
+        IDF of some terms (typo expansions, ``retrieval/typos.py``); a term not named
+        counts as FTS5 counts it."""
         phrases = [term for term in terms if term]
         with self._lock:
             if not self.exact or not all(self._known(term) for term in phrases):
@@ -211,7 +214,26 @@ class KeywordIndex:
             if not phrases or self._rows == 0:
                 return []
             postings = [self._postings(term) for term in phrases]
-            return self._ranked(phrases, postings, passes, limit)
+            return self._ranked(phrases, postings, passes, limit, weights or {})
+
+    def unheld(
+        self,
+        terms: Sequence[str],
+        passes: Callable[[npt.NDArray[np.int64]], npt.NDArray[np.bool_]],
+    ) -> list[str]:
+        """The ``terms`` no row that ``passes`` lets through holds (one ``passes`` call)."""
+        with self._lock:
+            postings = [self._postings(term)[0] for term in terms]
+        if not postings:
+            return []
+        everything = np.concatenate(postings).astype(np.int64)
+        passed = passes(everything) if everything.size else np.zeros(0, dtype=np.bool_)
+        ends = np.cumsum([seqs.shape[0] for seqs in postings])
+        return [
+            term
+            for term, end, seqs in zip(terms, ends, postings, strict=True)
+            if not passed[end - seqs.shape[0] : end].any()
+        ]
 
     def _postings(self, term: str) -> tuple[Postings, Postings]:
         """(seqs ascending, occurrences) of the rows holding ``term`` now."""
@@ -251,6 +273,7 @@ class KeywordIndex:
         postings: list[tuple[Postings, Postings]],
         passes: Callable[[npt.NDArray[np.int64]], npt.NDArray[np.bool_]],
         limit: int,
+        weights: Mapping[str, float],
     ) -> list[KeywordHit]:
         size = max((int(seqs[-1]) + 1 for seqs, _ in postings if seqs.size), default=0)
         if size == 0:
@@ -259,10 +282,12 @@ class KeywordIndex:
         matched = np.zeros(size, dtype=np.bool_)
         average = self._tokens / self._rows
         k1, b = bm25.K1, bm25.B
-        for seqs, freqs in postings:
+        for term, (seqs, freqs) in zip(phrases, postings, strict=True):
             if not seqs.size:
                 continue
             idf = bm25.idf(self._rows, int(seqs.shape[0]))
+            if term in weights:  # never for a query's own terms: FTS5's arithmetic stays
+                idf *= weights[term]
             freq = freqs.astype(np.float64)
             length = self._lengths(seqs).astype(np.float64)
             # fts5_aux.c fts5Bm25Function, term for term and in its order.

@@ -192,6 +192,32 @@ MIGRATIONS: Final[tuple[tuple[int, str], ...]] = (
         );
         """,
     ),
+    (
+        9,
+        """
+        -- Typed relations between memories (domain/relations.py, issue 32): one row per
+        -- (space, source, type, target), invalidated (invalid_at) rather than deleted;
+        -- erase deletes every row touching an erased memory (they hold its summary).
+        CREATE TABLE relations (
+            id             TEXT PRIMARY KEY,
+            space          TEXT NOT NULL,
+            source         TEXT NOT NULL,
+            target         TEXT NOT NULL,
+            type           TEXT NOT NULL,
+            note           TEXT NOT NULL DEFAULT '',
+            created_at     INTEGER NOT NULL,
+            created_by     TEXT,
+            source_summary TEXT NOT NULL DEFAULT '',
+            target_summary TEXT NOT NULL DEFAULT '',
+            invalid_at     INTEGER,
+            invalidated_by TEXT,
+            source_state   TEXT NOT NULL DEFAULT '',
+            target_state   TEXT NOT NULL DEFAULT ''
+        );
+        CREATE INDEX relations_by_source ON relations (space, source);
+        CREATE INDEX relations_by_target ON relations (space, target);
+        """,
+    ),
 )
 
 LATEST_VERSION: Final = MIGRATIONS[-1][0]

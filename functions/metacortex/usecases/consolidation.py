@@ -19,6 +19,7 @@ from metacortex.domain.records import (
     new_memory_id,
     utc_now,
 )
+from metacortex.domain.relations import RelationType
 from metacortex.domain.text import summarize
 from metacortex.errors import Conflict, FailedPrecondition, Forbidden, InvalidArgument
 from metacortex.providers.base import Embedder, Merger
@@ -26,6 +27,7 @@ from metacortex.spaces.model import Level
 from metacortex.storage.base import MemoryFilter, MemoryStore, StoreTransaction
 from metacortex.usecases.access import Access, all_visible
 from metacortex.usecases.lifecycle import contested
+from metacortex.usecases.relations import between
 
 # How many of a topic's newest agent-inferred active records are scanned for its last merge.
 _RECENT_MERGES_SCANNED = 20
@@ -123,16 +125,15 @@ class Consolidation:
                 _require_mergeable(memory)
             txn.put(merged, vector)
             for memory in present:
-                if memory.id in kept:
-                    continue
-                txn.put(
-                    memory.with_changes(
+                if memory.id not in kept:
+                    memory = memory.with_changes(
                         branch_state=BranchState.DEPRECATED,
                         superseded_by=merged.id,
                         updated_at=now,
                         changed_by=by,
                     )
-                )
+                    txn.put(memory)
+                txn.relate(between(merged, memory, RelationType.DERIVED_FROM, by))
             return _consolidation_result(merged, source_ids_in_order, kept)
 
         return self._store.transaction(apply, space=space_key)

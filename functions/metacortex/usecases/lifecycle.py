@@ -17,10 +17,12 @@ from metacortex.domain.records import (
     SupersessionReason,
     utc_now,
 )
+from metacortex.domain.relations import RelationType
 from metacortex.errors import Conflict, FailedPrecondition, Forbidden, InvalidArgument, NotFound
 from metacortex.spaces.model import Level
 from metacortex.storage.base import MemoryStore, StoreTransaction
 from metacortex.usecases.access import Access, parse_enum, visible
+from metacortex.usecases.relations import between
 from metacortex.usecases.save import Saving
 from metacortex.usecases.undo import Step, StepKind, Undo, version_of
 
@@ -96,7 +98,19 @@ class Lifecycle:
                     f"{target.supersession_reason.value if target.supersession_reason else None!r})"
                     "; deprecating it differently is not allowed"
                 )
+            by = Attribution(access.person, access.principal)
             if contested(access, target):
+                # The relation is recorded (its author sees the proposal); the memory stays.
+                if replacement is not None and replacement_id is not None:
+                    txn.relate(
+                        between(
+                            replacement,
+                            target,
+                            RelationType.SUPERSEDES,
+                            by,
+                            "proposed; the author or the owner decides",
+                        )
+                    )
                 return _contested_result(target, replacement_id), None
             now = utc_now()
             valid_until = target.valid_until
@@ -114,6 +128,8 @@ class Lifecycle:
                 changed_by=Attribution(access.person, access.principal),
             )
             txn.put(updated)
+            if replacement is not None and replacement_id is not None:
+                txn.relate(between(replacement, updated, RelationType.SUPERSEDES, by, reason.value))
             step = Step(
                 StepKind.REINSTATE,
                 target.id,

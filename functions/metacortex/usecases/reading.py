@@ -17,6 +17,7 @@ from metacortex.storage.base import MemoryFilter, MemoryStore
 from metacortex.usecases.access import Access, parse_enum, visible
 from metacortex.usecases.cursors import decode_cursor, encode_cursor
 from metacortex.usecases.filters import applied_filters, read_states, reported
+from metacortex.usecases.relations import attach_related
 
 # The most records ``fetch_context`` brings on each side of the one asked for.
 MAX_NEIGHBOURS: Final = 3
@@ -48,7 +49,9 @@ class Reading:
             raise InvalidArgument("id is required")
         space_key = access.space(space)
         memory = visible(self._store, access, limits.check_id(memory_id), space_key)
-        found: dict[str, Any] = {"item": memory.to_item(access.names)}
+        item = memory.to_item(access.names)
+        attach_related(self._store, access, space_key, [item])
+        found: dict[str, Any] = {"item": item}
         if neighbours:
             span = limits.check_limit(neighbours, MAX_NEIGHBOURS, "neighbours")
             where = MemoryFilter(
@@ -100,11 +103,13 @@ class Reading:
         more = len(page) > count
         page = page[:count]
         next_cursor = encode_cursor(page[-1], applied) if more and page else None
+        items = [
+            {"id": m.id, "summary": summarize(m.content), "metadata": m.metadata(access.names)}
+            for m in page
+        ]
+        attach_related(self._store, access, where.space, items)
         return {
-            "items": [
-                {"id": m.id, "summary": summarize(m.content), "metadata": m.metadata(access.names)}
-                for m in page
-            ],
+            "items": items,
             "next_cursor": next_cursor,
             "applied_filters": reported(applied, where, count),
         }

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from metacortex.domain import limits
 from metacortex.domain.fingerprint import WriteIdentity
@@ -20,15 +20,22 @@ from metacortex.domain.records import (
     new_memory_id,
     utc_now,
 )
+from metacortex.domain.relations import RELATED_PER_RESULT, RelationType
 from metacortex.errors import FailedPrecondition, Forbidden, InvalidArgument
 from metacortex.providers.base import Embedder, ImageDescriber
 from metacortex.spaces.model import Level
 from metacortex.storage.base import MemoryStore
 from metacortex.usecases.access import Access, parse_enum
+from metacortex.usecases.relations import between, requested
+
+if TYPE_CHECKING:
+    from metacortex.storage.base import Vector
+    from metacortex.usecases.extraction import FactExtraction
 
 
 class Saving:
-    """``save_context``: dedupe before any model call, then describe, embed and insert."""
+    """``save_context``: dedupe before any model call, then describe, embed and insert;
+    then, where it is on, fact extraction (``usecases/extraction.py``)."""
 
     def __init__(
         self,
@@ -36,11 +43,13 @@ class Saving:
         embedder: Embedder,
         describer: ImageDescriber | None,
         dedupe_window: timedelta,
+        extraction: FactExtraction | None = None,
     ) -> None:
         self._store = store
         self._embedder = embedder
         self._describer = describer
         self._dedupe_window = dedupe_window
+        self._extraction = extraction
 
     def save(
         self,
@@ -60,6 +69,7 @@ class Saving:
         image_mime_type: str | None = None,
         artifact_refs: Sequence[str] | None = None,
         space: str | None = None,
+        relations: Sequence[Mapping[str, Any]] | None = None,
     ) -> dict[str, Any]:
         space_key = access.space(space, Level.WRITE)
         text = limits.check_content(content or "")
@@ -78,6 +88,8 @@ class Saving:
         provenance = self._provenance(origin, source_session, derived_from, confidence)
         refs = limits.check_artifact_refs(list(artifact_refs or ()))
         topic_name = limits.check_topic(topic if topic is not None else DEFAULT_TOPIC)
+        # Checked before anything is saved: each a memory the caller reads in this space.
+        linked = requested(self._store, access, space_key, relations)
 
         identity = WriteIdentity(
             content=text,
@@ -97,7 +109,10 @@ class Saving:
         # Dedupe before any model call: a retried write costs nothing.
         existing = self._store.find_duplicate(fingerprint, not_before)
         if existing is not None and existing.branch_state is state:
-            return {"item": existing.to_item(access.names), "write_status": "duplicate"}
+            item = existing.to_item(access.names) | {
+                "related": self._relate(existing, linked, access)
+            }
+            return self._extracted(access, {"item": item, "write_status": "duplicate"}, None, None)
 
         retrieval_text = text.strip()
         if image is not None:
@@ -132,10 +147,38 @@ class Saving:
         )
         [vector] = self._embedder.embed_documents([retrieval_text])
         outcome = self._store.insert(memory, vector, fingerprint, not_before)
-        return {
-            "item": outcome.memory.to_item(access.names),
+        related = self._relate(outcome.memory, linked, access)
+        result = {
+            "item": outcome.memory.to_item(access.names) | {"related": related},
             "write_status": "created" if outcome.created else "duplicate",
         }
+        return self._extracted(access, result, outcome.memory if outcome.created else None, vector)
+
+    def _extracted(
+        self,
+        access: Access,
+        result: dict[str, Any],
+        created: Memory | None,
+        vector: Vector | None,
+    ) -> dict[str, Any]:
+        """``result``, plus what extraction added when it is on (``created``: the memory
+        this call wrote, None when it wrote nothing new)."""
+        if self._extraction is None:
+            return result
+        return self._extraction.extend(access, result, created, vector)
+
+    def _relate(
+        self, memory: Memory, linked: list[tuple[Memory, RelationType, str]], access: Access
+    ) -> list[dict[str, Any]]:
+        """The caller's relations from the saved memory (again, for a duplicate: one
+        relation per source, type and target, so a retry adds nothing), as the saved
+        item's ``related`` shows them (no read: they are what this call asserted)."""
+        if not linked:
+            return []
+        by = Attribution(access.person, access.principal)
+        relations = [between(memory, target, type_, by, note) for target, type_, note in linked]
+        self._store.relate(relations)
+        return [relation.seen_from(memory.id) for relation in relations[:RELATED_PER_RESULT]]
 
     def _write_state(
         self, access: Access, draft: bool | None, branch_state: str | None

@@ -17,6 +17,7 @@ from metacortex.storage.base import MemoryFilter, MemoryStore
 from metacortex.usecases.access import Access, parse_enum
 from metacortex.usecases.filters import applied_filters, read_states, reported
 from metacortex.usecases.options import ServiceOptions
+from metacortex.usecases.relations import attach_related
 
 # How many candidates each retriever contributes before fusion.
 CANDIDATE_POOL = 100
@@ -74,10 +75,17 @@ class Searching:
         vector = self._embedder.embed_query(query)
         pool = max(CANDIDATE_POOL, count)
         terms = query_terms(query)
-        dense, lexical = self._store.hybrid_search(vector, terms, where, pool)
+        dense, lexical = self._store.hybrid_search(
+            vector, terms, where, pool, typos=self._options.typo_tolerance
+        )
         fused = fuse(dense, lexical, self._options.dense_weight)
         if self._options.conversational_context:
-            fused = with_context(self._store, fused, where, keyword_weights(terms, lexical))
+            # A typo's expansions count as query terms here too: the keyword hits
+            # report them beside the query's own (none for a clean query).
+            counted = dict.fromkeys(terms)
+            for hit in lexical:
+                counted.update(dict.fromkeys(hit.terms.freqs if hit.terms else ()))
+            fused = with_context(self._store, fused, where, keyword_weights(list(counted), lexical))
         ranked = fused[:count]
         # The raw cosine similarity, for clients that thresholded the original's score.
         cosine = {hit.memory.id: hit.score for hit in dense}
@@ -89,6 +97,7 @@ class Searching:
                     "keyword": round(r.keyword, 6),
                     "context": round(r.context, 6),
                 }
+        attach_related(self._store, access, space_key, matches)
         return {
             "matches": matches,
             "applied_filters": reported(applied_filters(where), where, count),

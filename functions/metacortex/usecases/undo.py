@@ -39,6 +39,7 @@ from typing import Any, Final
 from metacortex.domain import limits
 from metacortex.domain.records import (
     DEFAULT_SPACE,
+    Attribution,
     BranchState,
     Initiator,
     Memory,
@@ -46,10 +47,12 @@ from metacortex.domain.records import (
     to_wire_time,
     utc_now,
 )
+from metacortex.domain.relations import RelationType, relation_id
 from metacortex.errors import Conflict, FailedPrecondition, Forbidden, InvalidArgument
 from metacortex.spaces.model import Level
 from metacortex.storage.base import MemoryStore, StoreTransaction
 from metacortex.usecases.access import Access
+from metacortex.usecases.relations import between
 
 UNDO_WINDOW: Final = timedelta(minutes=15)
 ACTIONS: Final = ("deprecate", "promote", "correct", "move")
@@ -180,9 +183,20 @@ class Undoing:
                         f"memory {step.id!r} changed after the {undo.action} (or is gone), so "
                         "nothing was undone; open it to change it by hand"
                     )
+            by = Attribution(access.person, access.principal)
+            present = {record.id: record for record in records if record is not None}
             for step, record in zip(undo.steps, records, strict=True):
                 assert record is not None
                 txn.put(_put_back(step, record, now))
+                if step.kind is StepKind.REINSTATE and record.superseded_by is not None:
+                    # What the deprecation asserted is no longer true.
+                    replaced = relation_id(
+                        space_key, record.superseded_by, RelationType.SUPERSEDES, record.id
+                    )
+                    txn.invalidate_relation(replaced, now, by)
+                if step.kind is StepKind.RETIRE and step.replaced_by in present:
+                    original = present[step.replaced_by]
+                    txn.relate(between(original, record, RelationType.SUPERSEDES, by, "undone"))
             return {"undone": undo.action, "ids": undo.ids}
 
         return self._store.transaction(apply, space=space_key)
@@ -193,6 +207,7 @@ def version_of(memory: Memory | Mapping[str, Any]) -> str:
     names are the caller's view): any later change, even in the same millisecond, gives
     another one."""
     item = memory.to_item() if isinstance(memory, Memory) else memory
+    item = {key: value for key, value in item.items() if key != "related"}  # not the record
     meta = item.get("metadata")
     if isinstance(meta, Mapping):
         item = {

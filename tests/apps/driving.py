@@ -1,0 +1,84 @@
+"""One browser page holding the test host, and what it saw leave the page."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from tests.apps.host_support import Live
+
+
+@dataclass
+class Host:
+    page: Any
+    live: Live
+    # Requests the host page did not make itself to its own server or MetaCortex:
+    # anything from the view's frame, anything to a third origin (aborted).
+    foreign: list[str] = field(default_factory=list)
+    # Console errors and page errors (a CSP refusal is one), from the host or the view.
+    problems: list[str] = field(default_factory=list)
+
+    def open(
+        self, credential: str, tool: str, arguments: dict[str, Any], theme: str = "light"
+    ) -> dict[str, Any]:
+        """What a host does when the model calls ``tool``: the view has the result."""
+        self.page.goto(self.live.page_url(credential))
+        self.page.wait_for_function("() => window.host && window.host.ready")
+        opened: dict[str, Any] = self.page.evaluate(
+            "([name, args, theme]) => host.open(name, args, theme)", [tool, arguments, theme]
+        )
+        return opened
+
+    @property
+    def view(self) -> Any:
+        """Locators inside the view's iframe."""
+        return self.page.frame_locator("iframe")
+
+    @property
+    def frame(self) -> Any:
+        """The view's frame, to evaluate in."""
+        frames = [f for f in self.page.frames if f != self.page.main_frame]
+        assert len(frames) == 1, [f.url for f in frames]
+        return frames[0]
+
+    def theme(self, theme: str) -> None:
+        self.page.evaluate("theme => host.theme(theme)", theme)
+
+
+@contextmanager
+def hosted(browser: Any, live: Live, **context: Any) -> Iterator[Host]:
+    """A fresh context and page on the test host; fails the test on anything foreign."""
+    made = browser.new_context(**{"viewport": {"width": 1280, "height": 800}, **context})
+    page = made.new_page()
+    host = Host(page, live)
+    own = (live.host_url + "/", live.server_url + "/")
+
+    def route(intercepted: Any) -> None:
+        request = intercepted.request
+        from_host = request.frame == page.main_frame
+        if from_host and request.url.startswith(own):
+            intercepted.continue_()
+            return
+        host.foreign.append(f"{request.method} {request.url} (from {request.frame.url})")
+        intercepted.abort()
+
+    def console(message: Any) -> None:
+        # The TS SDK client opens its optional GET stream; a stateless server answers
+        # 405, as Streamable HTTP allows, and Chromium logs that as an error.
+        stream_refused = "status of 405" in message.text and message.location.get(
+            "url", ""
+        ).startswith(live.server_url)
+        if message.type == "error" and not stream_refused:
+            host.problems.append(f"console {message.type}: {message.text}")
+
+    made.route("**/*", route)
+    page.on("console", console)
+    page.on("pageerror", lambda error: host.problems.append(f"page error: {error}"))
+    try:
+        yield host
+        assert host.foreign == [], host.foreign
+        assert host.problems == [], host.problems
+    finally:
+        made.close()

@@ -1,0 +1,209 @@
+"""The test host for the MCP Apps views: real pieces only.
+
+- The host page (``host/host.html`` + ``host/host.mjs``) is built from the npm
+  ``@modelcontextprotocol/ext-apps`` package's own host side (``AppBridge``,
+  ``PostMessageTransport``) and the TypeScript MCP SDK's ``Client``, bundled for
+  the browser with esbuild; all pinned, installed once into ``.cache/apps-host``
+  (gitignored; the tests skip loudly without npm or the registry).
+- A real MetaCortex app (SQLite store, the production guard, tools and views) under
+  uvicorn on a loopback port, with two client credentials that allow the host
+  page's origin: ``owner`` (every tool, writes the default space) and ``viewer``
+  (every tool, but only reads the default space).
+- The page is served by a second loopback server, so the MCP requests are
+  cross-origin as a browser host's are (CORS through the guard), and the view is
+  a sandboxed ``srcdoc`` iframe: an opaque origin of its own.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import shutil
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import pytest
+from starlette.applications import Starlette
+from starlette.responses import FileResponse
+from starlette.routing import Route
+
+from metacortex.providers.offline_merge import SentenceUnionMerger
+from metacortex.server import create_app
+from metacortex.server.profiles import TOOL_NAMES
+from metacortex.service import Access, MemoryService
+from metacortex.storage.sqlite import SQLiteStore
+from tests.fakes import FixedImageDescriber, HashingEmbedder
+from tests.oauth_support import loopback_listener, serving
+from tests.server.conftest import make_settings
+
+ROOT: Final = Path(__file__).resolve().parents[2]
+CACHE: Final = ROOT / ".cache" / "apps-host"
+SOURCE: Final = Path(__file__).parent / "host"
+PINNED: Final = {
+    "@modelcontextprotocol/ext-apps": "2.0.4",
+    "@modelcontextprotocol/client": "2.4.0",
+    "@modelcontextprotocol/core": "2.4.0",
+    "zod": "4.6.7",
+    "esbuild": "0.25.12",
+}
+OWNER_TOKEN: Final = "apps-owner-" + "K8j7H6g5F4d3S2a1Q0w9E8r7T6y5U4i3"
+VIEWER_TOKEN: Final = "apps-viewer-" + "P0o9I8u7Y6t5R4e3W2q1A0s9D8f7G6h5"
+
+
+def _installed() -> bool:
+    for package, pin in PINNED.items():
+        manifest = CACHE / "node_modules" / package / "package.json"
+        if not manifest.exists() or json.loads(manifest.read_text())["version"] != pin:
+            return False
+    return True
+
+
+def host_bundle() -> Path:
+    """``host.js``: host.mjs bundled with the pinned packages (installed if missing)."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    bundle = CACHE / "host.js"
+    with (CACHE / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # two test processes share the cache
+        if not _installed():
+            npm = shutil.which("npm")
+            if npm is None:
+                pytest.skip(
+                    "SKIPPED LOUDLY: npm is not installed, so the MCP Apps host was not built"
+                )
+            specs = [f"{package}@{pin}" for package, pin in PINNED.items()]
+            done = subprocess.run(  # noqa: S603 (fixed arguments)
+                [npm, "install", "--no-audit", "--no-fund", "--prefix", str(CACHE), *specs],
+                capture_output=True,
+                text=True,
+                timeout=600,
+                check=False,
+            )
+            if done.returncode != 0 or not _installed():
+                last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+                pytest.skip(f"SKIPPED LOUDLY: npm could not install the MCP Apps host ({last})")
+        entry = CACHE / "host.mjs"  # beside node_modules, so its imports resolve there
+        shutil.copyfile(SOURCE / "host.mjs", entry)
+        built = subprocess.run(  # noqa: S603 (fixed arguments)
+            [
+                str(CACHE / "node_modules" / ".bin" / "esbuild"),
+                str(entry),
+                "--bundle",
+                "--format=esm",
+                "--platform=browser",
+                "--log-level=error",
+                f"--outfile={bundle}",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert built.returncode == 0, built.stderr
+    return bundle
+
+
+@dataclass(frozen=True)
+class Seeded:
+    old: str  # deprecated, superseded by ``new``
+    new: str
+    backups: str
+    document: str
+
+
+def seed(service: MemoryService) -> Seeded:
+    admin = Access.admin()
+    old = service.save(
+        admin,
+        content="The staging database moved to db-staging-2 on 2026-03-01.",
+        topic="infra",
+    )["item"]["id"]
+    new = service.save(
+        admin,
+        content="The staging database is db-staging-3 since April; the old one is read-only.",
+        topic="infra",
+    )["item"]["id"]
+    service.deprecate(admin, id=old, superseding_id=new, supersession_reason="changed")
+    backups = service.save(
+        admin, content="Staging backups run nightly at 02:00 UTC.", topic="infra"
+    )["item"]["id"]
+    document = service.create_document(
+        admin,
+        content="# Runbook\n\nRestart the staging database with `systemctl restart pg`.\n\n"
+        "## Backups\n\nBackups of the staging database are kept for 30 days.",
+        media_type="text/markdown",
+        source="notes/runbook.md",
+        topic="infra",
+    )["document"]["id"]
+    return Seeded(old, new, backups, document)
+
+
+@dataclass(frozen=True)
+class Live:
+    host_url: str
+    server_url: str
+    service: MemoryService
+    app: Starlette
+    seeded: Seeded
+
+    def page_url(self, credential: str) -> str:
+        token = OWNER_TOKEN if credential == "owner" else VIEWER_TOKEN
+        return (
+            f"{self.host_url}/host.html?server={self.server_url}"
+            f"&path=/clients/{credential}/mcp&token={token}"
+        )
+
+    def tool_calls(self) -> list[dict[str, Any]]:
+        """Every tool call the server recorded (after the background writer is done)."""
+        recorder = self.app.state.runtime.events
+        if recorder is not None:  # made on the first request
+            recorder.flush()
+        events = self.service.store.read_events("memory_events", limit=100_000)
+        return [e for e in events if e.get("event_type") == "tool_call"]
+
+
+def host_app(bundle: Path) -> Starlette:
+    return Starlette(
+        routes=[
+            Route("/host.html", lambda _: FileResponse(SOURCE / "host.html")),
+            Route("/host.js", lambda _: FileResponse(bundle, media_type="text/javascript")),
+        ]
+    )
+
+
+@contextmanager
+def live_host(directory: Path) -> Iterator[Live]:
+    bundle = host_bundle()
+    host_listener = loopback_listener()
+    host_origin = f"http://127.0.0.1:{host_listener.getsockname()[1]}"
+    profiles = [
+        {
+            "id": credential,
+            "token": token,
+            "allowedTools": list(TOOL_NAMES),
+            "allowedOrigins": [host_origin],
+            "spaces": {"default": level},
+            "allowedFilterStates": ["active", "wip", "deprecated"],
+            # Both may change a memory's lifecycle: the viewer is stopped by its level.
+            "mayWriteLifecycle": True,
+        }
+        for credential, token, level in (
+            ("owner", OWNER_TOKEN, "write"),
+            ("viewer", VIEWER_TOKEN, "read"),
+        )
+    ]
+    store = SQLiteStore(directory / "m.sqlite3")
+    service = MemoryService(
+        store, HashingEmbedder(), merger=SentenceUnionMerger(), describer=FixedImageDescriber()
+    )
+    seeded = seed(service)
+    settings = make_settings(directory / "data", mcp_client_profiles_json=json.dumps(profiles))
+    app = create_app(settings, service)
+    try:
+        with serving(app) as server_url, serving(host_app(bundle), host_listener) as host_url:
+            yield Live(host_url, server_url, service, app, seeded)
+    finally:
+        store.close()

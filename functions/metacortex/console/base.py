@@ -134,16 +134,18 @@ class ConsoleBase:
         return await anyio.to_thread.run_sync(lambda: fn(**kwargs))
 
     def url(self, request: Request, path: str, **query: str | None) -> str:
-        """The address of a console page (``path`` may hold a query) with ``query``
+        """The address of a console page (``path`` may hold a query and a fragment) with ``query``
         added (empty values left out), carrying this page's ``?space=`` on unless it
         names another (``console.switcher``)."""
+        path, hash_, fragment = path.partition("#")
         where, _, given = path.partition("?")
         params = parse_qsl(given, keep_blank_values=True)
         params += [(name, value) for name, value in query.items() if value]
         space = carried_space(request)
         if space is not None and all(name != "space" for name, _ in params):
             params.insert(0, ("space", space))
-        return self.owner.url(request, where) + ("?" + urlencode(params) if params else "")
+        found = "?" + urlencode(params) if params else ""
+        return self.owner.url(request, where) + found + hash_ + fragment
 
     def render(
         self,

@@ -30,6 +30,7 @@ from metacortex.usecases.relation_edits import RelationEditing
 from metacortex.usecases.relations import Linking, graph
 from metacortex.usecases.save import Saving
 from metacortex.usecases.search import Searching
+from metacortex.usecases.space_move import SpaceMoving
 from metacortex.usecases.spaces import Spaces
 from metacortex.usecases.undo import Undoing
 
@@ -86,6 +87,7 @@ class MemoryService:
         self.promote_undoable = lifecycle.promote_undoable
         self.correct_undoable = lifecycle.correct_undoable
         self.move = lifecycle.move
+        self.move_to_space = SpaceMoving(store).move_to_space
         self.undo = Undoing(store).undo
 
         consolidation = Consolidation(store, embedder, merger)

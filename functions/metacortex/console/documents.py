@@ -121,8 +121,8 @@ def limited_body(console: ConsoleBase, endpoint: Endpoint) -> Endpoint:
 
 # ------------------------------------------------------------------- pages
 def _link(console: ConsoleBase, request: Request, path: str, **query: Any) -> str:
-    kept = {name: value for name, value in query.items() if value not in (None, "")}
-    return console.url(request, path) + ("?" + urlencode(kept) if kept else "")
+    kept = {name: str(value) for name, value in query.items() if value not in (None, "")}
+    return console.url(request, path, **kept)
 
 
 def _size(size: int) -> str:

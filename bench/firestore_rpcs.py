@@ -39,6 +39,9 @@ searches (topic and no topic) and the save are measured there too; ``list_spaces
     .venv/bin/python bench/firestore_rpcs.py                 # all three sizes
     .venv/bin/python bench/firestore_rpcs.py --sizes 1 --questions 5 --json out.json
     .venv/bin/python bench/firestore_rpcs.py --dataset ../../shared/datasets/locomo/dev  # worktree
+    .venv/bin/python bench/firestore_rpcs.py --sizes 1 --link-turns
+        # each turn related to the one before it in its session (relates_to), so the
+        # searches' results carry `related` neighbours (issue 32)
 
 Before/after: run it with ``PYTHONPATH`` pointing at another checkout's
 ``functions`` directory to measure that code with this script (e.g. a ``git
@@ -62,7 +65,7 @@ from pydantic import SecretStr
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.locomo import DATASET, emulator_for, questions_of, turns_of
+from bench.locomo import DATASET, emulator_for, questions_of, session_of, turns_of
 from metacortex.clients import ClientDirectory, ClientManager
 from metacortex.config import Settings
 from metacortex.providers.local import MiniLMEmbedder
@@ -182,7 +185,11 @@ class Refreshes:
 
 
 def run(
-    stages: int, questions: int, hold_ms: float, dataset: Path = DATASET
+    stages: int,
+    questions: int,
+    hold_ms: float,
+    dataset: Path = DATASET,
+    link_turns: bool = False,
 ) -> list[dict[str, Any]]:
     recorder = RpcRecorder()
     client = CountingClient(recorder, project=PROJECT)
@@ -202,11 +209,25 @@ def run(
         recorder.hold_s = 0.0
         for stem in stage:
             data = json.loads((dataset / f"{stem}.json").read_text(encoding="utf-8"))
+            before: dict[str, str] = {}  # per space, the previous turn's id in its session
+            session = ""
             for turn in turns_of(data):
-                service.save(admin, content=turn.content, topic=f"locomo-{stem}")
+                fresh = session_of(turn.dia_id) != session
+                session = session_of(turn.dia_id)
+                for where in ({}, in_other) if spaced and number == 0 else ({},):
+                    key = str(where.get("space", ""))
+                    links = (
+                        [{"id": before[key], "type": "relates_to", "note": "replies to"}]
+                        if link_turns and not fresh
+                        else None
+                    )
+                    extra: dict[str, Any] = {"relations": links} if links else {}
+                    topic = TOPIC if where else f"locomo-{stem}"
+                    result = service.save(
+                        admin, content=turn.content, topic=topic, **where, **extra
+                    )
+                    before[key] = result["item"]["id"]
                 saved += 1
-                if spaced and number == 0:
-                    service.save(admin, content=turn.content, topic=TOPIC, **in_other)
         recorder.hold_s = hold_ms / 1000
         row: dict[str, Any] = {"memories": saved, "hold_ms": hold_ms}
         row["search_topic"] = measure(
@@ -360,10 +381,19 @@ def main() -> int:
         "--dataset", type=Path, default=DATASET, help="LoCoMo's dev split (from a worktree)"
     )
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument(
+        "--link-turns",
+        action="store_true",
+        help="save each turn with a relates_to relation to the one before it in its session",
+    )
     args = parser.parse_args()
     with emulator_for("firestore"):
         results = run(
-            max(1, min(args.sizes, len(STAGES))), args.questions, args.hold_ms, args.dataset
+            max(1, min(args.sizes, len(STAGES))),
+            args.questions,
+            args.hold_ms,
+            args.dataset,
+            args.link_turns,
         )
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))

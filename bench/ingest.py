@@ -68,6 +68,9 @@ class TimedEmbedder:
     def embed_query(self, text: str) -> Vector:
         return self._inner.embed_query(text)
 
+    def knows(self, word: str) -> bool:
+        return self._inner.knows(word)
+
 
 def turns(dataset: Path) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []

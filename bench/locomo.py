@@ -14,6 +14,15 @@ Searches run as ``metacortex serve`` runs them: with the warm heap frozen
     .venv/bin/python bench/locomo.py --json out.json
     .venv/bin/python bench/locomo.py --reuse /tmp/locomo.sqlite3 --per-conversation
         # ingest once into that file, later runs only search (iterate on ranking)
+    .venv/bin/python bench/locomo.py --typos 1          # every question word of 5+
+        # letters misspelled once (seeded); --no-typo-tolerance for exact keywords
+    .venv/bin/python bench/locomo.py --link-turns --relation-ranking
+        # each turn saved with a relates_to relation to the turn before it in its
+        # session (save_context's relations), then searched with relations moving
+        # results (bench/linked_ranking.py; issue 32's ranking experiment)
+
+Every run also reports recall per question category (LoCoMo's 1 multi-hop, 2 temporal,
+3 open-domain, 4 single-hop).
 """
 
 from __future__ import annotations
@@ -21,6 +30,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
+import re
+import string
 import sys
 import tempfile
 import time
@@ -33,7 +45,7 @@ from typing import Any
 from metacortex.composition import build_store
 from metacortex.config import Settings
 from metacortex.heap import freeze_startup_heap
-from metacortex.operations.evaluation import Case, Report, run_cases
+from metacortex.operations.evaluation import Case, Report, score_ranking
 from metacortex.operations.progress import progress
 from metacortex.providers.local import MiniLMEmbedder
 from metacortex.providers.offline_merge import SentenceUnionMerger
@@ -42,8 +54,45 @@ from metacortex.service import Access, MemoryService, ServiceOptions
 from metacortex.storage.base import MemoryStore
 from metacortex.storage.sqlite import SQLiteStore
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.linked_ranking import TOP, WEIGHT, LinkedRanking
+
 DATASET = Path(__file__).resolve().parent.parent.parent / "shared" / "datasets" / "locomo" / "dev"
 QUESTION_CATEGORIES = {1, 2, 3, 4}
+# LoCoMo's question categories as its paper and its released file number them.
+CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+
+
+_WORD = re.compile(r"[A-Za-z]+")
+TYPO_MIN_LETTERS = 5
+
+
+def misspelled(question: str, seed: int) -> str:
+    """``question`` with every word of ``TYPO_MIN_LETTERS`` letters or more misspelled
+    once: a letter inserted, deleted, replaced or swapped with its neighbour, chosen
+    at random (the same for the same seed and question, whatever else is run)."""
+    rng = random.Random(f"{seed}:{question}")
+
+    def one(match: re.Match[str]) -> str:
+        word = match.group(0)
+        if len(word) < TYPO_MIN_LETTERS:
+            return word
+        at = rng.randrange(len(word))
+        kind = rng.choice(("insert", "delete", "replace", "transpose"))
+        if kind == "transpose":
+            swappable = [i for i in range(len(word) - 1) if word[i] != word[i + 1]]
+            if swappable:
+                i = rng.choice(swappable)
+                return word[:i] + word[i + 1] + word[i] + word[i + 2 :]
+            kind = "replace"
+        if kind == "insert":
+            return word[:at] + rng.choice(string.ascii_lowercase) + word[at:]
+        if kind == "delete":
+            return word[:at] + word[at + 1 :]
+        other = rng.choice([c for c in string.ascii_lowercase if c != word[at].lower()])
+        return word[:at] + other + word[at + 1 :]
+
+    return _WORD.sub(one, question)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,11 +116,21 @@ def turns_of(conversation: dict[str, Any]) -> list[Turn]:
 
 
 def questions_of(conversation: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    return [(question, evidence) for question, evidence, _ in categorised(conversation)]
+
+
+def categorised(conversation: dict[str, Any]) -> list[tuple[str, list[str], int]]:
+    """The searched questions with their evidence and category."""
     return [
-        (qa["question"], list(qa["evidence"]))
+        (qa["question"], list(qa["evidence"]), int(qa["category"]))
         for qa in conversation["qa"]
         if qa.get("category") in QUESTION_CATEGORIES and qa.get("evidence")
     ]
+
+
+def session_of(dia_id: str) -> str:
+    """``D3`` of ``D3:12``: the session a turn belongs to."""
+    return dia_id.split(":", 1)[0]
 
 
 @contextmanager
@@ -107,18 +166,75 @@ def open_store(kind: str, folder: Path) -> MemoryStore:
     return build_store(settings)
 
 
+# Results a search returns when relations rerank them (its limit; the top 10 and the
+# neighbours they bring come from these).
+RERANK_POOL = 20
+
+
 @dataclass(slots=True)
 class Outcome:
     report: Report
     ingest_rate: float  # 0 when the memories were reused, not saved in this run
     saved: int
     by_conversation: dict[str, Report]
+    by_category: dict[int, Report]
+
+
+def evaluate(
+    service: MemoryService, cases: list[Case], ranking: LinkedRanking | None, limit: int = 10
+) -> tuple[Report, dict[int, Report], dict[str, Report]]:
+    """Search every case (through ``ranking`` when given); the report over all cases,
+    per category (``Case.label`` starts with it) and per conversation (topic)."""
+    admin = Access.admin()
+    rankings: list[list[str]] = []
+    latencies: list[float] = []
+    with progress("evaluate", len(cases), unit="case") as bar:
+        for case in cases:
+            started = time.perf_counter()
+            result = service.search(
+                admin,
+                query=case.query,
+                filter_topic=case.topic,
+                limit=RERANK_POOL if ranking is not None else limit,
+            )
+            matches = result["matches"]
+            ids = (
+                ranking.rerank(matches)
+                if ranking is not None
+                else [str(match["id"]) for match in matches]
+            )
+            latencies.append((time.perf_counter() - started) * 1000)
+            rankings.append(ids[:limit])
+            bar.advance(1)
+
+    def report(keep: list[int]) -> Report:
+        return score_ranking(
+            [rankings[i] for i in keep],
+            [cases[i].expected_ids for i in keep],
+            [latencies[i] for i in keep],
+        )
+
+    indexes = list(range(len(cases)))
+    category = [int(case.label.split(" ", 1)[0]) for case in cases]
+    by_category = {
+        c: report([i for i in indexes if category[i] == c]) for c in sorted(set(category))
+    }
+    topics = list(dict.fromkeys(case.topic or "" for case in cases))
+    by_topic = {t: report([i for i in indexes if cases[i].topic == t]) for t in topics}
+    return report(indexes), by_category, by_topic
 
 
 def ingest(
-    service: MemoryService, files: list[Path], known: dict[str, dict[str, str]]
+    service: MemoryService,
+    files: list[Path],
+    known: dict[str, dict[str, str]],
+    link_turns: bool = False,
+    typos: int | None = None,
 ) -> tuple[list[Case], float, int]:
-    """Save every turn (unless ``known`` has its id already); the cases and the save time."""
+    """Save every turn (unless ``known`` has its id already); the cases (each case's
+    ``label``: its category, then its question) and the save time. ``link_turns``: each
+    turn is saved with a ``relates_to`` relation to the turn before it in its session,
+    as an agent saving a conversation would say what a turn replies to."""
     admin = Access.admin()
     cases: list[Case] = []
     saved = 0
@@ -130,17 +246,27 @@ def ingest(
         turns = [turn for turn in turns_of(conversation) if turn.dia_id not in ids]
         if turns:
             with progress(f"ingest {path.stem}", len(turns)) as bar:
+                previous: Turn | None = None
                 for turn in turns:
+                    links = (
+                        [{"id": ids[previous.dia_id], "type": "relates_to", "note": "replies to"}]
+                        if link_turns
+                        and previous is not None
+                        and session_of(previous.dia_id) == session_of(turn.dia_id)
+                        else None
+                    )
                     started = time.perf_counter()
-                    result = service.save(admin, content=turn.content, topic=topic)
+                    result = service.save(admin, content=turn.content, topic=topic, relations=links)
                     ingest_seconds += time.perf_counter() - started
                     ids[turn.dia_id] = result["item"]["id"]
+                    previous = turn
                     saved += 1
                     bar.advance(1)
-        for question, evidence in questions_of(conversation):
+        for question, evidence, category in categorised(conversation):
             expected = tuple(ids[d] for d in evidence if d in ids)
             if expected:
-                cases.append(Case(question, expected, topic, question))
+                asked = question if typos is None else misspelled(question, typos)
+                cases.append(Case(asked, expected, topic, f"{category} {question}"))
     return cases, ingest_seconds, saved
 
 
@@ -151,6 +277,9 @@ def run(
     reuse: Path | None = None,
     per_conversation: bool = False,
     freeze: bool = True,
+    link_turns: bool = False,
+    ranking: LinkedRanking | None = None,
+    typos: int | None = None,
 ) -> Outcome:
     embedder = MiniLMEmbedder.load()
     with tempfile.TemporaryDirectory() as folder:
@@ -163,23 +292,15 @@ def run(
             store = open_store(store_kind, Path(folder))
             known = {}
         service = MemoryService(store, embedder, merger=SentenceUnionMerger(), options=options)
-        cases, ingest_seconds, saved = ingest(service, files, known)
+        cases, ingest_seconds, saved = ingest(service, files, known, link_turns, typos)
         if reuse is not None:
             id_file.write_text(json.dumps(known))
         if freeze:  # as `metacortex serve` does once warm (metacortex/heap.py)
             freeze_startup_heap()
-        report = run_cases(service, cases, limit=10)
-        by_conversation = (
-            {
-                topic: run_cases(service, [c for c in cases if c.topic == topic], limit=10)
-                for topic in dict.fromkeys(c.topic or "" for c in cases)
-            }
-            if per_conversation
-            else {}
-        )
+        report, by_category, by_conversation = evaluate(service, cases, ranking)
         store.close()
     rate = saved / ingest_seconds if ingest_seconds else 0.0
-    return Outcome(report, rate, saved, by_conversation)
+    return Outcome(report, rate, saved, by_conversation if per_conversation else {}, by_category)
 
 
 def main() -> int:
@@ -199,6 +320,17 @@ def main() -> int:
         "--no-context", action="store_true", help="turn off the conversational-context boost"
     )
     parser.add_argument(
+        "--typos",
+        type=int,
+        metavar="SEED",
+        help="misspell every question word of 5+ letters once, seeded (typo tolerance)",
+    )
+    parser.add_argument(
+        "--no-typo-tolerance",
+        action="store_true",
+        help="exact keywords only (METACORTEX_TYPO_TOLERANCE=false)",
+    )
+    parser.add_argument(
         "--reuse",
         type=Path,
         help="SQLite file to keep the memories in: ingested once, later runs only search",
@@ -211,6 +343,18 @@ def main() -> int:
         action="store_true",
         help="search without freezing the warm heap first (metacortex serve freezes it)",
     )
+    parser.add_argument(
+        "--link-turns",
+        action="store_true",
+        help="save each turn with a relates_to relation to the one before it in its session",
+    )
+    parser.add_argument(
+        "--relation-ranking",
+        action="store_true",
+        help="let relations move results (bench/linked_ranking.py)",
+    )
+    parser.add_argument("--relation-weight", type=float, default=WEIGHT)
+    parser.add_argument("--relation-top", type=int, default=TOP)
     args = parser.parse_args()
     if args.reuse is not None and args.store != "sqlite":
         parser.error("--reuse is for the SQLite store")
@@ -222,19 +366,48 @@ def main() -> int:
         print(f"no LoCoMo files in {args.dataset}; pass --dataset", file=sys.stderr)
         return 2
     options = ServiceOptions(
-        dense_weight=args.dense_weight, conversational_context=not args.no_context
+        dense_weight=args.dense_weight,
+        conversational_context=not args.no_context,
+        typo_tolerance=not args.no_typo_tolerance,
     )
     with emulator_for(args.store):
+        ranking = (
+            LinkedRanking(args.relation_top, args.relation_weight)
+            if args.relation_ranking
+            else None
+        )
         outcome = run(
-            args.store, files, options, args.reuse, args.per_conversation, not args.no_freeze
+            args.store,
+            files,
+            options,
+            args.reuse,
+            args.per_conversation,
+            not args.no_freeze,
+            args.link_turns,
+            ranking,
+            args.typos,
         )
     report, ingest_rate, saved = outcome.report, outcome.ingest_rate, outcome.saved
     print(f"store           {args.store}")
-    print(f"ranking         dense weight {args.dense_weight}, context {not args.no_context}")
+    print(
+        f"ranking         dense weight {args.dense_weight}, context {not args.no_context},"
+        f" typo tolerance {not args.no_typo_tolerance}"
+    )
+    print(
+        f"relations       turns linked {args.link_turns}, relation ranking "
+        + (f"top {args.relation_top} weight {args.relation_weight}" if ranking else "off")
+    )
+    print(f"questions       {'clean' if args.typos is None else f'misspelled, seed {args.typos}'}")
     print(f"memories        {saved} saved in this run")
     if ingest_rate:
         print(f"ingest          {ingest_rate:.1f} memories/s (one save at a time)")
     print(report.table())
+    for category, part in outcome.by_category.items():
+        name = f"{category} {CATEGORY_NAMES[category]}"
+        print(
+            f"{name:<15} R@5 {part.recall[5]:.3f}  R@10 {part.recall[10]:.3f}"
+            f"  MRR {part.mrr:.3f}  ({part.cases} cases)"
+        )
     for topic, part in outcome.by_conversation.items():
         print(
             f"{topic:<15} R@5 {part.recall[5]:.3f}  R@10 {part.recall[10]:.3f}"
@@ -243,8 +416,19 @@ def main() -> int:
     if args.json:
         args.json.write_text(
             json.dumps(
-                {"store": args.store, "memories": saved, "ingest_per_s": ingest_rate}
-                | report.to_dict(),
+                {
+                    "store": args.store,
+                    "memories": saved,
+                    "ingest_per_s": ingest_rate,
+                    "typos_seed": args.typos,
+                    "typo_tolerance": not args.no_typo_tolerance,
+                }
+                | report.to_dict()
+                | {
+                    "categories": {
+                        CATEGORY_NAMES[c]: part.to_dict() for c, part in outcome.by_category.items()
+                    }
+                },
                 indent=2,
             )
         )

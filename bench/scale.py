@@ -29,7 +29,9 @@ For each size a corpus is built, then measured:
   the model embeds at tens per second and 100,000 would take hours.
 - start to first answer: ``metacortex serve`` is started on the corpus's data
   directory (a subprocess, loopback HTTP, admin token); the time from the spawn to
-  the first successful ``search_context`` answer over MCP (official SDK client).
+  the first successful ``search_context`` answer over MCP (official SDK client), and
+  the server's CPU time by then (user + system, all threads): on shared cores the
+  wall time waits for the neighbours, the CPU time hardly.
 - search: LoCoMo questions through ``search_context`` (default limit), one at a
   time, ``--searches`` restricted to a random topic and as many over a whole space
   (no topic), after ``--warmup`` unmeasured searches; p50 / p95 of each. With
@@ -37,13 +39,18 @@ For each size a corpus is built, then measured:
   a random one; with one, no search names one (the default space: every topic).
 - server CPU per search: the server process's user + system time (/proc/<pid>/stat,
   all threads) across each search, averaged: on shared cores the wall-clock
-  latencies above move with the other work, this much less.
+  latencies above move with the other work, this much less. Also per search, from
+  the scheduler's own nanosecond counters of the server's threads
+  (/proc/<pid>/task/*/schedstat): the CPU time's p95, and the time its threads
+  spent runnable but waiting for a core (mean, summed over threads, so it can pass
+  the wall time when several wait at once): what the neighbours cost the search.
 - RSS: the server's VmRSS (/proc/<pid>/status) after the warm-up and measured
   searches (at least 100).
 
 With ``--reuse`` the corpora are kept under ``--work-dir`` (default
 ~/.cache/metacortex-bench/scale/<size>/) and reused when complete. The cores are
-shared: the load average is printed before each size.
+shared: the load average is printed (and kept in ``--json``) before and after each
+size.
 """
 
 from __future__ import annotations
@@ -62,7 +69,7 @@ import statistics
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final
@@ -337,8 +344,10 @@ async def search(client: Client, query: str, topic: str | None, space: str | Non
 class Measured:
     size: int
     spaces: int
-    load_average: float
+    load_average: float  # 1-minute load average before the size's run
+    load_average_after: float  # and after it: the cores are shared
     start_to_first_answer_s: float
+    start_cpu_s: float  # the server's CPU time from its spawn to the first answer
     rss_mb: float
     topic_p50_ms: float
     topic_p95_ms: float
@@ -346,6 +355,10 @@ class Measured:
     all_p95_ms: float
     topic_cpu_ms: float  # server CPU per search (mean): less sensitive to shared cores
     all_cpu_ms: float
+    topic_cpu_p95_ms: float  # the same per search (scheduler counters), p95
+    all_cpu_p95_ms: float
+    topic_wait_ms: float  # server threads runnable but without a core, per search (mean)
+    all_wait_ms: float
     restore_per_s: float
     restored: int
     filled: int
@@ -362,12 +375,58 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def scheduled(pid: int) -> dict[str, tuple[int, int]]:
+    """Per live thread of the process: nanoseconds run on a core and waited runnable for
+    one so far (the scheduler's counters)."""
+    found = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            fields = (task / "schedstat").read_text().split()
+        except FileNotFoundError:  # the thread ended
+            continue
+        found[task.name] = (int(fields[0]), int(fields[1]))
+    return found
+
+
+def scheduled_between(
+    before: dict[str, tuple[int, int]], after: dict[str, tuple[int, int]]
+) -> tuple[float, float]:
+    """Seconds run and waited between two readings, by the threads alive at the second (a
+    thread ended meanwhile is lost; the server's pools keep theirs)."""
+    ran = waited = 0
+    for tid, (run_ns, wait_ns) in after.items():
+        run_before, wait_before = before.get(tid, (0, 0))
+        ran += run_ns - run_before
+        waited += wait_ns - wait_before
+    return ran / 1e9, waited / 1e9
+
+
+@dataclass
+class Kind:
+    """One kind of search's figures in a run: wall, server CPU and run-queue wait."""
+
+    wall: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+    wait: list[float] = field(default_factory=list)
+
+
+async def timed(
+    client: Client, pid: int, kind: Kind, query: str, topic: str | None, space: str | None
+) -> None:
+    before = scheduled(pid)
+    kind.wall.append(await search(client, query, topic, space))
+    ran, waited = scheduled_between(before, scheduled(pid))
+    kind.cpu.append(ran)
+    kind.wait.append(waited)
+
+
 @dataclass
 class ServerRun:
     first_answer: float
+    start_cpu: float
     rss_mb: float
-    in_topic: list[float]
-    everywhere: list[float]
+    in_topic: Kind
+    everywhere: Kind
     in_topic_cpu: float  # server CPU seconds over the in-topic searches
     everywhere_cpu: float
 
@@ -412,14 +471,15 @@ async def measure_server(
         async with connect(url, token) as client:
             await search(client, *picks.in_space())
             first_answer = time.perf_counter() - started
+            start_cpu = cpu_seconds(server.pid)
             for _ in range(warmup):
                 await search(client, *picks.in_topic())
-            run = ServerRun(first_answer, 0.0, [], [], 0.0, 0.0)
+            run = ServerRun(first_answer, start_cpu, 0.0, Kind(), Kind(), 0.0, 0.0)
             for _ in range(searches):  # interleaved, so both see the same machine
                 before = cpu_seconds(server.pid)
-                run.in_topic.append(await search(client, *picks.in_topic()))
+                await timed(client, server.pid, run.in_topic, *picks.in_topic())
                 between = cpu_seconds(server.pid)
-                run.everywhere.append(await search(client, *picks.in_space()))
+                await timed(client, server.pid, run.everywhere, *picks.in_space())
                 run.in_topic_cpu += between - before
                 run.everywhere_cpu += cpu_seconds(server.pid) - between
         run.rss_mb = vm_rss_mb(server.pid)
@@ -437,16 +497,23 @@ def run_size(args: argparse.Namespace, size: int, queries: list[str]) -> Measure
     built = build(args.work_dir, size, args.dataset, args.reuse, args.model_memories, args.spaces)
     data_dir = corpus_dir(args.work_dir, args.spaces) / str(size) / "data"
     run = asyncio.run(measure_server(data_dir, queries, args.searches, args.warmup, args.spaces))
-    in_topic, everywhere = run.in_topic, run.everywhere
-    print(f"    load average after {os.getloadavg()}", flush=True)
+    in_topic, everywhere = run.in_topic.wall, run.everywhere.wall
+    after = os.getloadavg()
+    print(f"    load average after {after}", flush=True)
     return Measured(
         size=size,
         spaces=args.spaces,
         load_average=load,
+        load_average_after=after[0],
         start_to_first_answer_s=run.first_answer,
+        start_cpu_s=run.start_cpu,
         rss_mb=run.rss_mb,
         topic_cpu_ms=run.in_topic_cpu / len(in_topic) * 1000,
         all_cpu_ms=run.everywhere_cpu / len(everywhere) * 1000,
+        topic_cpu_p95_ms=percentile(run.in_topic.cpu, 0.95),
+        all_cpu_p95_ms=percentile(run.everywhere.cpu, 0.95),
+        topic_wait_ms=statistics.mean(run.in_topic.wait) * 1000,
+        all_wait_ms=statistics.mean(run.everywhere.wait) * 1000,
         topic_p50_ms=statistics.median(in_topic) * 1000,
         topic_p95_ms=percentile(in_topic, 0.95),
         all_p50_ms=statistics.median(everywhere) * 1000,
@@ -459,20 +526,25 @@ def run_size(args: argparse.Namespace, size: int, queries: list[str]) -> Measure
 
 def print_table(rows: list[Measured]) -> None:
     print(
-        "| corpus | spaces | start to first answer | RSS | search in a topic p50 / p95 "
-        "| search in a space (every topic) p50 / p95 | server CPU per search, topic / space "
-        "| restore | load avg |"
+        "| corpus | spaces | start to first answer (server CPU) | RSS "
+        "| search in a topic p50 / p95 | search in a space (every topic) p50 / p95 "
+        "| server CPU per search, topic / space "
+        "(mean, p95) | server threads waiting for a core per search, topic / space "
+        "| restore | load avg before / after |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for row in rows:
         print(
             f"| {row.size:,} | {row.spaces} | {row.start_to_first_answer_s:.2f} s "
+            f"({row.start_cpu_s:.2f} s) "
             f"| {row.rss_mb:.0f} MB "
             f"| {row.topic_p50_ms:.0f} / {row.topic_p95_ms:.0f} ms "
             f"| {row.all_p50_ms:.0f} / {row.all_p95_ms:.0f} ms "
-            f"| {row.topic_cpu_ms:.0f} / {row.all_cpu_ms:.0f} ms "
+            f"| {row.topic_cpu_ms:.0f} / {row.all_cpu_ms:.0f} ms, "
+            f"p95 {row.topic_cpu_p95_ms:.0f} / {row.all_cpu_p95_ms:.0f} ms "
+            f"| {row.topic_wait_ms:.1f} / {row.all_wait_ms:.1f} ms "
             f"| {row.restore_per_s:.0f} /s ({row.restored:,} restored, {row.filled:,} filled) "
-            f"| {row.load_average:.2f} |"
+            f"| {row.load_average:.2f} / {row.load_average_after:.2f} |"
         )
 
 

@@ -50,6 +50,10 @@ class HashingEmbedder:
             self.calls += 1
         return self._vector(text)
 
+    def knows(self, word: str) -> bool:
+        """No vocabulary: every word may be corrected."""
+        return False
+
 
 class FixedImageDescriber:
     """Describes every image with the same text; counts calls."""

@@ -111,6 +111,7 @@ def service_options(settings: Settings) -> ServiceOptions:
         dedupe_window=timedelta(seconds=settings.metacortex_dedupe_window_seconds),
         dense_weight=settings.metacortex_dense_weight,
         conversational_context=settings.metacortex_conversation_context,
+        typo_tolerance=settings.metacortex_typo_tolerance,
         document_limits=lambda: _document_limits(settings),
         passage_chars=settings.metacortex_document_passage_chars,
     )

@@ -89,6 +89,9 @@ class Settings(BaseSettings):
     # written together in a topic lend each other evidence (docs/benchmarks.md).
     metacortex_dense_weight: float = Field(default=0.4, ge=0.0, le=1.0)
     metacortex_conversation_context: bool = True
+    # A query word no memory of the space holds is matched to near words of the
+    # semantic candidates (retrieval/typos.py, docs/benchmarks.md "Typo tolerance").
+    metacortex_typo_tolerance: bool = True
     # Offer the owner's erase_context tool on the admin endpoint /mcp (never on a client
     # endpoint or an OAuth grant). Off: erasing is the console's and `metacortex erase`'s.
     metacortex_admin_erase_tool: bool = False

@@ -26,9 +26,11 @@ from metacortex.usecases.lifecycle import Lifecycle
 from metacortex.usecases.options import ServiceOptions
 from metacortex.usecases.overview import Overview
 from metacortex.usecases.reading import Reading
+from metacortex.usecases.relation_edits import RelationEditing
 from metacortex.usecases.relations import Linking, graph
 from metacortex.usecases.save import Saving
 from metacortex.usecases.search import Searching
+from metacortex.usecases.space_move import SpaceMoving
 from metacortex.usecases.spaces import Spaces
 from metacortex.usecases.undo import Undoing
 
@@ -85,6 +87,7 @@ class MemoryService:
         self.promote_undoable = lifecycle.promote_undoable
         self.correct_undoable = lifecycle.correct_undoable
         self.move = lifecycle.move
+        self.move_to_space = SpaceMoving(store).move_to_space
         self.undo = Undoing(store).undo
 
         consolidation = Consolidation(store, embedder, merger)
@@ -97,6 +100,9 @@ class MemoryService:
 
         self.related_context = Linking(store).related_context
         self.graph = partial(graph, store)
+        editing = RelationEditing(store)
+        self.relate = editing.relate
+        self.invalidate_relation = editing.invalidate_relation
 
         spaces = Spaces(store)
         self.list_spaces = spaces.list_spaces
@@ -113,6 +119,8 @@ class MemoryService:
         self.list_documents = documents.list_documents
         self.get_document = documents.get_document
         self.document = documents.document
+        self.document_passages = documents.passages
+        self.search_document = documents.search_document
         self.erase_document = DocumentErasure(store).erase_document
 
     @property

@@ -47,7 +47,6 @@ NOT_FOR_THE_FUNCTION: Final = {
     "MCP_SMOKE_ORIGIN": "metacortex smoke, on the operator's machine",
     "MCP_SMOKE_URL_TOKEN": "metacortex smoke, on the operator's machine",
     "METACORTEX_TOKEN": "metacortex smoke, on the operator's machine (an old name)",
-    "METACORTEX_INVITATION_DAYS": "metacortex person invite, on the operator's machine",
     "METACORTEX_OAUTH_CIMD_TEST_ORIGIN": "tests only",
 }
 # Settings without a default value; the example shows what a value looks like.

@@ -174,4 +174,4 @@ class Owner:
 
 
 def ids_in(html: str) -> list[str]:
-    return re.findall(r"/console/memories/([0-9a-z]{26})\"", html)
+    return re.findall(r"/console/memories/([0-9a-z]{26})[\"?]", html)

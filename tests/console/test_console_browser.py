@@ -361,8 +361,8 @@ async def test_activity_charts_render_from_real_events_and_the_backup_downloads(
     await browser.sign_in("/console/activity")
 
     charts = page.locator("svg.chart")
-    assert await charts.count() == 4
-    for index in range(4):
+    assert await charts.count() == 6  # by client, space and person; relevant; latency; refusals
+    for index in range(6):
         assert await charts.nth(index).is_visible()
     assert await page.locator("#chart-calls rect.bar").count() >= 1
     relevant = page.locator("#chart-relevant circle.point", has_text="with a relevant result: 50%")

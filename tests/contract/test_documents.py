@@ -19,6 +19,7 @@ from metacortex.domain.records import (
     DocumentRef,
     SupersessionReason,
 )
+from metacortex.domain.relations import Relation
 from metacortex.errors import Conflict, DocumentRefused, Forbidden, InvalidArgument, NotFound
 from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.service import Access, MemoryService
@@ -400,3 +401,99 @@ def test_bad_input_is_refused_with_what_to_do(documents: MemoryService, admin: A
         )
     assert corrupt.value.reason == "corrupt"
     assert documents.list_documents(admin)["documents"] == []
+
+
+# ------------------------------------------------- passages' relations (issue 32 §1)
+def _links(store: MemoryStore, ids: Sequence[str]) -> dict[tuple[str, str, str], Relation]:
+    """Every relation touching ``ids`` (valid or not), by (source, type, target)."""
+    return {
+        (r.source, r.type.value, r.target): r
+        for r in store.relations_of(list(ids), include_invalid=True)
+    }
+
+
+def _in_order(store: MemoryStore, document_id: str) -> list[str]:
+    return [p.id for p in _passages(store, document_id)]
+
+
+def test_each_passage_is_part_of_its_document_and_next_leads_to_the_one_after_it(
+    documents: MemoryService, admin: Access, store: MemoryStore
+) -> None:
+    document = _add(documents, admin, GARDEN, source="garden.md")["document"]
+    tomatoes, beans, compost = _in_order(store, document["id"])
+    links = _links(store, [tomatoes, beans, compost])
+    assert set(links) == {
+        (tomatoes, "part_of", document["id"]),
+        (beans, "part_of", document["id"]),
+        (compost, "part_of", document["id"]),
+        (tomatoes, "next", beans),
+        (beans, "next", compost),
+    }
+    assert all(r.valid for r in links.values())
+    part_of = links[(beans, "part_of", document["id"])]
+    assert (part_of.target_state, part_of.target_summary) == ("", "Garden plan")
+    assert part_of.created_by is not None
+    assert part_of.created_by.person == "owner"
+
+    [match] = documents.search(admin, query="runner beans north fence", limit=1)["matches"]
+    assert match["id"] == beans
+    related = {(r["type"], r["direction"], r["id"]) for r in match["related"]}
+    assert related == {
+        ("part_of", "outgoing", document["id"]),
+        ("next", "outgoing", compost),
+        ("next", "incoming", tomatoes),
+    }
+    [title] = [r["summary"] for r in match["related"] if r["type"] == "part_of"]
+    assert title == "Garden plan"
+
+
+def test_a_new_version_keeps_relations_that_still_hold_and_invalidates_the_others(
+    documents: MemoryService, admin: Access, store: MemoryStore
+) -> None:
+    first = _add(documents, admin, GARDEN, source="g.md")["document"]
+    tomatoes, beans, compost = _in_order(store, first["id"])
+    before = _links(store, [tomatoes, beans, compost])
+    # Beans edited: tomatoes and compost kept, beans retired, a new beans passage.
+    changed = GARDEN.replace("north fence", "south fence")
+    second = _add(documents, admin, changed, source="g.md")["document"]
+    kept_tomatoes, new_beans, kept_compost = _in_order(store, second["id"])
+    assert (kept_tomatoes, kept_compost) == (tomatoes, compost)
+    links = _links(store, [tomatoes, beans, compost, new_beans])
+    valid = {key for key, r in links.items() if r.valid}
+    invalid = {key for key, r in links.items() if not r.valid}
+    assert valid == {
+        (tomatoes, "part_of", second["id"]),
+        (new_beans, "part_of", second["id"]),
+        (compost, "part_of", second["id"]),
+        (tomatoes, "next", new_beans),
+        (new_beans, "next", compost),
+    }
+    assert invalid == set(before)  # the first version's: invalidated, none deleted
+    for key in invalid:
+        assert links[key].invalid_at is not None
+        assert links[key].invalidated_by is not None
+    assert links[(beans, "part_of", first["id"])].source_state == "deprecated"
+
+    # A third version adding a section at the end: every relation that still holds stays
+    # as it was (same assertion, same time); only the new passage's are added.
+    third = _add(documents, admin, changed + "\n## Peas\n\nSow the peas in March.\n", source="g.md")
+    peas = _in_order(store, third["document"]["id"])[-1]
+    after = _links(store, [tomatoes, new_beans, compost, peas])
+    for key in [(tomatoes, "next", new_beans), (new_beans, "next", compost)]:
+        assert after[key].valid
+        assert after[key].created_at == links[key].created_at
+    assert after[(compost, "next", peas)].valid
+    assert not after[(compost, "part_of", second["id"])].valid
+    assert after[(compost, "part_of", third["document"]["id"])].valid
+
+
+def test_erasing_a_document_leaves_no_relation_of_its_passages_behind(
+    documents: MemoryService, admin: Access, store: MemoryStore
+) -> None:
+    first = _add(documents, admin, GARDEN, source="g.md")["document"]
+    second = _add(documents, admin, GARDEN.replace("May", "June"), source="g.md")["document"]
+    passages = [p.id for d in (first, second) for p in _passages(store, d["id"])]
+    assert store.relations_of(passages, include_invalid=True)
+    documents.erase_document(admin, id=second["id"], erased_by="owner (test)")
+    ends = [*passages, first["id"], second["id"]]
+    assert store.relations_of(ends, include_invalid=True) == []

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, Final
@@ -22,6 +23,7 @@ from metacortex.errors import FailedPrecondition, Unavailable
 from metacortex.storage.base import DocumentWrite, MemoryFilter
 from metacortex.storage.firestore import FirestoreStore
 from metacortex.storage.firestore_documents import STALE_AFTER
+from metacortex.usecases.passage_relations import passage_links, relation_change
 from tests.documents.records import document_record, passage_records
 from tests.fakes import HashingEmbedder
 from tests.firestore_support import PROJECT, FirestoreStoreFactory
@@ -78,6 +80,39 @@ def test_a_write_the_server_refuses_half_way_is_undone(
     assert _left_behind(store, document) == {"version": False, "parts": 0, "records": 0, "keys": 0}
     again = _document()
     assert store.add_document(_write(again, _passages(again, 3))).created
+
+
+def test_relations_a_refused_write_made_are_deleted_and_those_it_changed_put_back(
+    firestore_store_factory: FirestoreStoreFactory,
+) -> None:
+    """The passages' relations go in batches after the passages: a write refused at its
+    last relation (a summary over Firestore's 1 MiB document limit) has committed the
+    batches before it, and undoing it must leave the relations as they were."""
+    store = firestore_store_factory()
+    first = _document()
+    first_passages = _passages(first, 300)
+    links = passage_links(first, first_passages, utc_now())
+    store.add_document(replace(_write(first, first_passages), relations=links))
+    stored = store.relations_of([p.id for p in first_passages], include_invalid=True)
+    assert len(stored) == 599
+
+    second = document_record(sha="d" * 64, source="big.txt")
+    second_passages = _passages(second, 300)
+    change = relation_change(second, second_passages, first_passages, stored, utc_now(), None)
+    assert len(change.before) == 599  # the first version's, invalidated
+    huge = replace(change.write[-1], target_summary="word " * 250_000)
+    write = replace(
+        _write(second, second_passages),
+        retired=[p.with_changes(branch_state=BranchState.DEPRECATED) for p in first_passages],
+        previous=store.get_document(first.id),
+        relations=[*change.write[:-1], huge],
+        relations_before=change.before,
+    )
+    with pytest.raises((FailedPrecondition, Unavailable, google_errors.GoogleAPICallError)):
+        store.add_document(write)
+    ends = [p.id for p in [*first_passages, *second_passages]] + [first.id, second.id]
+    assert store.relations_of(ends, include_invalid=True) == stored
+    assert all(r.valid for r in stored)
 
 
 _CHILD: Final = textwrap.dedent(

@@ -270,7 +270,7 @@ class Walk:
         assert passages["items"]
         for passage in passages["items"]:
             assert passage["metadata"]["space"] == cell.space
-            assert passage["metadata"]["document"]["id"] in self.documents.values()
+            assert passage["metadata"]["document"]["id"] in [d["id"] for d in listed["documents"]]
             self.team.remember(cell.space, str(passage["id"]))
 
         mine = await self.save(cell, "to retire")

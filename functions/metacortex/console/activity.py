@@ -1,6 +1,11 @@
 """Activity from the events (``memory_events``) of whichever store the app runs on: the
-share of searches that found something relevant, charts of the last 14 days, the numbers
-as tables; on a new install, what will appear there."""
+share of searches that found something relevant, charts of the last 14 days (calls by
+client, by space and by person), the numbers as tables; on a new install, what will
+appear there.
+
+The page shows every space's events unless the switcher names one (``?space=KEY``), and
+everyone's unless ``?person=ID`` names one; refusals name no space or person, so a
+filtered page leaves them out. Last use (the clients page) is never filtered."""
 
 from __future__ import annotations
 
@@ -16,11 +21,13 @@ from starlette.responses import Response
 
 from metacortex.clients.grants import client_labels, label_of, list_grants
 from metacortex.console import charts
-from metacortex.console.base import ConsoleBase
+from metacortex.console.base import ConsoleBase, access_for
+from metacortex.console.switcher import ALL_SPACES, carried_space, space_labels
 from metacortex.console.words import refusal
 from metacortex.domain.records import utc_now
 from metacortex.owner import Session
 from metacortex.server.events import MEMORY_EVENTS
+from metacortex.spaces.model import Directory
 
 DAYS: Final = 14
 # Events read for the charts (newest days first matter; the window bounds the read).
@@ -37,6 +44,8 @@ RELEVANCE_FLOOR: Final = 0.40
 class Activity:
     days: list[str]
     calls_by_client: dict[str, list[int]]
+    calls_by_space: dict[str, list[int]]
+    calls_by_person: dict[str, list[int]]
     calls_per_day: list[int]
     zero_rate: list[float]  # percent per day; -1 when no search that day
     searches: list[int]
@@ -51,11 +60,38 @@ class Activity:
     last_use: dict[str, str]
 
 
-def summarize(events: Iterable[Mapping[str, Any]], today: date, days: int = DAYS) -> Activity:
-    """The numbers behind the charts, from ``memory_events`` rows (oldest first)."""
+@dataclass(frozen=True, slots=True)
+class Only:
+    """The events an activity counts: of one space, of one person (None: any)."""
+
+    space: str | None = None
+    person: str | None = None
+
+    def keeps(self, event: Mapping[str, Any]) -> bool:
+        return (self.space is None or event.get("space") == self.space) and (
+            self.person is None or event.get("person") == self.person
+        )
+
+
+def _top(calls: Mapping[str, list[int]], days: int, rest: str) -> dict[str, list[int]]:
+    """The ``TOP_CLIENTS`` busiest series, the others summed under ``rest``."""
+    ranked = sorted(calls, key=lambda name: -sum(calls[name]))
+    shown = {name: calls[name] for name in ranked[:TOP_CLIENTS]}
+    if len(ranked) > TOP_CLIENTS:
+        shown[rest] = [sum(calls[name][d] for name in ranked[TOP_CLIENTS:]) for d in range(days)]
+    return shown
+
+
+def summarize(
+    events: Iterable[Mapping[str, Any]], today: date, days: int = DAYS, only: Only = Only()
+) -> Activity:
+    """The numbers behind the charts, from ``memory_events`` rows (oldest first); only
+    those ``only`` keeps (last use counts every event)."""
     labels = [(today - timedelta(days=days - 1 - i)).isoformat() for i in range(days)]
     index = {label: i for i, label in enumerate(labels)}
     calls: dict[str, list[int]] = defaultdict(lambda: [0] * days)
+    by_space: dict[str, list[int]] = defaultdict(lambda: [0] * days)
+    by_person: dict[str, list[int]] = defaultdict(lambda: [0] * days)
     latencies: list[list[float]] = [[] for _ in range(days)]
     searches = [0] * days
     zero = [0] * days
@@ -71,11 +107,13 @@ def summarize(events: Iterable[Mapping[str, Any]], today: date, days: int = DAYS
         if kind == "tool_call":
             last_use[client] = max(last_use.get(client, ""), stamp)
         day = index.get(stamp[:10])
-        if day is None:
+        if day is None or not only.keeps(event):
             continue
         if kind == "tool_call":
             total += 1
             calls[client][day] += 1
+            by_space[str(event.get("space") or "no space")][day] += 1
+            by_person[str(event.get("person") or "unattributed")][day] += 1
             latency = event.get("latency_ms")
             if isinstance(latency, int | float):
                 latencies[day].append(float(latency))
@@ -94,12 +132,6 @@ def summarize(events: Iterable[Mapping[str, Any]], today: date, days: int = DAYS
             refusals[str(event.get("reason") or "unknown")] += 1
         elif kind == "requests_rejected_aggregate":
             refusals["over the event budget"] += int(event.get("count") or 0)
-    ranked = sorted(calls, key=lambda name: -sum(calls[name]))
-    shown = {name: calls[name] for name in ranked[:TOP_CLIENTS]}
-    if len(ranked) > TOP_CLIENTS:
-        shown["other clients"] = [
-            sum(calls[name][d] for name in ranked[TOP_CLIENTS:]) for d in range(days)
-        ]
 
     import numpy as np  # here: building the app at a cold start needs no numpy
 
@@ -108,7 +140,9 @@ def summarize(events: Iterable[Mapping[str, Any]], today: date, days: int = DAYS
 
     return Activity(
         days=labels,
-        calls_by_client=shown,
+        calls_by_client=_top(calls, days, "other clients"),
+        calls_by_space=_top(by_space, days, "other spaces"),
+        calls_by_person=_top(by_person, days, "other people"),
         calls_per_day=[sum(calls[name][d] for name in calls) for d in range(days)],
         zero_rate=[
             round(100 * z / s, 1) if s else -1.0 for z, s in zip(zero, searches, strict=True)
@@ -128,35 +162,54 @@ def summarize(events: Iterable[Mapping[str, Any]], today: date, days: int = DAYS
     )
 
 
-async def read_activity(console: ConsoleBase, days: int = DAYS) -> Activity:
+async def read_activity(console: ConsoleBase, days: int = DAYS, only: Only = Only()) -> Activity:
     today = utc_now().date()
     since = utc_now() - timedelta(days=days)
     store = console.service.store
     events = await console.call(
         store.read_events, collection=MEMORY_EVENTS, limit=MAX_EVENTS, since=since
     )
-    return summarize(events, today, days)
+    return summarize(events, today, days, only)
 
 
-async def named_activity(console: ConsoleBase, days: int = DAYS) -> Activity:
+async def named_activity(
+    console: ConsoleBase, directory: Directory, days: int = DAYS, only: Only = Only()
+) -> Activity:
     """The activity with each client named as the clients page names it (an OAuth
-    grant by its application and redirect host, not ``oauth-<grant id>``)."""
-    activity = await read_activity(console, days)
+    grant by its application and redirect host, not ``oauth-<grant id>``), each space
+    and person by name."""
+    activity = await read_activity(console, days, only)
     grants = await console.call(list_grants, store=console.service.store)
     names = client_labels((profile.id for profile in console.runtime.profiles.all()), grants)
     calls = {label_of(client, names): v for client, v in activity.calls_by_client.items()}
-    return replace(activity, calls_by_client=calls)
+    spaces = space_labels(directory, sorted(directory.spaces))
+    names = directory.names()
+    return replace(
+        activity,
+        calls_by_client=calls,
+        calls_by_space={spaces.get(k, k): v for k, v in activity.calls_by_space.items()},
+        calls_by_person={names.get(k, k): v for k, v in activity.calls_by_person.items()},
+    )
 
 
 async def activity_page(console: ConsoleBase, request: Request, session: Session) -> Response:
-    activity = await named_activity(console)
+    access = access_for(request)
+    directory = access.directory
+    chosen = carried_space(request)
+    person = request.query_params.get("person") or None
+    only = Only(None if chosen in (None, ALL_SPACES) else access.space(), person)
+    activity = await named_activity(console, directory, only=only)
+    people = sorted(directory.people.values(), key=lambda p: (not p.is_owner, p.name.casefold()))
+    shown = {
+        "title": "Activity",
+        "activity": activity,
+        "only_space": space_labels(directory, [only.space])[only.space] if only.space else None,
+        "only_person": directory.names().get(person, person) if person else None,
+        "people_choices": [(p.id, p.name) for p in people],
+        "person": person,
+    }
     if activity.total_calls == 0 and not activity.refusals:
-        return console.render(
-            request,
-            session,
-            "activity.html",
-            {"title": "Activity", "activity": activity, "empty": True},
-        )
+        return console.render(request, session, "activity.html", {**shown, "empty": True})
     refusals = {refusal(reason): count for reason, count in activity.refusals.items()}
     short = [day[5:] for day in activity.days]
     clients = list(activity.calls_by_client)
@@ -165,6 +218,18 @@ async def activity_page(console: ConsoleBase, request: Request, session: Session
         "Tool calls per day by client",
         short,
         [charts.Series(name, values) for name, values in activity.calls_by_client.items()],
+    )
+    chart_spaces = charts.stacked_bars(
+        "chart-spaces",
+        "Tool calls per day by space",
+        short,
+        [charts.Series(name, values) for name, values in activity.calls_by_space.items()],
+    )
+    chart_people = charts.stacked_bars(
+        "chart-people",
+        "Tool calls per day by person",
+        short,
+        [charts.Series(name, values) for name, values in activity.calls_by_person.items()],
     )
     chart_relevant = charts.lines(
         "chart-relevant",
@@ -192,8 +257,7 @@ async def activity_page(console: ConsoleBase, request: Request, session: Session
         session,
         "activity.html",
         {
-            "title": "Activity",
-            "activity": activity,
+            **shown,
             "empty": False,
             "refusals": refusals,
             "floor": RELEVANCE_FLOOR,
@@ -204,6 +268,16 @@ async def activity_page(console: ConsoleBase, request: Request, session: Session
             "zero": sum(activity.zero_results),
             "charts": [
                 ("Tool calls per day by client", chart_calls, charts.legend(clients)),
+                (
+                    "Tool calls per day by space",
+                    chart_spaces,
+                    charts.legend(list(activity.calls_by_space)),
+                ),
+                (
+                    "Tool calls per day by person",
+                    chart_people,
+                    charts.legend(list(activity.calls_by_person)),
+                ),
                 (
                     "Searches with a relevant result (% per day)",
                     chart_relevant,

@@ -8,7 +8,8 @@ signed in with their email acts in their spaces at their level (their membership
 capped by their role, ``spaces.model.effective_levels``), with every state readable,
 never erasing. The space a page shows is the caller's default space: ``?space=KEY``
 when the caller has it, else ``default`` when they have that, else the first of
-theirs by key. Every store call a page makes names it (``space=``).
+theirs by key. Every store call a page makes names it (``space=``), and every link and
+form it makes carries its ``?space=`` on (``ConsoleBase.url``).
 
 Page modules (``browse``, ``record``, ``search``, ``curate``, ``consolidate``, ``erase``,
 ``clients``, ``activity``) import this module;
@@ -23,14 +24,17 @@ from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, TypeVar
+from urllib.parse import parse_qsl, urlencode
 
 import anyio.to_thread
+from markupsafe import Markup
 from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from metacortex.config import Settings
 from metacortex.console.present import ago, clock, exact, first_line, wire
+from metacortex.console.switcher import all_spaces, carried_space, switcher
 from metacortex.console.words import merge_method
 from metacortex.domain.records import ALL_STATES, BranchState, utc_now
 from metacortex.errors import MetaCortexError
@@ -129,8 +133,19 @@ class ConsoleBase:
         """A synchronous service or store call, in a worker thread."""
         return await anyio.to_thread.run_sync(lambda: fn(**kwargs))
 
-    def url(self, request: Request, path: str) -> str:
-        return self.owner.url(request, path)
+    def url(self, request: Request, path: str, **query: str | None) -> str:
+        """The address of a console page (``path`` may hold a query and a fragment) with ``query``
+        added (empty values left out), carrying this page's ``?space=`` on unless it
+        names another (``console.switcher``)."""
+        path, hash_, fragment = path.partition("#")
+        where, _, given = path.partition("?")
+        params = parse_qsl(given, keep_blank_values=True)
+        params += [(name, value) for name, value in query.items() if value]
+        space = carried_space(request)
+        if space is not None and all(name != "space" for name, _ in params):
+            params.insert(0, ("space", space))
+        found = "?" + urlencode(params) if params else ""
+        return self.owner.url(request, where) + found + hash_ + fragment
 
     def render(
         self,
@@ -141,8 +156,8 @@ class ConsoleBase:
         *,
         status_code: int = 200,
     ) -> Response:
-        def link(path: str) -> str:
-            return self.url(request, path)
+        def link(path: str, **query: str | None) -> str:
+            return self.url(request, path, **query)
 
         now = utc_now()
         access = access_for(request)
@@ -163,9 +178,20 @@ class ConsoleBase:
             # What the page offers: the owner's pages and erasure, changes where the
             # caller may write (the service refuses anything else anyway).
             "is_owner": access.is_owner,
-            "may_write": access.levels.get(access.default_space) == Level.WRITE,
+            "may_write": self.may_write(request),
             "link": link,
+            # GET forms drop their action's query: they carry the page's space in this.
+            "space_input": space_input(carried_space(request)),
             "current": request.url.path,
+            "space_switch": switcher(
+                request,
+                levels=access.levels,
+                directory=access.directory,
+                current=access.default_space,
+                is_owner=access.is_owner,
+                shown_all=all_spaces(request),
+                path=request.url.path,
+            ),
             "notice": None,
             "error": None,
             "undo": None,
@@ -174,6 +200,12 @@ class ConsoleBase:
         return self.templates.TemplateResponse(
             request, template, full, status_code=status_code, headers=page_headers()
         )
+
+    @staticmethod
+    def may_write(request: Request) -> bool:
+        """Whether the caller may change memories in the page's space."""
+        access = access_for(request)
+        return access.levels.get(access.default_space) == Level.WRITE
 
     def refused(
         self, request: Request, session: Session, error: MetaCortexError, title: str
@@ -207,10 +239,12 @@ class ConsoleBase:
         response: Mapping[str, Any] | None = None,
         error: MetaCortexError | None = None,
         in_space: bool = True,
+        space: str | None = None,
     ) -> None:
         """An ``owner_action`` event for a change made in the console: by the owner
         (initiator ``owner``) or a signed-in person, in the page's space (``in_space``
-        False: a change of no space, such as a client's)."""
+        False: a change of no space, such as a client's; ``space``: the space it
+        changed, when not the page's, such as a space added or removed)."""
         events = self.runtime.events
         if events is None:
             return
@@ -222,7 +256,7 @@ class ConsoleBase:
             request_summary=request_summary,
             response_summary=response,
             error={"code": error.code, "message": error.message} if error is not None else None,
-            space=access.default_space if in_space else None,
+            space=space if space is not None else access.default_space if in_space else None,
             person=access.person,
         )
 
@@ -231,6 +265,13 @@ def page_headers() -> dict[str, str]:
     """The owner pages' strict headers; console pages may load the console's own script
     file (``script-src 'self'``, never inline script)."""
     return security_headers(scripts=True)
+
+
+def space_input(space: str | None) -> Markup:
+    """The hidden field a GET form carries the page's ``?space=`` in (none without one)."""
+    if space is None:
+        return Markup("")
+    return Markup('<input type="hidden" name="space" value="{}">').format(space)
 
 
 def text(value: object) -> str | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from typing import Any, Final
+from urllib.parse import urlencode
 
 from starlette.datastructures import FormData
 from starlette.requests import Request
@@ -187,4 +188,8 @@ async def consolidate_confirm(console: ConsoleBase, request: Request, session: S
         summary,
         response={"merged_id": merged_id, "deprecated_ids": result["deprecated_ids"]},
     )
+    contested = [str(memory_id) for memory_id in result.get("contested_ids") or []]
+    if contested:  # someone else's sources: merged, and left active (issue 30)
+        query = urlencode({"done": "consolidated-contested", "contested": ",".join(contested)})
+        return console.redirect(request, f"/console/memories/{merged_id}?{query}")
     return console.redirect(request, f"/console/memories/{merged_id}?done=consolidated")

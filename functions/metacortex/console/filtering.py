@@ -5,16 +5,31 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, Final
 
 from starlette.requests import Request
 
+from metacortex.console.listing import Author
 from metacortex.console.present import match_topic
 from metacortex.domain.records import ALL_STATES, BranchState, Origin
+from metacortex.errors import InvalidArgument
 
 STATES: Final = tuple(state.value for state in ALL_STATES)
 ORIGINS: Final = tuple(origin.value for origin in Origin)
-FIELDS: Final = ("words", "topic", "state", "origin", "valid_at")
+FIELDS: Final = (
+    "words",
+    "topic",
+    "state",
+    "origin",
+    "valid_at",
+    "person",
+    "client",
+    "created_from",
+    "created_until",
+)
+# The memories page's filters the search page does not take (who wrote them, and when).
+LISTING_ONLY: Final = ("person", "client", "created_from", "created_until")
 # Topic names offered in the filter's suggestion list (a <datalist>), most used first.
 MAX_SUGGESTED: Final = 500
 
@@ -40,12 +55,26 @@ class Filters:
             return list(STATES)
         return value or BranchState.ACTIVE.value
 
+    @property
+    def author(self) -> Author:
+        """Who wrote the memories to list (matched on the records read: ``listing``)."""
+        return Author(self.given.get("person"), self.given.get("client"))
+
     def service_arguments(self) -> dict[str, Any]:
         return {
             "filter_topic": self.topic,
             "filter_state": self.state,
             "filter_origin": self.given.get("origin"),
             "valid_at": self.given.get("valid_at"),
+        }
+
+    def store_arguments(self) -> dict[str, Any]:
+        """``service_arguments`` and the creation dates, for ``reading.memory_filter``: a
+        day from its start (UTC) to the end of the "until" day."""
+        return {
+            **self.service_arguments(),
+            "created_after": _day(self.given.get("created_from"), "created from", 0),
+            "created_before": _day(self.given.get("created_until"), "created until", 1),
         }
 
     def link_arguments(self) -> dict[str, str]:
@@ -55,6 +84,17 @@ class Filters:
         if self.topic is not None:
             out["topic"] = self.topic
         return out
+
+
+def _day(value: str | None, name: str, after: int) -> datetime | None:
+    """The start of the day ``value`` names (``after`` days later), UTC."""
+    if value is None:
+        return None
+    try:
+        day = date.fromisoformat(value)
+    except ValueError:
+        raise InvalidArgument(f"{name} must be a date (YYYY-MM-DD); got {value!r}") from None
+    return datetime.combine(day + timedelta(days=after), time(), tzinfo=UTC)
 
 
 def read_filters(request: Request, counts: Mapping[str, Mapping[BranchState, int]]) -> Filters:

@@ -1,5 +1,7 @@
 """One record's page: its content, what replaced it and what it replaced, its consolidation
-lineage both ways, its details, and the curation toolbar. Reached from a search (``q`` and
+lineage both ways, its details (its space, who wrote it and who last changed it, with
+which client; "unattributed" for a record saved before authors were kept), the curation
+toolbar, and for the owner "Move to space" (``console.relocate``). Reached from a search (``q`` and
 the search's filters in the link) it says why the record matched: its rank and its score
 split into semantic, keyword and context parts, the query's words marked in the text.
 Right after a change it confirms it, with an Undo button while the undo lasts. A refused
@@ -14,10 +16,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from metacortex.console.activity import RELEVANCE_FLOOR
+from metacortex.console.authors import author, client_names, clients_of
 from metacortex.console.base import ConsoleBase, access_for
 from metacortex.console.excerpt import highlight
 from metacortex.console.filtering import FIELDS, STATES
+from metacortex.console.graph import NOTICES as RELATION_NOTICES
+from metacortex.console.graph import relations_context
 from metacortex.console.present import first_line
+from metacortex.console.switcher import space_labels
 from metacortex.console.undoing import offered
 from metacortex.console.words import merge_method
 from metacortex.domain.records import Memory, to_wire_time
@@ -25,6 +31,7 @@ from metacortex.errors import MetaCortexError, NotFound
 from metacortex.owner import Session
 from metacortex.retrieval.text import query_terms
 from metacortex.service import Access
+from metacortex.spaces.model import Level
 
 # How far a supersession chain is followed on a record page.
 CHAIN_HOPS: Final = 20
@@ -38,11 +45,16 @@ NOTICES: Final = {
     "corrected": "The correction was saved; the wrong memory is deprecated as corrected.",
     "promoted": "The draft is now active.",
     "consolidated": "The memories were merged into this one.",
+    "consolidated-contested": "The memories were merged into this one. Some of them were "
+    "written by someone else, so they stay active (listed below): their author or the "
+    "owner can retire them.",
     "undone-deprecate": "Undone: the memory is back as it was before the deprecation.",
     "undone-promote": "Undone: the memory is a draft again.",
     "undone-correct": "Undone: this memory is back as it was; the correction is deprecated "
     "(replaced by this one) and kept for history.",
     "undone-move": "Undone: the memory is back in its topic.",
+    "moved-space": "The memory was moved to this space (same id, authors and history).",
+    **RELATION_NOTICES,
 }
 # How many search results the page looks through to say why a record matched (the
 # search page shows as many).
@@ -96,6 +108,8 @@ async def record_context(console: ConsoleBase, access: Access, memory: Memory) -
     if broken is not None:
         gone.append(broken)
     tombstones = await console.call(store.tombstones, memory_ids=gone, space=space) if gone else {}
+    clients = await client_names(console, clients_of([memory]))
+    labels = space_labels(access.directory, sorted(access.levels))
     description = None
     if memory.retrieval_text != memory.content:
         marker = "[Image] "
@@ -119,9 +133,20 @@ async def record_context(console: ConsoleBase, access: Access, memory: Memory) -
         ),
         "merged_by": merge_method(memory.merge_method) if memory.merge_method else None,
         "description": description,
+        "space_label": labels.get(memory.space, memory.space),
+        "created_by": author(memory.created_by, access.names, clients),
+        "changed_by": author(memory.changed_by, access.names, clients),
+        # The owner moves a memory to any other space (``console.relocate``).
+        "move_targets": [
+            (key, label)
+            for key, label in labels.items()
+            if access.is_owner and key != space and access.levels[key] == Level.WRITE
+        ],
         "content": highlight(memory.content, ()),
         "why": None,
+        "contested": [],
         "kept": {},
+        "relations": await relations_context(console, access, memory),
     }
 
 
@@ -135,6 +160,12 @@ async def record(console: ConsoleBase, request: Request, session: Session) -> Re
     context = await record_context(console, access, memory)
     params = request.query_params
     context["notice"] = NOTICES.get(params.get("done", ""))
+    # Sources of a consolidation that stayed active (``usecases.lifecycle.contested``).
+    context["contested"] = [
+        source_id
+        for source_id in params.get("contested", "").split(",")
+        if source_id in memory.provenance.derived_from
+    ]
     undo, kept = await offered(console, params.get("undo"), memory.id)
     if undo is not None:
         context["undo"] = undo

@@ -26,9 +26,15 @@ from metacortex.console import (
     clients,
     consolidate,
     curate,
+    documents,
     erase,
+    graph,
+    people_page,
     record,
+    relating,
+    relocate,
     search,
+    spaces_page,
     undoing,
 )
 from metacortex.console.base import (
@@ -41,6 +47,7 @@ from metacortex.console.base import (
     keep_access,
     text,
 )
+from metacortex.console.switcher import ALL_SPACES, carried_space, keep_all_spaces
 from metacortex.errors import Forbidden, NotFound
 from metacortex.guard.routes import FUNCTION_PREFIX
 from metacortex.owner import Session
@@ -48,8 +55,18 @@ from metacortex.usecases.access import no_space_message
 
 Handler = Callable[[ConsoleBase, Request, Session], Awaitable[Response]]
 # Pages only the owner may open (paths under /console): every client and grant, erasure,
-# every space's activity, the whole store's export.
-OWNER_PAGES: Final = ("/clients", "/erase", "/activity", "/backup", "/export")
+# every space's activity, the whole store's export, spaces and people; and the owner's
+# actions on a memory (moving it to another space).
+OWNER_PAGES: Final = (
+    "/clients",
+    "/erase",
+    "/activity",
+    "/backup",
+    "/export",
+    "/spaces",
+    "/people",
+)
+OWNER_ACTIONS: Final = ("/space",)
 
 
 class Console(ConsoleBase):
@@ -72,24 +89,27 @@ class Console(ConsoleBase):
                         error="Your session ended. Sign in again, then repeat the change.",
                         status_code=403,
                     )
-                here = self.url(request, request.url.path)
+                here = self.owner.url(request, request.url.path)
                 if request.url.query:
                     here += "?" + request.url.query
                 return await self.owner.sign_in_page(request, here)
             session = caller.session
-            access = caller_access(caller, request.query_params.get("space"))
+            asked = carried_space(request)
+            shown_all = asked == ALL_SPACES and caller.is_owner
+            access = caller_access(caller, None if shown_all else asked)
             keep_access(request, access)
+            keep_all_spaces(request, shown_all)
             if owner_only and not caller.is_owner:
                 refusal = Forbidden(
                     "This page is the owner's: only the owner of this server sees every "
-                    "client, erases memories, reads the activity of every space and exports "
-                    "the whole store. Your memories are under Memories and Search."
+                    "client, manages spaces and people, erases memories, moves them between "
+                    "spaces, reads the activity of every space and exports the whole store. "
+                    "Your memories are under Memories and Search."
                 )
                 return self.refused(request, session, refusal, "This page is the owner's")
-            chosen = request.query_params.get("space")
-            if chosen is not None and chosen not in access.levels:
+            if asked is not None and asked not in access.levels and not shown_all:
                 return self.refused(
-                    request, session, NotFound(no_space_message(chosen)), "No such space"
+                    request, session, NotFound(no_space_message(asked)), "No such space"
                 )
             if not access.levels:
                 refusal = Forbidden(
@@ -125,6 +145,10 @@ class Console(ConsoleBase):
             ("/memories/{memory_id}/deprecate", curate.deprecate, ["POST"]),
             ("/memories/{memory_id}/correct", curate.correct, ["POST"]),
             ("/memories/{memory_id}/promote", curate.promote, ["POST"]),
+            ("/memories/{memory_id}/space", relocate.move_to_space, ["POST"]),
+            ("/memories/{memory_id}/relations", relating.relate, ["POST"]),
+            ("/memories/{memory_id}/relations/invalidate", relating.invalidate, ["POST"]),
+            ("/graph", graph.graph_page, ["GET"]),
             ("/bulk", bulk.bulk_page, ["GET"]),
             ("/bulk", bulk.bulk_apply, ["POST"]),
             ("/undo", undoing.undo_action, ["POST"]),
@@ -145,7 +169,22 @@ class Console(ConsoleBase):
             ("/clients/{client_id}/remove", client_page.remove_page, ["GET"]),
             ("/clients/{client_id}/remove", client_page.remove_client, ["POST"]),
             ("/activity", activity.activity_page, ["GET"]),
+            ("/spaces", spaces_page.spaces_page, ["GET"]),
+            ("/spaces", spaces_page.add_space, ["POST"]),
+            ("/spaces/{key}/rename", spaces_page.rename_space, ["POST"]),
+            ("/spaces/{key}/remove", spaces_page.remove_space, ["POST"]),
+            ("/people", people_page.people_page, ["GET"]),
+            ("/people", people_page.add_person, ["POST"]),
+            ("/people/{person_id}/role", people_page.change_role, ["POST"]),
+            ("/people/{person_id}/spaces", people_page.change_spaces, ["POST"]),
+            ("/people/{person_id}/deactivate", people_page.deactivate, ["POST"]),
+            ("/people/{person_id}/reactivate", people_page.reactivate, ["POST"]),
+            ("/people/{person_id}/invite", people_page.invite_person, ["POST"]),
             ("/backup", backup.backup_page, ["GET"]),
+            ("/documents", documents.documents_page, ["GET"]),
+            ("/documents/{document_id}", documents.document_page, ["GET"]),
+            ("/documents/{document_id}/erase", documents.erase_page, ["GET"]),
+            ("/documents/{document_id}/erase", documents.erase_confirm, ["POST"]),
             ("/export", backup.export, ["GET"]),
         ]
         routes: list[BaseRoute] = []
@@ -153,11 +192,17 @@ class Console(ConsoleBase):
             routes += [
                 Route(
                     prefix + HOME + path,
-                    self._page(handler, owner_only=path.startswith(OWNER_PAGES)),
+                    self._page(
+                        handler,
+                        owner_only=path.startswith(OWNER_PAGES) or path.endswith(OWNER_ACTIONS),
+                    ),
                     methods=methods,
                 )
                 for path, handler, methods in table
             ]
+            # The upload's body is counted as it arrives (refused past the size limit).
+            upload = documents.limited_body(self, self._page(documents.upload))
+            routes.append(Route(prefix + HOME + documents.UPLOAD_PATH, upload, methods=["POST"]))
             routes += [
                 Route(prefix + STYLESHEET, _static("console.css", "text/css"), methods=["GET"]),
                 Route(prefix + SCRIPT, _static("console.js", "text/javascript"), methods=["GET"]),

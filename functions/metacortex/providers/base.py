@@ -28,6 +28,13 @@ class Embedder(Protocol):
         """A unit-length float32 vector for a search query."""
         ...
 
+    def knows(self, word: str) -> bool:
+        """Whether the model reads ``word`` (casefolded) as one token of its own
+        vocabulary: typo correction leaves such a word as written (a real word the
+        store lacks is no typo, and the model understands it). False where the model
+        cannot tell."""
+        ...
+
 
 class ImageDescriber(Protocol):
     def describe(self, image: bytes, mime_type: str) -> str:

@@ -175,6 +175,10 @@ class GeminiEmbedder:
         [vector] = self._embed([embedding_window(text)], "RETRIEVAL_QUERY")
         return vector
 
+    def knows(self, word: str) -> bool:
+        """Gemini's vocabulary is not published: no word is taken as known."""
+        return False
+
     def _embed(
         self, texts: list[str], task_type: TaskType, retry: RetryPolicy | None = None
     ) -> list[Vector]:

@@ -108,6 +108,7 @@ class MiniLMEmbedder:
         tokenizer.enable_truncation(max_length=MAX_TOKENS)
         tokenizer.no_padding()  # tokenizer.json pads to 128; unit_vectors pads each batch itself
         self._tokenizer = tokenizer
+        self._vocabulary = frozenset(tokenizer.get_vocab())
         # Tokenizer objects are not documented as thread-safe; encoding is cheap.
         self._tokenizer_lock = threading.Lock()
         self._identity = IDENTITY
@@ -142,6 +143,10 @@ class MiniLMEmbedder:
     def embed_query(self, text: str) -> Vector:
         vector: Vector = unit_vectors(self._session, self._token_ids([text]))[0]
         return vector
+
+    def knows(self, word: str) -> bool:
+        """A whole WordPiece token (the model is uncased: its vocabulary is lowercase)."""
+        return word in self._vocabulary
 
 
 def unit_vectors(session: Any, rows: Sequence[list[int]]) -> npt.NDArray[np.float32]:

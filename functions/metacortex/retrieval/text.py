@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any, Final
 
@@ -91,3 +91,35 @@ def term_count(text: str) -> int:
 def query_terms(text: str) -> list[str]:
     """Distinct analyzed terms of a query, in first-seen order."""
     return list(dict.fromkeys(terms(text)))
+
+
+def doubtful_terms(text: str, knows: Callable[[str], bool]) -> list[str]:
+    """The analyzed terms of the words of ``text`` that ``knows`` (an embedding model's
+    vocabulary, ``Embedder.knows``) does not recognize, a possessive's "'s" aside: the
+    words a typo correction may replace."""
+    doubtful: list[str] = []
+    for word in words(text):
+        if not knows(word.removesuffix("'s")):
+            doubtful.extend(terms(word))
+    return list(dict.fromkeys(doubtful))
+
+
+def respelled(text: str, replacements: Mapping[str, str]) -> str:
+    """``text`` with each word whose analyzed term is a key of ``replacements``
+    replaced by its value (typo correction before a query is embedded); ``text``
+    itself, unchanged, when no word is."""
+    if not replacements:
+        return text
+    normalized = unicodedata.normalize("NFKC", text)
+    changed = False
+
+    def swap(match: re.Match[str]) -> str:
+        nonlocal changed
+        analyzed = terms(match.group(0))
+        if len(analyzed) == 1 and analyzed[0] in replacements:
+            changed = True
+            return replacements[analyzed[0]]
+        return match.group(0)
+
+    out = _WORD.sub(swap, normalized)
+    return out if changed else text

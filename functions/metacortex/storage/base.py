@@ -143,7 +143,12 @@ class DocumentWrite:
     version's passages whose content is unchanged, their ``document`` reference moved to
     this version (not embedded again: the stored vector stays), and ``retired``: the
     previous version's other passages, deprecated. ``previous`` is then marked superseded
-    by ``document``."""
+    by ``document``.
+
+    ``relations``: the passages' ``part_of`` and ``next`` to store as given, with the
+    passages (``usecases/passage_relations.py``: new ones, and the previous version's
+    invalidated); ``relations_before``: how those of them already stored are now, for a
+    store that writes in several steps to put back when the document fails."""
 
     document: Document
     data: bytes
@@ -152,12 +157,23 @@ class DocumentWrite:
     kept: Sequence[Memory] = ()
     retired: Sequence[Memory] = ()
     previous: Document | None = None
+    relations: Sequence[Relation] = ()
+    relations_before: Sequence[Relation] = ()
 
     def previous_version(self) -> Document:
         """The version the retired passages belong to (there is one when any is retired)."""
         if self.previous is None:
             raise ValueError("retired passages need the version they belong to (previous)")
         return self.previous
+
+
+def checked_relations(write: DocumentWrite) -> Sequence[Relation]:
+    """The write's relations, each of the document's space (relations never cross one)."""
+    space = write.document.space
+    for relation in write.relations:
+        if relation.space != space:
+            raise ValueError(f"a document of space {space!r} related {relation.space!r}")
+    return write.relations
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,10 +271,25 @@ class MemoryStore(Protocol):
         ...
 
     def hybrid_search(
-        self, vector: Vector, terms: Sequence[str], where: MemoryFilter, limit: int
+        self,
+        vector: Vector,
+        terms: Sequence[str],
+        where: MemoryFilter,
+        limit: int,
+        *,
+        typos: bool = False,
     ) -> tuple[list[Scored], list[Scored]]:
         """``vector_search`` and ``lexical_search`` (skipped when ``terms`` is empty),
-        concurrently where that saves round trips."""
+        concurrently where that saves round trips. ``typos``: a query term no record
+        of the space holds is expanded to near terms of the semantic candidates
+        (``retrieval/typos.py``), in the same round trips."""
+        ...
+
+    def spelling_corrections(self, terms: Sequence[str], space: str) -> dict[str, str]:
+        """Analyzed term -> the word to embed instead, for each of ``terms`` (a query's)
+        that no record of ``space`` holds and that is near a term one does, where the
+        store can tell cheaply before the query is embedded (SQLite: its in-memory
+        vocabulary, ``retrieval/typos.py``'s rules); none elsewhere (Firestore)."""
         ...
 
     def neighbours(

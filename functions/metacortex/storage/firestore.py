@@ -316,7 +316,13 @@ class FirestoreStore:
         self._lexical = LexicalIndex(self.memories, self._executor, lexical_budget)
         self._vectors = VectorIndex(self.memories, self._read_many, nearest_limit)
         self._documents = FirestoreDocuments(
-            client, collection, self._spaces, self.memories, self._run, self._executor
+            client,
+            collection,
+            self._spaces,
+            self.memories,
+            self._relations_collection,
+            self._run,
+            self._executor,
         )
         self.relations = RelationIndex(self._relations_collection, self._executor)
 
@@ -526,13 +532,24 @@ class FirestoreStore:
 
     @_translated
     def hybrid_search(
-        self, vector: Vector, terms: Sequence[str], where: MemoryFilter, limit: int
+        self,
+        vector: Vector,
+        terms: Sequence[str],
+        where: MemoryFilter,
+        limit: int,
+        *,
+        typos: bool = False,
     ) -> tuple[list[Scored], list[Scored]]:
         """The nearest-neighbour query runs while the term statistics are read; it
         also reads the query terms' frequencies, so that the keyword search need not
-        read again the records it already returned (``LexicalIndex.search``)."""
+        read again the records it already returned (``LexicalIndex.search``). With
+        ``typos`` it reads each record's whole term map instead: the vocabulary a
+        term no record of the space holds is expanded from (same documents read)."""
         wanted = list(dict.fromkeys(term for term in terms if term))
-        extra = [TERM_COUNT, *(FieldPath(TERM_FREQS, term).to_api_repr() for term in wanted)]
+        frequencies = (
+            [TERM_FREQS] if typos else [FieldPath(TERM_FREQS, t).to_api_repr() for t in wanted]
+        )
+        extra = [TERM_COUNT, *frequencies]
         fields: dict[str, Mapping[str, Any]] = {}
         dense = self._executor.submit(self._vectors.search, vector, where, limit, extra, fields)
 
@@ -540,8 +557,15 @@ class FirestoreStore:
             dense.result()
             return fields
 
-        lexical = self._lexical.search(wanted, where, limit, held) if wanted else []
+        lexical = self._lexical.search(wanted, where, limit, held, typos=typos) if wanted else []
         return dense.result(), lexical
+
+    def spelling_corrections(self, terms: Sequence[str], space: str) -> dict[str, str]:
+        """None: Firestore holds no term list to correct a word against before the query
+        is embedded (a second embedding and vector query per misspelled search would be
+        the price); typos are forgiven on the keyword side only, by expansion from the
+        semantic candidates' terms."""
+        return {}
 
     @_translated
     def neighbours(

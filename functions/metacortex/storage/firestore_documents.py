@@ -20,17 +20,20 @@ are many times Firestore's 10 MiB request. So:
    ``ingesting`` with both keys ``pending`` on it;
 2. batches (at most 500 writes and 3.5 MiB each) write the bytes' and text's parts
    and the new passages; for a new version of a source, the records it will change (kept
-   passages, retired ones) are first saved as they are in ``u`` parts, then changed;
+   passages, retired ones) and the stored relations it will change are first saved as
+   they are in ``u`` parts, then changed; then the passages' relations (``part_of``,
+   ``next``; the previous version's invalidated), each marked ``written_with`` the
+   version;
 3. one transaction marks the version ``ready``, the previous one superseded by it, and
    points the keys at it: from then on it is the current version.
 
 Passages are searchable as their batch commits. Any failure before step 3 commits is
-undone (``_undo``): the saved records are put back, the new passages and parts deleted,
-the version deleted and the keys released, so a failed document leaves no memories and
-no stored bytes. A crash (the process killed) leaves the version ``ingesting`` and its
-keys pending: the next write of the same bytes or source that finds it older than
-``STALE_AFTER`` undoes it first, the same way; until then the passages already written
-are found by searches and the version is not listed.
+undone (``_undo``): the saved records and relations are put back, the new passages,
+relations and parts deleted, the version deleted and the keys released, so a failed
+document leaves no memories and no stored bytes. A crash (the process killed) leaves
+the version ``ingesting`` and its keys pending: the next write of the same bytes or
+source that finds it older than ``STALE_AFTER`` undoes it first, the same way; until
+then the passages already written are found by searches and the version is not listed.
 """
 
 from __future__ import annotations
@@ -52,8 +55,15 @@ from google.cloud.firestore_v1.transaction import Transaction
 
 from metacortex.domain.documents import Document, DocumentState
 from metacortex.domain.records import DEFAULT_SPACE, Memory, utc_now
+from metacortex.domain.relations import Relation
 from metacortex.errors import Conflict
-from metacortex.storage.base import DocumentOutcome, DocumentWrite, MemoryFilter, PageKey
+from metacortex.storage.base import (
+    DocumentOutcome,
+    DocumentWrite,
+    MemoryFilter,
+    PageKey,
+    checked_relations,
+)
 from metacortex.storage.firestore_codec import (
     EMBEDDING,
     MEMORY_FIELDS,
@@ -78,6 +88,8 @@ from metacortex.storage.firestore_document_codec import (
     part_id,
     text_parts,
 )
+from metacortex.storage.firestore_relations import ENDS
+from metacortex.storage.firestore_relations import encode as encode_relation
 
 if TYPE_CHECKING:
     pass
@@ -97,6 +109,9 @@ BATCH_WRITES: Final = 500
 BATCH_BYTES: Final = 3_670_016
 _TERM_FIELDS: Final = frozenset({TERMS, TERM_FREQS, TERM_COUNT, EMBEDDING})
 _CLAIM_ATTEMPTS: Final = 3
+# On a relation a document's write made or changed: that version's id, so undoing the
+# version finds them (one query; the automatic single-field index serves it).
+WRITTEN_WITH: Final = "written_with"
 
 logger = logging.getLogger(__name__)
 
@@ -106,6 +121,10 @@ def _record_bytes(memory: Memory, with_vector: int) -> int:
     retrieval text; the term index about twice the retrieval text; 10 bytes a float)."""
     text = len(memory.content.encode()) + 3 * len(memory.retrieval_text.encode())
     return text + 10 * with_vector + 1_000
+
+
+def _relation_bytes(relation: Relation) -> int:
+    return len(relation.source_summary.encode()) + len(relation.target_summary.encode()) + 600
 
 
 class Batches:
@@ -165,10 +184,12 @@ class FirestoreDocuments:
         collection: str,
         spaces: CollectionReference,
         memories: Callable[[str], CollectionReference],
+        relations: Callable[[str], CollectionReference],
         run: Run[Any],
         executor: Executor,
     ) -> None:
         self._client = client
+        self._relations = relations
         self._name = collection + DOCUMENTS_SUFFIX
         self._parts_name = collection + PARTS_SUFFIX
         self._spaces = spaces
@@ -362,7 +383,7 @@ class FirestoreDocuments:
                     error,
                 )
             raise
-        if write.kept or write.retired:
+        if write.kept or write.retired or write.relations_before:
             self._forget_undo_log(document)
         return DocumentOutcome(document.with_changes(state=DocumentState.READY), created=True)
 
@@ -447,35 +468,52 @@ class FirestoreDocuments:
             document.check_passage(memory)
         for memory in write.retired:
             write.previous_version().check_passage(memory)
-        if changed:
-            self._save_undo_log(batches, document, [m.id for m in changed])
+        if changed or write.relations_before:
+            self._save_undo_log(batches, document, [m.id for m in changed], write.relations_before)
             for memory in changed:
                 batches.update(
                     records.document(memory.id),
                     encode_memory(memory, None),
                     _record_bytes(memory, 0),
                 )
+        relations = self._relations(document.space)
+        for relation in checked_relations(write):
+            batches.set(
+                relations.document(relation.id),
+                encode_relation(relation) | {WRITTEN_WITH: document.id},
+                _relation_bytes(relation),
+            )
         batches.flush()
 
-    def _save_undo_log(self, batches: Batches, document: Document, ids: list[str]) -> None:
+    def _save_undo_log(
+        self,
+        batches: Batches,
+        document: Document,
+        ids: list[str],
+        relations: Sequence[Relation],
+    ) -> None:
         """The records a new version changes, as stored now (without vector or term index),
-        in ``u`` parts; committed before any of them changes."""
+        and the stored relations it changes, in ``u`` parts; committed before any of them
+        changes."""
         stored = self._stored_fields(document.space, ids)
         parts = self._parts(document.id, document.space)
-        entries: dict[str, Any] = {}
-        size = 0
         number = 0
-        for memory_id, fields in stored.items():
-            entry_size = sum(len(str(value)) for value in fields.values()) + 200
-            if entries and size + entry_size > PART_BYTES // 2:
-                batches.set(
-                    parts.document(part_id(UNDO_PREFIX, number)), {"records": entries}, size
-                )
-                entries, size, number = {}, 0, number + 1
-            entries[memory_id] = fields
-            size += entry_size
-        if entries:
-            batches.set(parts.document(part_id(UNDO_PREFIX, number)), {"records": entries}, size)
+        for kind, items in (
+            ("records", stored.items()),
+            ("relations", ((r.id, encode_relation(r)) for r in relations)),
+        ):
+            entries: dict[str, Any] = {}
+            size = 0
+            for entry_id, fields in items:
+                entry_size = sum(len(str(value)) for value in fields.values()) + 200
+                if entries and size + entry_size > PART_BYTES // 2:
+                    batches.set(parts.document(part_id(UNDO_PREFIX, number)), {kind: entries}, size)
+                    entries, size, number = {}, 0, number + 1
+                entries[entry_id] = fields
+                size += entry_size
+            if entries:
+                batches.set(parts.document(part_id(UNDO_PREFIX, number)), {kind: entries}, size)
+                number += 1
         batches.flush()
 
     def _stored_fields(self, space: str, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -557,8 +595,10 @@ class FirestoreDocuments:
         batches = Batches(self._client)
         undo = [s for s in self._parts(document_id, space).stream() if s.id.startswith(UNDO_PREFIX)]
         saved: dict[str, dict[str, Any]] = {}
+        saved_relations: dict[str, dict[str, Any]] = {}
         for part in undo:
             saved.update(fields_of(part).get("records") or {})
+            saved_relations.update(fields_of(part).get("relations") or {})
         still = self._stored_fields(space, list(saved))  # an erased one stays erased
         for memory_id, fields in saved.items():
             if memory_id in still:
@@ -571,11 +611,31 @@ class FirestoreDocuments:
         passages = records.where(filter=FieldFilter("document_id", "==", document_id)).select([])
         for passage in passages.stream():
             batches.delete(passage.reference)
+        self._undo_relations(batches, document_id, space, saved_relations, set(saved) - set(still))
         for part_ref in self._part_refs(document_id, space):
             batches.delete(part_ref)
         batches.delete(reference)
         batches.flush()
         self._run(lambda txn: self._release(txn, document_id, list(keys)))
+
+    def _undo_relations(
+        self,
+        batches: Batches,
+        document_id: str,
+        space: str,
+        saved: Mapping[str, Mapping[str, Any]],
+        erased: set[str],
+    ) -> None:
+        """Delete the relations the version wrote; put back those it changed as they were
+        (but none touching a passage erased meanwhile: erasing takes its relations)."""
+        relations = self._relations(space)
+        written = relations.where(filter=FieldFilter(WRITTEN_WITH, "==", document_id)).select([])
+        for snapshot in written.stream():
+            if snapshot.id not in saved:
+                batches.delete(snapshot.reference)
+        for relation_id, fields in saved.items():
+            if erased.isdisjoint(fields.get(ENDS) or ()):
+                batches.set(relations.document(relation_id), fields, 1_000)
 
     def _release(
         self, transaction: Transaction, document_id: str, keys: list[DocumentReference]

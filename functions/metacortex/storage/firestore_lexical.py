@@ -32,6 +32,7 @@ from google.cloud.firestore_v1.collection import CollectionReference
 from google.cloud.firestore_v1.field_path import FieldPath
 
 from metacortex.domain.records import Memory
+from metacortex.retrieval import typos as spelling
 from metacortex.retrieval.bm25 import K1, B
 from metacortex.retrieval.bm25 import idf as bm25_idf
 from metacortex.storage.base import MemoryFilter, Scored, TermStats
@@ -75,9 +76,14 @@ class CorpusStats:
 
 
 def bm25(
-    stats: CorpusStats, query_terms: Sequence[str], freqs: Mapping[str, int], length: int
+    stats: CorpusStats,
+    query_terms: Sequence[str],
+    freqs: Mapping[str, int],
+    length: int,
+    weights: Mapping[str, float] | None = None,
 ) -> float:
-    """FTS5's bm25() for one record, as a positive number (higher is better)."""
+    """FTS5's bm25() for one record, as a positive number (higher is better).
+    ``weights``: a factor on the IDF of some terms (typo expansions)."""
     average = stats.average_length
     if average <= 0:
         return 0.0
@@ -86,7 +92,10 @@ def bm25(
     for term in query_terms:
         freq = freqs.get(term, 0)
         if freq:
-            score += stats.idf(term) * (freq * (K1 + 1)) / (freq + norm)
+            idf = stats.idf(term)
+            if weights and term in weights:
+                idf *= weights[term]
+            score += idf * (freq * (K1 + 1)) / (freq + norm)
     return score
 
 
@@ -173,6 +182,8 @@ class LexicalIndex:
         where: MemoryFilter,
         limit: int,
         held: Callable[[], Mapping[str, Mapping[str, Any]]] | None = None,
+        *,
+        typos: bool = False,
     ) -> list[Scored]:
         """The ``limit`` best records (with their BM25 score) among those matching ``where``.
 
@@ -205,17 +216,29 @@ class LexicalIndex:
         topic's search treat as rare every term that is rare *in that topic*,
         though the scores keep the collection-wide statistics FTS5 uses.
         Its effect on LoCoMo retrieval is measured in docs/benchmarks.md.
+
+        ``typos``: a query term no record of the space holds (its count from step 1
+        is 0) is expanded to near terms of the ``held`` records (``retrieval/typos.py``;
+        they must carry their whole ``term_freqs``). Step 2 then also counts each
+        expansion in the space (one aggregation each, for its IDF) and reads the
+        records inside the filter holding one (one query, at most
+        ``max(limit, budget)``): more RPCs, no more round trips.
         """
         wanted = list(dict.fromkeys(term for term in query_terms if term))
         if not wanted or limit <= 0:
             return []
         narrowed = where.topic is not None or where.origin is not None
         stats, within = self._statistics(wanted, where.space, where if narrowed else None)
+        weights = self._expansions(wanted, stats, held) if typos and held is not None else {}
+        # Each expansion's count in the space, in flight with the record queries below.
+        counting = {
+            term: self._executor.submit(self._doc_freq, term, where.space) for term in weights
+        }
         # A term no record inside the filter holds needs no query.
         present = sorted(
             (t for t in wanted if within.get(t)), key=lambda t: (within[t], stats.doc_freqs[t], t)
         )
-        if not present:
+        if not present and not weights:
             return []
         # `in` over n states times array_contains_any over k terms is n*k disjunctions.
         width = max(1, min(MAX_ARRAY_CONTAINS_ANY, MAX_DISJUNCTIONS // len(where.states)))
@@ -227,24 +250,29 @@ class LexicalIndex:
             rare.append(term)
             budget += within[term]
         common = present[len(rare) :]
-        found: dict[str, _Candidate] = {}
         queried = rare
+        held_rare: dict[str, Mapping[str, Any]] = {}
         if held is not None and rare:
-            covered = self._score_held(held(), rare, within, stats, wanted, where, found)
+            covered, held_rare = self._held_rare(held(), rare, within, where)
             queried = [term for term in rare if term not in covered]
+        scored = [*wanted, *weights]
         projection = [
             *MEMORY_FIELDS,
             TERM_COUNT,
-            *(FieldPath(TERM_FREQS, term).to_api_repr() for term in present),
+            *(FieldPath(TERM_FREQS, term).to_api_repr() for term in [*present, *weights]),
         ]
         queries = []
         if queried:
             queries.append(
-                filtered(self._memories(where.space), native_filters(where, created_range=True))
-                .where(filter=FieldFilter(TERMS, "array_contains_any", queried))
-                .order_by("created_at", direction="DESCENDING")
+                self._holding_any(where, queried)
                 # The statistics already bound it; a concurrent write may not.
                 .limit(sum(within[term] for term in queried))
+                .select(projection)
+            )
+        if weights:
+            queries.append(
+                self._holding_any(where, list(weights))
+                .limit(max(limit, self._budget))
                 .select(projection)
             )
         # What the rare terms leave of the budget, within the common terms' own cap
@@ -263,34 +291,66 @@ class LexicalIndex:
                 for term in common
             )
         # All in flight at once: one round trip after the statistics.
-        for snapshots in self._executor.map(lambda q: list(q.stream()), queries):
+        read = list(self._executor.map(lambda q: list(q.stream()), queries))
+        if counting:
+            stats = CorpusStats(
+                doc_count=stats.doc_count,
+                term_total=stats.term_total,
+                doc_freqs={**stats.doc_freqs, **{t: f.result() for t, f in counting.items()}},
+            )
+        found: dict[str, _Candidate] = {}
+        for doc_id, data in held_rare.items():
+            self._score(doc_id, data, stats, scored, weights, where, found)
+        for snapshots in read:
             for snapshot in snapshots:
                 if snapshot.id not in found:
-                    self._score(snapshot.id, fields_of(snapshot), stats, wanted, where, found)
-        if held is not None and common:
-            # Held records are scored whatever terms they hold: a long record with a
-            # common term, which the bounded lists above may miss, keeps the rank
-            # FTS5 gives it when the caller holds it (the nearest neighbours, which
-            # are the likeliest to need their keyword score).
+                    self._score(
+                        snapshot.id, fields_of(snapshot), stats, scored, weights, where, found
+                    )
+        # Held records are scored whatever terms they hold: a long record with a
+        # common term, which the bounded lists above may miss, keeps the rank FTS5
+        # gives it when the caller holds it (the nearest neighbours, which are the
+        # likeliest to need their keyword score); so does one holding an expansion.
+        lookout = [*(present if common else ()), *weights]
+        if held is not None and lookout:
             for doc_id, data in held().items():
                 freqs = data.get(TERM_FREQS) or {}
-                if doc_id not in found and any(freqs.get(term) for term in present):
-                    self._score(doc_id, data, stats, wanted, where, found)
+                if doc_id not in found and any(freqs.get(term) for term in lookout):
+                    self._score(doc_id, data, stats, scored, weights, where, found)
         return _ranked(found, limit)
 
-    @classmethod
-    def _score_held(
-        cls,
+    def _holding_any(self, where: MemoryFilter, terms: Sequence[str]) -> Any:
+        """The records inside ``where`` holding one of ``terms``, newest first (the
+        shape of the rare terms' query, served by one composite index)."""
+        return (
+            filtered(self._memories(where.space), native_filters(where, created_range=True))
+            .where(filter=FieldFilter(TERMS, "array_contains_any", list(terms)))
+            .order_by("created_at", direction="DESCENDING")
+        )
+
+    @staticmethod
+    def _expansions(
+        wanted: Sequence[str],
+        stats: CorpusStats,
+        held: Callable[[], Mapping[str, Mapping[str, Any]]],
+    ) -> dict[str, float]:
+        """Expansion term -> weight for the terms no record of the space holds, drawn
+        from the held records' whole term maps."""
+        unknown = [t for t in wanted if spelling.eligible(t) and not stats.doc_freqs.get(t)]
+        if not unknown:
+            return {}
+        streams = ((data.get(TERM_FREQS) or {}).keys() for data in held().values())
+        return spelling.expansions(unknown, spelling.vocabulary_of(streams), set(wanted))
+
+    @staticmethod
+    def _held_rare(
         held: Mapping[str, Mapping[str, Any]],
         rare: Sequence[str],
         within: Mapping[str, int],
-        stats: CorpusStats,
-        wanted: Sequence[str],
         where: MemoryFilter,
-        found: dict[str, _Candidate],
-    ) -> set[str]:
-        """Score the held records of the rare terms all of whose records are held;
-        return those terms."""
+    ) -> tuple[set[str], dict[str, Mapping[str, Any]]]:
+        """The rare terms all of whose records inside the filter are held, and those
+        held records (to be scored, not read again)."""
         holders: dict[str, list[str]] = {term: [] for term in rare}
         usable: dict[str, Mapping[str, Any]] = {}
         for doc_id, data in held.items():
@@ -301,11 +361,8 @@ class LexicalIndex:
                 for term in terms:
                     holders[term].append(doc_id)
         covered = {term for term in rare if len(holders[term]) == within[term]}
-        for term in covered:
-            for doc_id in holders[term]:
-                if doc_id not in found:
-                    cls._score(doc_id, usable[doc_id], stats, wanted, where, found)
-        return covered
+        chosen = {doc_id for term in covered for doc_id in holders[term]}
+        return covered, {doc_id: usable[doc_id] for doc_id in usable if doc_id in chosen}
 
     @staticmethod
     def _score(
@@ -313,6 +370,7 @@ class LexicalIndex:
         data: Mapping[str, Any],
         stats: CorpusStats,
         wanted: Sequence[str],
+        weights: Mapping[str, float],
         where: MemoryFilter,
         found: dict[str, _Candidate],
     ) -> None:
@@ -320,7 +378,7 @@ class LexicalIndex:
         if where.matches(memory):
             freqs = data.get(TERM_FREQS) or {}
             length = int(data.get(TERM_COUNT) or 0)
-            score = bm25(stats, wanted, freqs, length)
+            score = bm25(stats, wanted, freqs, length, weights)
             # What fusion needs (the projected frequencies): no analysis at search time.
             counts = {term: int(count) for term in wanted if (count := freqs.get(term))}
             found[doc_id] = _Candidate(memory, score, TermStats(length=length, freqs=counts))

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 
 from metacortex.domain.documents import Document
 from metacortex.domain.records import (
@@ -50,6 +51,7 @@ from metacortex.domain.records import (
 )
 from metacortex.domain.relations import Relation
 from metacortex.errors import ConfigurationError, FailedPrecondition, StorageFull, StoreBusy
+from metacortex.retrieval import typos as spelling
 from metacortex.retrieval.text import terms as analyze
 from metacortex.storage import sqlite_faults, sqlite_files, sqlite_relations
 from metacortex.storage.base import (
@@ -75,6 +77,7 @@ from metacortex.storage.sqlite_locks import describe_holders
 from metacortex.storage.sqlite_mirror_rows import mirror_rows
 from metacortex.storage.sqlite_schema import NewerSchema, migrate
 from metacortex.storage.sqlite_scrub import Scrubber
+from metacortex.storage.sqlite_spelling import corrections
 from metacortex.storage.sqlite_vectors import VectorMirror
 
 if TYPE_CHECKING:
@@ -666,7 +669,11 @@ class SQLiteStore:
         ]
 
     def _keyword_hits(
-        self, terms: Sequence[str], where: MemoryFilter, limit: int
+        self,
+        terms: Sequence[str],
+        where: MemoryFilter,
+        limit: int,
+        weights: Mapping[str, float] | None = None,
     ) -> list[KeywordHit] | None:
         """The keyword index's ranking, or ``None`` when FTS5 has to answer (see
         ``sqlite_keyword_keeper``). The vector mirror's filter columns filter, so
@@ -675,7 +682,49 @@ class SQLiteStore:
         if index is None:
             return None
         mirror = self._synced_mirror()
-        return index.search(terms, lambda seqs: mirror.matching(seqs, where), limit)
+        return index.search(terms, lambda seqs: mirror.matching(seqs, where), limit, weights)
+
+    def _typo_expansions(
+        self, terms: Sequence[str], where: MemoryFilter, dense: Sequence[tuple[int, float]]
+    ) -> dict[str, float]:
+        """Expansion term -> weight for the query terms no record of the space holds,
+        drawn from the semantic candidates' term streams (``retrieval/typos.py``).
+        Nothing while the keyword index is loading (FTS5 answers then, unweighted)."""
+        wanted = [term for term in dict.fromkeys(terms) if spelling.eligible(term)]
+        index = self._keywords.current() if self._mirror is not None and wanted else None
+        if index is None or not dense:
+            return {}
+        mirror = self._synced_mirror()
+        # Held by any record of the space, whatever its state: the space's vocabulary.
+        unknown = index.unheld(wanted, lambda seqs: mirror.in_space(seqs, where.space))
+        if not unknown:
+            return {}
+        rows = self._conn().execute(
+            f"SELECT terms FROM memory_terms WHERE rowid IN ({','.join('?' * len(dense))})",
+            [seq for seq, _ in dense],
+        )
+        vocabulary = spelling.vocabulary_of(str(row[0]).split() for row in rows)
+        return spelling.expansions(unknown, vocabulary, set(terms))
+
+    def spelling_corrections(self, terms: Sequence[str], space: str) -> dict[str, str]:
+        """Against the space's whole vocabulary (``sqlite_spelling.py``); none while the
+        keyword index is loading."""
+        index = self._keywords.current() if self._mirror is not None else None
+        if index is None or not terms:
+            return {}
+        mirror = self._synced_mirror()
+
+        def in_space(seqs: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+            return mirror.in_space(seqs, space)
+
+        def texts_holding(term: str) -> list[str]:
+            seq = index.holder(term, in_space)
+            rows = self._conn().execute(
+                "SELECT retrieval_text FROM memories WHERE seq = ? AND space = ?", (seq, space)
+            )
+            return [str(row[0]) for row in rows]
+
+        return corrections(terms, index, in_space, texts_holding)
 
     @staticmethod
     def _keyword_scored(
@@ -781,10 +830,19 @@ class SQLiteStore:
         return [self.get(memory_id, space=space) for memory_id in memory_ids]
 
     def hybrid_search(
-        self, vector: Vector, terms: Sequence[str], where: MemoryFilter, limit: int
+        self,
+        vector: Vector,
+        terms: Sequence[str],
+        where: MemoryFilter,
+        limit: int,
+        *,
+        typos: bool = False,
     ) -> tuple[list[Scored], list[Scored]]:
         dense = self._synced_mirror().search(vector, where, limit)
-        found = self._keyword_hits(terms, where, limit) if _fts_query(terms) else []
+        found: list[KeywordHit] | None = []
+        if _fts_query(terms):
+            weights = self._typo_expansions(terms, where, dense) if typos else {}
+            found = self._keyword_hits([*terms, *weights], where, limit, weights)
         if found is None:
             return self._scored(dense, where), self.lexical_search(terms, where, limit)
         # Both rankings' records in one read (they share many).

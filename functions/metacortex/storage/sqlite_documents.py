@@ -4,9 +4,10 @@ original bytes as files (``sqlite_document_files``).
 
 ``add`` is one ``BEGIN IMMEDIATE`` transaction: the document, its text, its passages
 (records with their vectors and keyword-index entries), the kept and retired passages of
-the previous version and the previous version's ``superseded_by`` commit together or not
-at all; the bytes' file is written inside it (under the write lock) and removed when the
-transaction fails, so a failed document leaves no memories and no stored bytes.
+the previous version, the passages' relations (``part_of``, ``next``, and the previous
+version's invalidated) and the previous version's ``superseded_by`` commit together or
+not at all; the bytes' file is written inside it (under the write lock) and removed when
+the transaction fails, so a failed document leaves no memories and no stored bytes.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from typing import TYPE_CHECKING, Any, Final
 from metacortex.domain.documents import Document
 from metacortex.domain.records import DocumentRef, Memory
 from metacortex.errors import Conflict
-from metacortex.storage.base import DocumentOutcome, DocumentWrite, PageKey
+from metacortex.storage import sqlite_relations
+from metacortex.storage.base import DocumentOutcome, DocumentWrite, PageKey, checked_relations
 from metacortex.storage.sqlite_document_files import DocumentFiles
 
 if TYPE_CHECKING:
@@ -224,6 +226,7 @@ class SQLiteDocuments:
                 for memory in write.retired:
                     write.previous_version().check_passage(memory)
                     self._write(conn, memory, None)
+                sqlite_relations.write(conn, checked_relations(write))
                 if write.previous is not None:
                     conn.execute(
                         "UPDATE documents SET superseded_by = ? WHERE id = ?",

@@ -42,10 +42,11 @@ import numpy as np
 import numpy.typing as npt
 
 from metacortex.retrieval import bm25
+from metacortex.retrieval import typos as spelling
 from metacortex.storage.base import TermStats
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
 # Terms FTS5's unicode61 tokenizer returns unchanged whatever its Unicode tables.
 _PLAIN: Final = re.compile(r"[a-z0-9]+")
@@ -106,6 +107,8 @@ class KeywordIndex:
         self._tokens = base.tokens
         self.change_seq = change_seq
         self.exact = True
+        # The base's terms for typo correction (about 0.1 s at 100,000 terms, with the load).
+        self._lexicon = spelling.Lexicon(word for word in base.term_ids if word.isalpha())
 
     # ------------------------------------------------------------------ load
     @classmethod
@@ -200,10 +203,13 @@ class KeywordIndex:
         terms: Sequence[str],
         passes: Callable[[npt.NDArray[np.int64]], npt.NDArray[np.bool_]],
         limit: int,
+        weights: Mapping[str, float] | None = None,
     ) -> list[KeywordHit] | None:
         """The best ``limit`` rows that ``passes`` lets through, by FTS5's bm25 then seq,
         as ``memory_terms MATCH '"t1" OR "t2" ...'`` ranks them; ``None`` when a term is
-        one this index cannot answer exactly (ask FTS5)."""
+        one this index cannot answer exactly (ask FTS5). ``weights``: a factor on the
+        IDF of some terms (typo expansions, ``retrieval/typos.py``); a term not named
+        counts as FTS5 counts it."""
         phrases = [term for term in terms if term]
         with self._lock:
             if not self.exact or not all(self._known(term) for term in phrases):
@@ -211,7 +217,59 @@ class KeywordIndex:
             if not phrases or self._rows == 0:
                 return []
             postings = [self._postings(term) for term in phrases]
-            return self._ranked(phrases, postings, passes, limit)
+            return self._ranked(phrases, postings, passes, limit, weights or {})
+
+    def unheld(
+        self,
+        terms: Sequence[str],
+        passes: Callable[[npt.NDArray[np.int64]], npt.NDArray[np.bool_]],
+    ) -> list[str]:
+        """The ``terms`` no row that ``passes`` lets through holds (one ``passes`` call)."""
+        counts = self.held_by(terms, passes)
+        return [term for term, count in zip(terms, counts, strict=True) if not count]
+
+    def held_by(
+        self,
+        terms: Sequence[str],
+        passes: Callable[[npt.NDArray[np.int64]], npt.NDArray[np.bool_]],
+    ) -> list[int]:
+        """How many rows that ``passes`` lets through hold each of ``terms`` (one
+        ``passes`` call)."""
+        with self._lock:
+            postings = [self._postings(term)[0] for term in terms]
+        if not postings:
+            return []
+        everything = np.concatenate(postings).astype(np.int64)
+        passed = passes(everything) if everything.size else np.zeros(0, dtype=np.bool_)
+        ends = np.cumsum([seqs.shape[0] for seqs in postings])
+        return [
+            int(passed[end - seqs.shape[0] : end].sum())
+            for end, seqs in zip(ends, postings, strict=True)
+        ]
+
+    def holder(
+        self, term: str, passes: Callable[[npt.NDArray[np.int64]], npt.NDArray[np.bool_]]
+    ) -> int | None:
+        """The seq of a row that ``passes`` lets through holding ``term`` (the lowest)."""
+        with self._lock:
+            seqs = self._postings(term)[0].astype(np.int64)
+        passed = np.flatnonzero(passes(seqs)) if seqs.size else seqs
+        return int(seqs[passed[0]]) if passed.size else None
+
+    def near(self, term: str) -> dict[str, int]:
+        """Term -> its distance from ``term``, for every term some row holds (or held:
+        an erased row's terms stay until a rebuild) within typo reach of it
+        (``retrieval/typos.py``). The base's terms are grouped once, at load."""
+        with self._lock:
+            lexicon = self._lexicon
+            added = spelling.Lexicon(
+                word
+                for word, seqs in self._overlay.by_term.items()
+                if seqs and word not in self._base.term_ids and word.isalpha()
+            )
+        found = spelling.near(term, lexicon)
+        found.update(spelling.near(term, added))
+        return found
 
     def _postings(self, term: str) -> tuple[Postings, Postings]:
         """(seqs ascending, occurrences) of the rows holding ``term`` now."""
@@ -251,6 +309,7 @@ class KeywordIndex:
         postings: list[tuple[Postings, Postings]],
         passes: Callable[[npt.NDArray[np.int64]], npt.NDArray[np.bool_]],
         limit: int,
+        weights: Mapping[str, float],
     ) -> list[KeywordHit]:
         size = max((int(seqs[-1]) + 1 for seqs, _ in postings if seqs.size), default=0)
         if size == 0:
@@ -259,10 +318,12 @@ class KeywordIndex:
         matched = np.zeros(size, dtype=np.bool_)
         average = self._tokens / self._rows
         k1, b = bm25.K1, bm25.B
-        for seqs, freqs in postings:
+        for term, (seqs, freqs) in zip(phrases, postings, strict=True):
             if not seqs.size:
                 continue
             idf = bm25.idf(self._rows, int(seqs.shape[0]))
+            if term in weights:  # never for a query's own terms: FTS5's arithmetic stays
+                idf *= weights[term]
             freq = freqs.astype(np.float64)
             length = self._lengths(seqs).astype(np.float64)
             # fts5_aux.c fts5Bm25Function, term for term and in its order.

@@ -265,6 +265,19 @@ class VectorMirror:
             scores[start : start + step] = self.matrix[part] @ query
         return scores
 
+    def in_space(self, seqs: npt.NDArray[np.int64], space: str) -> npt.NDArray[np.bool_]:
+        """Which of ``seqs`` the mirror holds in ``space``, whatever their state (reads
+        only those rows: no mask over the whole mirror)."""
+        with self._lock:
+            positions = self.positions(seqs)
+            held: npt.NDArray[np.bool_] = positions != NONE
+            space_id = self._spaces.get(space)
+            if space_id is None:
+                return np.zeros(seqs.shape[0], dtype=np.bool_)
+            if len(self._spaces) > 1:
+                held[held] = self.space_ids[positions[held]] == space_id
+            return held
+
     def matching(self, seqs: npt.NDArray[np.int64], where: MemoryFilter) -> npt.NDArray[np.bool_]:
         """Which of ``seqs`` the mirror holds and ``where`` lets through."""
         with self._lock:

@@ -23,20 +23,31 @@ import base64
 import binascii
 import hashlib
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Final
 
 from metacortex.domain import limits
 from metacortex.domain.documents import Document
-from metacortex.domain.records import DEFAULT_TOPIC, Attribution, new_memory_id, utc_now
+from metacortex.domain.records import (
+    DEFAULT_TOPIC,
+    Attribution,
+    BranchState,
+    Memory,
+    new_memory_id,
+    utc_now,
+)
 from metacortex.errors import DocumentRefused, InvalidArgument, NotFound
 from metacortex.providers.base import Embedder
+from metacortex.retrieval import bm25
+from metacortex.retrieval.text import query_terms, term_frequencies
 from metacortex.spaces.model import Level
 from metacortex.storage.base import DocumentWrite, MemoryStore
 from metacortex.usecases.access import Access
 from metacortex.usecases.cursors import decode_cursor, encode_cursor
-from metacortex.usecases.document_passages import page_starts, version_change
+from metacortex.usecases.document_passages import VersionChange, page_starts, version_change
 from metacortex.usecases.options import DEFAULT_PASSAGE_CHARS
+from metacortex.usecases.passage_relations import RelationChange, reading_order, relation_change
 
 if TYPE_CHECKING:  # the readers load on the first document (0.1 s a server need not pay)
     from metacortex.documents import DocumentLimits, ExtractedDocument
@@ -146,6 +157,7 @@ class Documents:
         )
         old = self._store.document_passages(previous.id, space=space_key) if previous else []
         change = version_change(document, passages, previous, old, now, adder)
+        links = self._relations(document, change, old, now, adder)
         vectors = self._embed([p.retrieval_text(document.title) for p, _ in change.fresh], progress)
         outcome = self._store.add_document(
             DocumentWrite(
@@ -159,6 +171,8 @@ class Documents:
                 kept=change.kept,
                 retired=change.retired,
                 previous=previous,
+                relations=links.write,
+                relations_before=links.before,
             )
         )
         if not outcome.created:  # the same bytes were added meanwhile
@@ -167,6 +181,25 @@ class Documents:
         return _created(
             document, access, status, len(change.fresh), len(change.kept), len(change.retired)
         )
+
+    def _relations(
+        self,
+        document: Document,
+        change: VersionChange,
+        old: Sequence[Memory],
+        now: datetime,
+        by: Attribution,
+    ) -> RelationChange:
+        """The passages' ``part_of`` and ``next``; for a new version, what it changes among
+        the relations of the previous version's passages (one read of them)."""
+        current = reading_order([*(record for _, record in change.fresh), *change.kept])
+        active = [m.id for m in old if m.branch_state is BranchState.ACTIVE]
+        stored = (
+            self._store.relations_of(active, space=document.space, include_invalid=True)
+            if active
+            else []
+        )
+        return relation_change(document, current, change.retired, stored, now, by)
 
     def _bytes(
         self,
@@ -303,6 +336,36 @@ class Documents:
                 if start <= at < max(end, start + 1)
             ],
         }
+
+    def passages(
+        self, access: Access, *, id: str, space: str | None = None
+    ) -> tuple[Document, list[Memory]]:
+        """A version the caller may read and its passages in reading order (the kept and
+        new ones of a current version; a superseded version's retired ones)."""
+        document = self.document(access, id, space)
+        passages = self._store.document_passages(document.id, space=document.space)
+        readable = access.readable_states
+        return document, [p for p in passages if p.branch_state in readable]
+
+    def search_document(
+        self,
+        access: Access,
+        *,
+        id: str,
+        query: str,
+        limit: int | None = None,
+        space: str | None = None,
+    ) -> tuple[Document, list[tuple[Memory, float]]]:
+        """The document's passages that hold the query's words, best first (BM25 over its
+        passages alone, the keyword side of search restricted to one document)."""
+        document, passages = self.passages(access, id=id, space=space)
+        wanted = query_terms(limits.check_query(query))
+        count = limits.check_limit(
+            limit if limit is not None else limits.DEFAULT_LIST_LIMIT, limits.MAX_LIST_LIMIT
+        )
+        by_id = {passage.id: passage for passage in passages}
+        ranked = bm25.rank(wanted, {p.id: term_frequencies(p.retrieval_text) for p in passages})
+        return document, [(by_id[key], score) for key, score in ranked[:count]]
 
 
 def _created(

@@ -23,6 +23,7 @@ class ServiceOptions:
     # Ranking knobs (retrieval/fusion.py, retrieval/context.py; docs/benchmarks.md).
     dense_weight: float = DENSE_WEIGHT
     conversational_context: bool = True
+    typo_tolerance: bool = True
     # Documents (usecases/documents.py): what one may cost to read, built at the first
     # document (importing the readers costs 0.1 s a server that reads none need not pay;
     # None: the defaults), and the size of the passages it is cut into.

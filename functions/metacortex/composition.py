@@ -84,6 +84,16 @@ def build_embedder(settings: Settings) -> Embedder:
     return MiniLMEmbedder.load()
 
 
+def load_embedder_ahead(settings: Settings) -> None:
+    """Start loading the local embedding model on a thread (a server's start, which has
+    other work meanwhile); ``build_embedder`` then waits for it. Nothing to load ahead
+    for Gemini."""
+    if settings.embeddings_kind == "local":
+        from metacortex.providers.local import load_ahead
+
+        load_ahead()
+
+
 def build_generation(settings: Settings) -> tuple[Merger, ImageDescriber | None]:
     if settings.uses_gemini_generation:
         require_cloud_extra("Gemini generation (METACORTEX_USE_GEMINI_GENERATION)", "gemini")
@@ -123,18 +133,28 @@ def _document_limits(settings: Settings) -> DocumentLimits:
     return DocumentLimits.from_settings(settings)
 
 
-def build_service(settings: Settings, *, load_vectors_ahead: bool = False) -> MemoryService:
-    """The service on the configured store and providers. ``load_vectors_ahead`` (a
-    server's start): on the embedded default, the store reads its vectors on a thread
-    while the model loads, instead of at the first search."""
+def open_store(settings: Settings, *, load_vectors_ahead: bool = False) -> MemoryStore:
+    """The configured store. ``load_vectors_ahead`` (a server's start): on the embedded
+    default, the store reads its vectors on a thread while the model loads (and
+    ``serve`` imports its app), instead of at the first search."""
     store = build_store(settings)
-    try:
-        if load_vectors_ahead and settings.embeddings_kind == "local":
-            from metacortex.providers.local import IDENTITY
-            from metacortex.storage.sqlite import SQLiteStore
+    if load_vectors_ahead and settings.embeddings_kind == "local":
+        from metacortex.providers.local import IDENTITY
+        from metacortex.storage.sqlite import SQLiteStore
 
-            if isinstance(store, SQLiteStore):
-                store.load_vectors_in_background(IDENTITY)
+        if isinstance(store, SQLiteStore):
+            store.load_vectors_in_background(IDENTITY)
+    return store
+
+
+def build_service(
+    settings: Settings, *, load_vectors_ahead: bool = False, store: MemoryStore | None = None
+) -> MemoryService:
+    """The service on the configured store (``store``, already open, or ``open_store``)
+    and providers. On failure the store is closed, whoever opened it."""
+    if store is None:
+        store = open_store(settings, load_vectors_ahead=load_vectors_ahead)
+    try:
         merger, describer = build_generation(settings)
         return MemoryService(
             store,

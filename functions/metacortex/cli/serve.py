@@ -9,29 +9,17 @@ when the first request can be answered quickly.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import gc
 import socket
-import sys
-from collections.abc import Callable
 from typing import Any, Final
 
-import uvicorn
-
-from metacortex import owner
-from metacortex.cli import server_address
 from metacortex.cli.admin_token import ensure_admin_token
-from metacortex.cli.banner import banner, base_url
 from metacortex.cli.data_dir import add_data_dir_option, settings_for, start_fresh, store_errors
-from metacortex.cli.program import spelled
-from metacortex.clients import ClientManager
-from metacortex.composition import build_service
+from metacortex.cli.status import status
+from metacortex.composition import build_service, load_embedder_ahead, open_store
 from metacortex.config import Settings
 from metacortex.errors import ConfigurationError
-from metacortex.guard.connections import install_accept_error_filter, uvicorn_config
 from metacortex.guard.hosts import is_loopback_host
-from metacortex.heap import freeze_startup_heap, release_freed_memory
-from metacortex.server import create_app
 from metacortex.server.logs import configure_logging
 from metacortex.server.profiles import load_profiles
 from metacortex.service import Access, MemoryService
@@ -68,10 +56,6 @@ def add_parser(commands: Any) -> None:
     parser.set_defaults(run=run)
 
 
-def status(message: str) -> None:
-    print(f"metacortex: {message}", file=sys.stderr, flush=True)
-
-
 def run(args: argparse.Namespace) -> int:
     settings = settings_for(args)
     host: str = args.host
@@ -93,43 +77,31 @@ def run(args: argparse.Namespace) -> int:
     profiles = load_profiles(settings)
     listener = _bind(host, args.port)
     # No automatic collections while the store, model and app load: what they create
-    # lives for good; freeze_startup_heap collects once and the collector resumes after.
+    # lives for good; ``serving`` collects once, freezes the heap and resumes them.
     gc.disable()
     try:
         status(f"opening the {settings.store_kind} store in {settings.metacortex_data_dir} ...")
         if args.start_fresh and (done := start_fresh(settings)):
             status(done)
         status(f"loading the {settings.embeddings_kind} embedding model ...")
+        # The model loads on one thread (onnxruntime releases the GIL while it builds
+        # its session) and the store's vectors on another (SQLite reads them with the
+        # GIL released, ``sqlite_mirror_rows``) while this one imports the app, which is
+        # pure Python and most of a start (docs/benchmarks.md, "Start-up after spaces").
+        load_embedder_ahead(settings)
         with store_errors(settings):
-            service = build_service(settings, load_vectors_ahead=True)
+            store = open_store(settings, load_vectors_ahead=True)
+            try:
+                from metacortex.cli import serving
+            except BaseException:
+                store.close()
+                raise
+            service = build_service(settings, store=store)
         try:
             _warm_up(service, settings)
-            app = create_app(settings, service)
-            freeze_startup_heap()
-            gc.enable()
-            release_freed_memory()
-            listener.listen(2048)
-            url = base_url(host, listener.getsockname()[1])
-            _record_address(settings, url)
-            print(
-                banner(
-                    url=url,
-                    data_dir=settings.metacortex_data_dir,
-                    profiles=profiles,
-                    token_path=admin.path,
-                    new_token=admin.value if admin.created else None,
-                    passphrase_set=owner.is_set(service.store),
-                    command=_command_for(settings),
-                    oauth=settings.metacortex_oauth,
-                    stored_clients=stored_client_ids(service, settings),
-                ),
-                flush=True,
+            serving.serve(
+                settings, service, host=host, listener=listener, profiles=profiles, admin=admin
             )
-            install_accept_error_filter()
-            config = uvicorn_config(app, settings)
-            # uvicorn shuts down gracefully on Ctrl-C, then re-raises it for the exit code.
-            with contextlib.suppress(KeyboardInterrupt):
-                uvicorn.Server(config).run(sockets=[listener])
         finally:
             service.store.close()
     finally:
@@ -137,21 +109,6 @@ def run(args: argparse.Namespace) -> int:
         listener.close()
     status("stopped")
     return 0
-
-
-def _command_for(settings: Settings) -> Callable[[str], str]:
-    """Commands as the banner prints them: spelled to run from here, on this server's
-    data directory (its store, admin token and recorded address)."""
-    data_dir = settings.metacortex_data_dir if settings.store_kind == "sqlite" else None
-    return lambda words: spelled(words, data_dir)
-
-
-def _record_address(settings: Settings, url: str) -> None:
-    """Where this server answers, for the commands that print its address."""
-    try:
-        server_address.record(settings, url)
-    except OSError as error:
-        status(f"could not record the server's address in {settings.metacortex_data_dir}: {error}")
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -168,12 +125,6 @@ def _bind(host: str, port: int) -> socket.socket:
             "or stop the other server"
         ) from None
     return listener
-
-
-def stored_client_ids(service: MemoryService, settings: Settings) -> list[str]:
-    """The client endpoints kept in the store (``metacortex client add``), for the banner."""
-    clients = ClientManager(service.store, settings).list()
-    return [client.id for client in clients if client.source == "store"]
 
 
 def _warm_up(service: MemoryService, settings: Settings) -> None:

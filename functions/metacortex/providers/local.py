@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import logging
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,6 +28,8 @@ import numpy.typing as npt
 
 from metacortex.errors import ConfigurationError
 from metacortex.storage.base import EmbeddingIdentity
+
+logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from metacortex.storage.base import Vector
@@ -169,6 +172,30 @@ def unit_vectors(session: Any, rows: Sequence[list[int]]) -> npt.NDArray[np.floa
     return unit
 
 
+_loading = threading.Lock()
+
+
 @lru_cache(maxsize=1)
-def _shared() -> MiniLMEmbedder:
+def _loaded() -> MiniLMEmbedder:
     return MiniLMEmbedder(installed_model_files())
+
+
+def _shared() -> MiniLMEmbedder:
+    # Once per process even when a thread loading ahead (``load_ahead``) and the
+    # service ask at the same time: the second waits for the first.
+    with _loading:
+        return _loaded()
+
+
+def load_ahead() -> None:
+    """Start loading the process-wide model on a thread, for a caller with other work
+    meanwhile (``metacortex serve`` imports its app). An error is left to ``load``,
+    which loads again and raises it."""
+    threading.Thread(target=_load_quietly, name="metacortex-model", daemon=True).start()
+
+
+def _load_quietly() -> None:
+    try:
+        _shared()
+    except Exception as error:  # noqa: BLE001 - the service's own load raises it again
+        logger.debug("loading the embedding model ahead failed: %s", error)

@@ -370,6 +370,30 @@ def test_document_lines_whose_bytes_do_not_match_their_sha256_are_refused_and_na
     assert summary.documents.restored == len(lines) - 1
 
 
+def test_a_passage_whose_document_reference_a_backup_would_not_write_is_refused_and_named(
+    tmp_path: Path,
+) -> None:
+    source = _documented(SQLiteStore(tmp_path / "source.sqlite3")).store
+    folder = tmp_path / "backup"
+    export_portable(source, folder, "test-hashing:64")
+    lines = (folder / "memories.ndjson").read_text(encoding="utf-8").split("\n")[:-1]
+    records = [json.loads(line) for line in lines]
+    [first, second, third, *_] = [r for r in records if "document" in r]
+    first["document"]["start"] = "0"
+    second["document"]["section"] = "Garden plan > Beans"
+    third["document"] = ["not", "a", "map"]
+    _rewrite(folder, "memories.ndjson", [json.dumps(r) for r in records], "archive")
+
+    summary = _restore(folder, SQLiteStore(tmp_path / "target.sqlite3"))
+
+    assert len(summary.refused) == 3
+    named = "\n".join(summary.refused)
+    assert "document.start is not a whole number" in named
+    assert "document.section not as a backup writes them" in named
+    assert "document is a list, not a map" in named
+    assert summary.restored == len(records) - 3
+
+
 # ---------------------------------------------------------------- the format
 def test_a_backup_with_relations_and_documents_is_byte_for_byte_deterministic(
     tmp_path: Path,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -147,6 +147,20 @@ def _documents(store: MemoryStore) -> dict[str, tuple[Document, bytes | None, st
     return found
 
 
+def _sqlite_backup(
+    tmp_path: Path, seed: Callable[[MemoryStore], MemoryService]
+) -> tuple[MemoryStore, Path]:
+    """A SQLite store seeded by ``seed``, and its backup."""
+    source = seed(SQLiteStore(tmp_path / "source.sqlite3")).store
+    folder = tmp_path / "backup"
+    export_portable(source, folder, "test-hashing:64")
+    return source, folder
+
+
+def _lines(folder: Path, name: str) -> list[str]:
+    return (folder / name).read_text(encoding="utf-8").split("\n")[:-1]
+
+
 def _restore(folder: Path, store: MemoryStore) -> Any:
     embedder = HashingEmbedder()
     store.bind_embedding(embedder.identity)
@@ -193,10 +207,8 @@ def test_relations_survive_backup_and_restore_valid_and_invalidated_with_note_au
 def test_a_relation_whose_end_is_not_in_the_archive_is_skipped_and_counted(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    source = _linked(SQLiteStore(tmp_path / "source.sqlite3")).store
-    folder = tmp_path / "backup"
-    export_portable(source, folder, "test-hashing:64")
-    lines = (folder / "memories.ndjson").read_text(encoding="utf-8").split("\n")[:-1]
+    source, folder = _sqlite_backup(tmp_path, _linked)
+    lines = _lines(folder, "memories.ndjson")
     budget = next(line for line in lines if "18,000 euros" in line)
     _rewrite(folder, "memories.ndjson", [line for line in lines if line != budget], "archive")
     data_dir = tmp_path / "data"
@@ -215,9 +227,7 @@ def test_a_relation_whose_end_is_not_in_the_archive_is_skipped_and_counted(
 def test_a_tampered_relations_file_is_refused_by_its_sha256_and_nothing_is_written(
     tmp_path: Path,
 ) -> None:
-    source = _linked(SQLiteStore(tmp_path / "source.sqlite3")).store
-    folder = tmp_path / "backup"
-    export_portable(source, folder, "test-hashing:64")
+    _source, folder = _sqlite_backup(tmp_path, _linked)
     relations = folder / "relations.ndjson"
     relations.write_text(relations.read_text().replace("its cost", "its price"))
     target = SQLiteStore(tmp_path / "target.sqlite3")
@@ -242,9 +252,7 @@ def test_a_tampered_relations_file_is_refused_by_its_sha256_and_nothing_is_writt
 def test_a_manifest_entry_that_does_not_match_its_file_is_refused_before_anything_is_written(
     tmp_path: Path, key: str, change: dict[str, Any] | None, refusal: str
 ) -> None:
-    source = _linked(SQLiteStore(tmp_path / "source.sqlite3")).store
-    folder = tmp_path / "backup"
-    export_portable(source, folder, "test-hashing:64")
+    _source, folder = _sqlite_backup(tmp_path, _linked)
     (folder / "sub").mkdir()
     (folder / "sub" / "relations.ndjson").write_bytes((folder / "relations.ndjson").read_bytes())
     manifest = json.loads((folder / "manifest.json").read_text())
@@ -262,10 +270,8 @@ def test_a_manifest_entry_that_does_not_match_its_file_is_refused_before_anythin
 
 
 def test_relation_lines_a_backup_would_not_write_are_refused_and_named(tmp_path: Path) -> None:
-    source = _linked(SQLiteStore(tmp_path / "source.sqlite3")).store
-    folder = tmp_path / "backup"
-    export_portable(source, folder, "test-hashing:64")
-    lines = (folder / "relations.ndjson").read_text(encoding="utf-8").split("\n")[:-1]
+    _source, folder = _sqlite_backup(tmp_path, _linked)
+    lines = _lines(folder, "relations.ndjson")
     good = json.loads(lines[0])
     hostile = [
         "not json",
@@ -353,10 +359,8 @@ def _linked_more(service: MemoryService) -> None:
 def test_document_lines_whose_bytes_do_not_match_their_sha256_are_refused_and_named(
     tmp_path: Path,
 ) -> None:
-    source = _documented(SQLiteStore(tmp_path / "source.sqlite3")).store
-    folder = tmp_path / "backup"
-    export_portable(source, folder, "test-hashing:64")
-    lines = (folder / "documents.ndjson").read_text(encoding="utf-8").split("\n")[:-1]
+    _source, folder = _sqlite_backup(tmp_path, _documented)
+    lines = _lines(folder, "documents.ndjson")
     record = json.loads(lines[-1])
     record["data_base64"] = base64.b64encode(b"something else").decode()
     _rewrite(folder, "documents.ndjson", [*lines[:-1], json.dumps(record)], "documents")
@@ -373,10 +377,8 @@ def test_document_lines_whose_bytes_do_not_match_their_sha256_are_refused_and_na
 def test_a_passage_whose_document_reference_a_backup_would_not_write_is_refused_and_named(
     tmp_path: Path,
 ) -> None:
-    source = _documented(SQLiteStore(tmp_path / "source.sqlite3")).store
-    folder = tmp_path / "backup"
-    export_portable(source, folder, "test-hashing:64")
-    lines = (folder / "memories.ndjson").read_text(encoding="utf-8").split("\n")[:-1]
+    _source, folder = _sqlite_backup(tmp_path, _documented)
+    lines = _lines(folder, "memories.ndjson")
     records = [json.loads(line) for line in lines]
     [first, second, third, *_] = [r for r in records if "document" in r]
     first["document"]["start"] = "0"

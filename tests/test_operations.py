@@ -14,15 +14,20 @@ from metacortex.operations.backup import BackupError, export_portable, restore_p
 from metacortex.operations.reembed import reembed
 from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.service import Access, MemoryService
+from metacortex.storage.base import MemoryStore
 from metacortex.storage.sqlite import SQLiteStore
+from tests.backup_stores import OpenStore, backup_stores
 from tests.fakes import HashingEmbedder
+
+__all__ = ["backup_stores"]  # the fixture, used by name
 
 ADMIN = Access.admin()
 ALL = ["active", "wip", "merged", "deprecated"]
 
 
-def _corpus(path: Path) -> MemoryService:
-    service = MemoryService(SQLiteStore(path), HashingEmbedder(), merger=SentenceUnionMerger())
+def _corpus(path: Path | MemoryStore) -> MemoryService:
+    store = SQLiteStore(path) if isinstance(path, Path) else path
+    service = MemoryService(store, HashingEmbedder(), merger=SentenceUnionMerger())
     old = service.save(ADMIN, content="Deploy from the main branch.", topic="ops")["item"]["id"]
     new = service.save(ADMIN, content="Deploy from release branches.", topic="ops")["item"]["id"]
     service.deprecate(ADMIN, id=old, superseding_id=new, supersession_reason="corrected")
@@ -44,25 +49,21 @@ def _everything(service: MemoryService) -> list[dict[str, object]]:
     ]
 
 
-def _without_related(items: list[dict[str, object]]) -> list[dict[str, object]]:
-    return [{key: value for key, value in item.items() if key != "related"} for item in items]
-
-
-def test_a_portable_backup_restores_every_record_with_its_id_and_links(tmp_path: Path) -> None:
-    source = _corpus(tmp_path / "a.sqlite3")
+def test_a_portable_backup_restores_every_record_with_its_id_and_links(
+    backup_stores: OpenStore, tmp_path: Path
+) -> None:
+    source = _corpus(backup_stores("source"))
     summary = export_portable(source.store, tmp_path / "backup", "test-hashing:64")
-    target_store = SQLiteStore(tmp_path / "b.sqlite3")
+    target_store = backup_stores("target")
     target = MemoryService(target_store, HashingEmbedder(), merger=SentenceUnionMerger())
 
     restored = restore_portable(target_store, HashingEmbedder(), tmp_path / "backup")
 
     assert summary.count == restored.restored == len(_everything(source))
-    # The records, ids and lineage fields come back whole. Relations (issue 32: each
-    # result's `related`) are not in the portable format yet: a restored store has
-    # none (README, "backup"; the stop's note names it as left).
+    # The records, ids, lineage fields and relations (each result's `related`) come
+    # back whole.
     assert any(item["related"] for item in _everything(source))
-    assert _without_related(_everything(target)) == _without_related(_everything(source))
-    assert not any(item["related"] for item in _everything(target))
+    assert _everything(target) == _everything(source)
     hit = target.search(ADMIN, query="release branches")["matches"][0]
     assert hit["summary"] == "Deploy from release branches."
 
@@ -140,3 +141,23 @@ def test_a_full_sqlite_copy_keeps_vectors_and_events(tmp_path: Path) -> None:
     )
     assert _everything(copy) == _everything(source)
     assert copy.search(ADMIN, query="release branches")["matches"]
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029"])
+def test_a_memory_holding_a_unicode_line_separator_survives_backup_and_restore(
+    tmp_path: Path, separator: str
+) -> None:
+    # JSON leaves U+2028 and U+2029 unescaped; a reader that split the archive on every
+    # Unicode line boundary (str.splitlines) saw two records in that line.
+    service = _corpus(tmp_path / "a.sqlite3")
+    saved = service.save(ADMIN, content=f"first line{separator}second line")["item"]
+    export_portable(service.store, tmp_path / "backup", "k")
+    store = SQLiteStore(tmp_path / "b.sqlite3")
+    MemoryService(store, HashingEmbedder(), merger=SentenceUnionMerger())
+
+    restored = restore_portable(store, HashingEmbedder(), tmp_path / "backup")
+
+    assert restored.refused == ()
+    memory = store.get(saved["id"])
+    assert memory is not None
+    assert memory.content == f"first line{separator}second line"

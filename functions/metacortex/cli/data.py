@@ -27,8 +27,9 @@ def add_parser(commands: Any) -> None:
     backup = commands.add_parser(
         "backup",
         help="write a portable backup (NDJSON + manifest), or a full copy with --full",
-        description="Portable: every memory in every state as deterministic NDJSON plus a "
-        "manifest with its sha256 (no vectors; restore re-embeds and keeps ids). "
+        description="Portable: every memory in every state, every relation and every document "
+        "(its text and bytes) as deterministic NDJSON plus a manifest with each file's "
+        "sha256 (no vectors; restore re-embeds and keeps ids). "
         "--full (SQLite only): a consistent copy of the whole database, vectors and events "
         "included. On Firestore use a managed export for a full backup (docs/DEPLOYMENT.md).",
     )
@@ -40,9 +41,11 @@ def add_parser(commands: Any) -> None:
     restore = commands.add_parser(
         "restore",
         help="restore a portable backup into the configured store (re-embeds, keeps ids)",
-        description="Restores every memory of a portable backup (this server's, or the "
-        "TypeScript MetaCortex's backup:memories folder), embedding it with the configured "
-        "model. Ids already present are skipped, so it can be re-run. Records the tools "
+        description="Restores every memory, document and relation of a portable backup "
+        "(this server's, or the TypeScript MetaCortex's backup:memories folder), embedding "
+        "memories with the configured model. Ids already present are skipped, so it can be "
+        "re-run; a relation whose end is in neither the backup nor the store is skipped and "
+        "counted. Records the tools "
         "would refuse (bad ids, control characters, oversized content, unknown values, "
         "supersession loops) are refused and listed; the others are restored, and the "
         "command exits with status 1 saying how many were refused.",
@@ -92,7 +95,10 @@ def run_backup(args: argparse.Namespace) -> int:
                 summary = export_portable(store, args.destination, _identity_label(settings))
         except BackupError as error:
             raise ConfigurationError(str(error)) from None
-        print(f"{summary.count} memories written to {summary.directory} (sha256 {summary.sha256})")
+        print(
+            f"{summary.count} memories written to {summary.directory} (sha256 {summary.sha256}), "
+            f"with {summary.relations} relations and {summary.documents} document versions"
+        )
         return 0
     finally:
         store.close()
@@ -108,16 +114,23 @@ def run_restore(args: argparse.Namespace) -> int:
             summary = restore_portable(store, embedder, args.source)
         except BackupError as error:
             raise ConfigurationError(str(error)) from None
+        relations, documents = summary.relations, summary.documents
         print(
             f"restored {summary.restored} memories from {summary.source}; "
-            f"{summary.skipped_existing} already present; {len(summary.refused)} refused"
+            f"{summary.skipped_existing} already present; {len(summary.refused)} refused\n"
+            f"documents: restored {documents.restored}; {documents.skipped_existing} already "
+            f"present; {len(documents.refused)} refused\n"
+            f"relations: restored {relations.restored}; {relations.skipped_existing} already "
+            f"present; {relations.missing_ends} skipped (an end is not in the store); "
+            f"{len(relations.refused)} refused"
         )
-        for refusal in summary.refused:
+        refused = summary.all_refused
+        for refusal in refused:
             print(f"  refused: {refusal}")
-        if summary.refused:
+        if refused:
             # A script must not read a restore that left records behind as a success.
             print(
-                f"metacortex restore: {len(summary.refused)} of the backup's records were "
+                f"metacortex restore: {len(refused)} of the backup's records were "
                 "refused (listed above) and are not in the store; the others were restored. "
                 "Fix or remove those lines and run it again (restored ids are skipped)",
                 file=sys.stderr,

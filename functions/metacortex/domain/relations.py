@@ -24,6 +24,7 @@ read of relations and none of memories.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
@@ -117,3 +118,46 @@ class Relation:
 def relation_id(space: str, source: str, type_: RelationType, target: str) -> str:
     key = f"{space}\x00{source}\x00{type_.value}\x00{target}".encode()
     return hashlib.sha256(key).hexdigest()[:32]
+
+
+def relation_fields(relation: Relation, time: Callable[[datetime], Any]) -> dict[str, Any]:
+    """Every field of a relation but its space, as plain values with times written by
+    ``time``: what Firestore keeps (Timestamps) and a portable backup's line (ISO 8601
+    text) alike, so the two never drift apart."""
+    return {
+        "source": relation.source,
+        "target": relation.target,
+        "type": relation.type.value,
+        "note": relation.note,
+        "created_at": time(relation.created_at),
+        "created_by": relation.created_by.encode() if relation.created_by else None,
+        "source_summary": relation.source_summary,
+        "target_summary": relation.target_summary,
+        "invalid_at": time(relation.invalid_at) if relation.invalid_at else None,
+        "invalidated_by": relation.invalidated_by.encode() if relation.invalidated_by else None,
+        "source_state": relation.source_state,
+        "target_state": relation.target_state,
+    }
+
+
+def relation_from_fields(
+    data: Mapping[str, Any], space: str, time: Callable[[Any], datetime]
+) -> Relation:
+    """``relation_fields`` read back (times by ``time``); ``KeyError`` without
+    ``created_at``, ``ValueError`` for a type that is not a ``RelationType``."""
+    invalid = data.get("invalid_at")
+    return Relation(
+        source=str(data.get("source") or ""),
+        target=str(data.get("target") or ""),
+        type=RelationType(str(data.get("type"))),
+        space=space,
+        note=str(data.get("note") or ""),
+        created_at=time(data["created_at"]),
+        created_by=Attribution.decode(data.get("created_by")),
+        source_summary=str(data.get("source_summary") or ""),
+        target_summary=str(data.get("target_summary") or ""),
+        invalid_at=time(invalid) if invalid is not None else None,
+        invalidated_by=Attribution.decode(data.get("invalidated_by")),
+        source_state=str(data.get("source_state") or ""),
+        target_state=str(data.get("target_state") or ""),
+    )

@@ -21,8 +21,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from metacortex.domain.records import Memory
-from metacortex.domain.stored_values import Refused, kind
+from metacortex.domain import limits
+from metacortex.domain.records import DocumentRef, Memory
+from metacortex.domain.stored_values import Refused, kind, text
+from metacortex.errors import InvalidArgument
 from metacortex.migration import original_record
 
 RecordReader = Callable[[Mapping[str, Any]], Memory]
@@ -55,8 +57,37 @@ def read_lines(lines: Iterable[str], reader: RecordReader) -> Iterator[Line]:
 
 
 def read_portable(record: Mapping[str, Any]) -> Memory:
-    """A record of this server's own archive (``Memory.to_item``'s shape)."""
-    return original_record.read_portable(record).memory
+    """A record of this server's own archive (``Memory.to_item``'s shape; a passage also
+    its ``document`` reference, ``passage_line``)."""
+    memory = original_record.read_portable(record).memory
+    if record.get("document") is None:
+        return memory
+    return memory.with_changes(document=_passage_ref(record["document"]))
+
+
+def passage_line(ref: DocumentRef) -> dict[str, Any]:
+    """A passage's reference to its document as an archive record holds it (beside the
+    ``metadata.document`` results show, which leaves out what a store needs)."""
+    return {"id": ref.id, "start": ref.start} | ref.details()
+
+
+def _passage_ref(value: Any) -> DocumentRef:
+    if not isinstance(value, Mapping):
+        raise Refused(f"document is {kind(value)}, not a map")
+    start = value.get("start")
+    if not isinstance(start, int) or isinstance(start, bool) or start < 0:
+        raise Refused("document.start is not a whole number")
+    try:
+        document_id = limits.check_id(text(value.get("id"), "document.id") or "", "document.id")
+        ref = DocumentRef.from_details(document_id, start, value)
+    except InvalidArgument as error:
+        raise Refused(error.message) from None
+    except (TypeError, ValueError):
+        raise Refused("document is not as a backup writes it") from None
+    differing = sorted(name for name, v in passage_line(ref).items() if value.get(name) != v)
+    if differing:
+        raise Refused(f"document.{', document.'.join(differing)} not as a backup writes them")
+    return ref
 
 
 def read_original(record: Mapping[str, Any]) -> Memory:

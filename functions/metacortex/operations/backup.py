@@ -1,37 +1,65 @@
-"""Portable backup: a deterministic NDJSON archive plus a manifest, and its restore.
+"""Portable backup: deterministic NDJSON files plus a manifest, and their restore.
 
-The archive holds every memory in every state (no vectors), ordered by
-(created_at, id), one canonical JSON object per line, so the same corpus always
-gives the same bytes. Restore re-embeds with the configured model and keeps ids,
-so supersession links and provenance survive. A full backup with vectors is the
-store's own: for SQLite, ``backup_sqlite_file`` (an online, consistent copy);
-for Firestore, a managed export (docs/DEPLOYMENT.md).
+A backup folder holds ``memories.ndjson`` (every memory in every state, passages of
+documents included, no vectors), ``relations.ndjson`` (every relation, valid or
+invalidated: ``backup_relations``), ``documents.ndjson`` (every version of every
+document with its text and bytes: ``backup_documents``) and ``manifest.json`` naming
+each file with its line count and sha256. Memories are ordered by (created_at, id) per
+space, one canonical JSON object per line, so the same store always gives the same
+bytes. Restore checks every file first, then writes the documents, the memories
+(re-embedded with the configured model, ids kept, so supersession links and
+provenance survive) and the relations. A full backup with vectors is the store's own:
+for SQLite, ``backup_sqlite_file`` (an online, consistent copy); for Firestore, a
+managed export (docs/DEPLOYMENT.md).
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
-import hashlib
 import json
-import os
+from collections import defaultdict
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, TextIO
+from typing import TYPE_CHECKING, Any, Final
 
 from metacortex.domain.record_rules import supersession_loops
 from metacortex.domain.records import DEFAULT_SPACE, Memory
+from metacortex.domain.relations import Relation
 from metacortex.errors import Conflict
 from metacortex.operations.archive_records import (
     RecordReader,
+    passage_line,
     read_lines,
     read_original,
     read_portable,
 )
+from metacortex.operations.backup_documents import (
+    DOCUMENTS,
+    DocumentsRestored,
+    document_line,
+    restore_documents,
+    versions,
+)
+from metacortex.operations.backup_files import (
+    BackupError,
+    LineWriter,
+    backup_file,
+    checked_file,
+    named_file,
+    private_text,
+    text_lines,
+)
+from metacortex.operations.backup_relations import (
+    RELATIONS,
+    RelationsRestored,
+    ordered,
+    relation_line,
+    restore_relations,
+)
 from metacortex.operations.progress import progress
-from metacortex.operations.walk import all_memories, count_memories
+from metacortex.operations.walk import all_memories, count_memories, spaces_of
 from metacortex.providers.base import Embedder
 from metacortex.spaces.registry import Registry, read_directory
 from metacortex.storage import sqlite_files
@@ -40,8 +68,13 @@ from metacortex.storage.base import MemoryStore, StoreTransaction
 if TYPE_CHECKING:
     from metacortex.storage.base import Vector
 
+__all__ = ["BackupError", "export_portable", "restore_portable"]
+
 FORMAT: Final = "metacortex-portable"
-FORMAT_VERSION: Final = 1
+# 2: relations.ndjson and documents.ndjson beside the memories, and each passage's
+# reference to its document; version 1 backups (memories only) restore as they are.
+FORMAT_VERSION: Final = 2
+READABLE_VERSIONS: Final = (1, 2)
 ARCHIVE: Final = "memories.ndjson"
 MANIFEST: Final = "manifest.json"
 # The TypeScript MetaCortex's archive (archive.ts, backup-memories.ts): its manifest has
@@ -65,19 +98,16 @@ def is_original_manifest(manifest: dict[str, Any]) -> bool:
     )
 
 
-class BackupError(Exception):
-    """An archive that cannot be restored; the message says why and what to do."""
-
-
 def _record(memory: Memory) -> dict[str, Any]:
     # Authors by id: names belong to the people of a store, not to its memories.
-    return {"id": memory.id, "content": memory.content, "retrieval_text": memory.retrieval_text} | {
-        "metadata": memory.metadata()
+    record: dict[str, Any] = {
+        "id": memory.id,
+        "content": memory.content,
+        "retrieval_text": memory.retrieval_text,
     }
-
-
-def _canonical(value: dict[str, Any]) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    if memory.document is not None:
+        record["document"] = passage_line(memory.document)
+    return record | {"metadata": memory.metadata()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,28 +115,8 @@ class BackupSummary:
     count: int
     sha256: str
     directory: Path
-
-
-def _private_text(path: Path) -> TextIO:
-    """A file only its owner can read (0600 whatever the umask): backups hold every memory.
-
-    Never through a symbolic link: one planted where the archive goes would otherwise
-    have the backup overwrite whatever it points at."""
-    try:
-        descriptor = os.open(
-            path,
-            os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW,
-            sqlite_files.FILE_MODE,
-        )
-    except OSError as error:
-        if error.errno == errno.ELOOP:
-            raise BackupError(
-                f"{path} is a symbolic link: a backup never writes through one. Remove it, "
-                "or choose another folder"
-            ) from None
-        raise
-    os.fchmod(descriptor, sqlite_files.FILE_MODE)
-    return os.fdopen(descriptor, "w", encoding="utf-8", newline="\n")
+    relations: int = 0
+    documents: int = 0
 
 
 def export_portable(store: MemoryStore, directory: Path, embedding_key: str) -> BackupSummary:
@@ -116,24 +126,36 @@ def export_portable(store: MemoryStore, directory: Path, embedding_key: str) -> 
             f"folder's real path ({directory.resolve()}) if that is where it should go"
         )
     sqlite_files.make_private_directory(directory)
-    digest = hashlib.sha256()
-    count = 0
-    total = count_memories(store)
-    archive = directory / ARCHIVE
-    with _private_text(archive) as out, progress("backup", total) as bar:
+    spaces = spaces_of(store)
+    relations: list[Relation] = []
+    cited: dict[str, set[str]] = defaultdict(set)
+    with (
+        LineWriter(directory / ARCHIVE) as memories,
+        progress("backup", count_memories(store)) as bar,
+    ):
         for page in all_memories(store):
+            space = page[0].space
             for memory in page:
-                line = _canonical(_record(memory)) + "\n"
-                out.write(line)
-                digest.update(line.encode("utf-8"))
-                count += 1
+                memories.write(_record(memory))
+                if memory.document is not None:
+                    cited[space].add(memory.document.id)
+            relations += store.relations_of([m.id for m in page], space=space, include_invalid=True)
             bar.advance(len(page))
+    with LineWriter(directory / RELATIONS) as relation_file:
+        for relation in ordered(relations, spaces):
+            relation_file.write(relation_line(relation))
+    with LineWriter(directory / DOCUMENTS) as document_file:
+        for space in spaces:
+            for version in versions(store, space, sorted(cited[space])):
+                document_file.write(document_line(version))
     manifest = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "archive": ARCHIVE,
-        "count": count,
-        "sha256": digest.hexdigest(),
+        "count": memories.count,
+        "sha256": memories.sha256,
+        "relations": relation_file.entry(),
+        "documents": document_file.entry(),
         "source_embedding": embedding_key,
         "vectors": False,
         # The spaces' names and descriptions, so a restore into a new store makes them.
@@ -142,9 +164,11 @@ def export_portable(store: MemoryStore, directory: Path, embedding_key: str) -> 
             for space in sorted(read_directory(store).spaces.values(), key=lambda s: s.key)
         ],
     }
-    with _private_text(directory / MANIFEST) as out:
+    with private_text(directory / MANIFEST) as out:
         out.write(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-    return BackupSummary(count=count, sha256=digest.hexdigest(), directory=directory)
+    return BackupSummary(
+        memories.count, memories.sha256, directory, relation_file.count, document_file.count
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +177,13 @@ class RestoreSummary:
     skipped_existing: int
     refused: tuple[str, ...] = ()
     source: str = FORMAT
+    relations: RelationsRestored = field(default_factory=RelationsRestored)
+    documents: DocumentsRestored = field(default_factory=DocumentsRestored)
+
+    @property
+    def all_refused(self) -> tuple[str, ...]:
+        """Every refusal: the memories', then the documents' and the relations' lines."""
+        return self.refused + self.documents.refused + self.relations.refused
 
 
 def _read_manifest(directory: Path) -> dict[str, Any]:
@@ -174,52 +205,44 @@ def _read_manifest(directory: Path) -> dict[str, Any]:
         raise BackupError(f"{path} is not a JSON object")
     if is_original_manifest(manifest):
         return manifest
-    if manifest.get("format") != FORMAT or manifest.get("format_version") != FORMAT_VERSION:
+    version = manifest.get("format_version")
+    if manifest.get("format") != FORMAT or version not in READABLE_VERSIONS or version is True:
         raise BackupError(
-            f"{path} is not a {FORMAT} v{FORMAT_VERSION} manifest "
-            f"(format={manifest.get('format')!r}, version={manifest.get('format_version')!r})"
+            f"{path} is not a {FORMAT} manifest of version "
+            f"{' or '.join(map(str, READABLE_VERSIONS))} "
+            f"(format={manifest.get('format')!r}, version={version!r}); a newer MetaCortex "
+            "wrote it, or it is not a backup"
         )
     return manifest
 
 
-def _archive_file(directory: Path, name: Any) -> Path:
-    """The manifest's ``archive``: a file IN the backup folder, never elsewhere."""
-    if (
-        not isinstance(name, str)
-        or not name
-        or name in (".", "..")
-        or Path(name).name != name
-        or "\\" in name
-    ):
-        raise BackupError(
-            f"the manifest's archive {name!r} is not a file name in {directory}: a backup's "
-            "archive lives beside its manifest"
-        )
-    path = directory / name
-    if path.is_symlink() or not path.is_file():
-        raise BackupError(f"{path} is not a regular file in the backup folder")
-    return path
+@dataclass(frozen=True, slots=True)
+class _Files:
+    """A backup's files, each checked against its manifest before anything is written."""
+
+    memories: list[str]
+    reader: RecordReader
+    relations: Path | None
+    documents: Path | None
 
 
-def _archive_lines(directory: Path, manifest: dict[str, Any]) -> tuple[list[str], RecordReader]:
+def _checked_files(directory: Path, manifest: dict[str, Any]) -> _Files:
     if is_original_manifest(manifest):
-        archive = _archive_file(directory, ORIGINAL_ARCHIVE)
-        lines = [line for line in archive.read_text(encoding="utf-8").splitlines() if line.strip()]
+        archive = backup_file(directory, ORIGINAL_ARCHIVE, "archive")
+        lines = [line for line in text_lines(archive) if line.strip()]
         expected = manifest["document_count"]
-        reader: RecordReader = read_original
-    else:
-        archive = _archive_file(directory, manifest.get("archive"))
-        data = archive.read_bytes()
-        if hashlib.sha256(data).hexdigest() != manifest.get("sha256"):
-            raise BackupError(
-                f"{archive} does not match the sha256 in its manifest: it was changed"
-            )
-        lines = data.decode("utf-8").splitlines()
-        expected = manifest.get("count")
-        reader = read_portable
-    if len(lines) != expected:
-        raise BackupError(f"{archive} has {len(lines)} records; its manifest says {expected}")
-    return lines, reader
+        if len(lines) != expected:
+            raise BackupError(f"{archive} has {len(lines)} records; its manifest says {expected}")
+        return _Files(lines, read_original, None, None)
+    archive = backup_file(directory, manifest.get("archive"), "archive")
+    checked_file(archive, manifest.get("count"), manifest.get("sha256"))
+    whole = manifest.get("format_version") != 1
+    return _Files(
+        list(text_lines(archive)),
+        read_portable,
+        named_file(directory, manifest, "relations", required=whole),
+        named_file(directory, manifest, "documents", required=whole),
+    )
 
 
 def _accepted(
@@ -265,15 +288,32 @@ def _put_absent(memories: list[Memory], vectors: list[Vector], txn: StoreTransac
 
 
 def restore_portable(store: MemoryStore, embedder: Embedder, directory: Path) -> RestoreSummary:
-    """Restore every acceptable memory of the archive, re-embedded; ids already present are
-    skipped, records the tools would refuse are refused and named."""
+    """Restore every acceptable record of the backup: its documents, its memories
+    (re-embedded) and its relations. Ids already present are skipped; records the tools
+    would refuse are refused and named; relations whose ends are missing are counted."""
     manifest = _read_manifest(directory)
-    try:
-        lines, reader = _archive_lines(directory, manifest)
-    except UnicodeDecodeError:
-        raise BackupError(f"the archive in {directory} is not UTF-8 text") from None
-    memories, refused = _accepted(store, lines, reader)
+    files = _checked_files(directory, manifest)
+    memories, refused = _accepted(store, files.memories, files.reader)
     _make_spaces(store, manifest, {m.space for m in memories})
+    documents = (
+        restore_documents(store, text_lines(files.documents), read_directory(store).spaces)
+        if files.documents is not None
+        else DocumentsRestored()
+    )
+    restored, skipped = _restore_memories(store, embedder, memories)
+    relations = (
+        restore_relations(store, text_lines(files.relations))
+        if files.relations is not None
+        else RelationsRestored()
+    )
+    source = ORIGINAL_FORMAT if is_original_manifest(manifest) else FORMAT
+    return RestoreSummary(restored, skipped, tuple(refused), source, relations, documents)
+
+
+def _restore_memories(
+    store: MemoryStore, embedder: Embedder, memories: list[Memory]
+) -> tuple[int, int]:
+    """Write the memories whose ids are absent, re-embedded: (written, already present)."""
     # Space by space (a transaction acts in one), in archive order within each.
     memories.sort(key=lambda m: (m.space != DEFAULT_SPACE, m.space))
     restored = skipped = 0
@@ -296,8 +336,7 @@ def restore_portable(store: MemoryStore, embedder: Embedder, directory: Path) ->
                 skipped += min(_BATCH, len(fresh) - first) - written
             skipped += len(chunk) - len(fresh)
             bar.advance(len(chunk))
-    source = ORIGINAL_FORMAT if is_original_manifest(manifest) else FORMAT
-    return RestoreSummary(restored, skipped, tuple(refused), source)
+    return restored, skipped
 
 
 def _chunks_by_space(memories: list[Memory]) -> Iterator[list[Memory]]:

@@ -20,7 +20,7 @@ from google.cloud.firestore_v1.collection import CollectionReference
 from google.cloud.firestore_v1.transaction import Transaction
 
 from metacortex.domain.records import Attribution
-from metacortex.domain.relations import Relation, RelationType
+from metacortex.domain.relations import Relation, relation_fields, relation_from_fields
 from metacortex.storage.firestore_codec import SCHEMA_VERSION, from_stored_time, to_stored_time
 
 RELATIONS_SUFFIX: Final = "_relations"
@@ -30,41 +30,14 @@ _PER_QUERY: Final = 30
 
 
 def encode(relation: Relation) -> dict[str, Any]:
-    return {
-        "source": relation.source,
-        "target": relation.target,
+    return relation_fields(relation, to_stored_time) | {
         ENDS: [relation.source, relation.target],
-        "type": relation.type.value,
-        "note": relation.note,
-        "created_at": to_stored_time(relation.created_at),
-        "created_by": relation.created_by.encode() if relation.created_by else None,
-        "source_summary": relation.source_summary,
-        "target_summary": relation.target_summary,
-        "invalid_at": to_stored_time(relation.invalid_at) if relation.invalid_at else None,
-        "invalidated_by": relation.invalidated_by.encode() if relation.invalidated_by else None,
-        "source_state": relation.source_state,
-        "target_state": relation.target_state,
         "schema_version": SCHEMA_VERSION,
     }
 
 
 def decode(data: Mapping[str, Any], space: str) -> Relation:
-    invalid = data.get("invalid_at")
-    return Relation(
-        source=str(data.get("source") or ""),
-        target=str(data.get("target") or ""),
-        type=RelationType(str(data.get("type"))),
-        space=space,
-        note=str(data.get("note") or ""),
-        created_at=from_stored_time(data["created_at"]),
-        created_by=Attribution.decode(data.get("created_by")),
-        source_summary=str(data.get("source_summary") or ""),
-        target_summary=str(data.get("target_summary") or ""),
-        invalid_at=from_stored_time(invalid) if isinstance(invalid, datetime) else None,
-        invalidated_by=Attribution.decode(data.get("invalidated_by")),
-        source_state=str(data.get("source_state") or ""),
-        target_state=str(data.get("target_state") or ""),
-    )
+    return relation_from_fields(data, space, from_stored_time)
 
 
 def invalidation(at: datetime, by: Attribution | None) -> dict[str, Any]:

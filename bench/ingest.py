@@ -71,6 +71,9 @@ class TimedEmbedder:
     def knows(self, word: str) -> bool:
         return self._inner.knows(word)
 
+    def words_near(self, word: str) -> dict[str, int]:
+        return self._inner.words_near(word)
+
 
 def turns(dataset: Path) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []

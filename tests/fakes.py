@@ -54,6 +54,10 @@ class HashingEmbedder:
         """No vocabulary: every word may be corrected."""
         return False
 
+    def words_near(self, word: str) -> dict[str, int]:
+        """No vocabulary: no real word is known."""
+        return {}
+
 
 class FixedImageDescriber:
     """Describes every image with the same text; counts calls."""

@@ -126,3 +126,59 @@ def test_a_word_the_model_reads_whole_is_embedded_as_written_though_no_memory_ho
     assert similarity(forgiving, "status") == similarity(plain, "status")
     # The misspelling the model does not know is corrected to the memory's word.
     assert similarity(forgiving, "statsu") > similarity(plain, "statsu")
+
+
+def _local(store: SQLiteStore, *, dense_weight: float = 0.4) -> MemoryService:
+    options = ServiceOptions(dense_weight=dense_weight)
+    return MemoryService(
+        store, MiniLMEmbedder.load(), merger=SentenceUnionMerger(), options=options
+    )
+
+
+def test_a_typo_in_a_word_s_ending_is_corrected_to_the_real_word_whose_stem_the_space_holds(
+    store: SQLiteStore,
+) -> None:
+    # The real local model's vocabulary: "plannirng" is one edit from its word
+    # "planning"; their stems ("plannirng", "plan") are five apart, so the store's
+    # stems alone never find it.
+    service = _local(store)
+    service.save(Access.admin(), content="We are planning a trip to Lisbon in May")
+    service.save(Access.admin(), content="The parcels arrive on Mondays")
+    model = MiniLMEmbedder.load()
+
+    meant = {"plannirng": model.words_near("plannirng")}
+    assert "planning" in meant["plannirng"]
+    assert store.spelling_corrections(["plannirng"], "default", meant) == {"plannirng": "planning"}
+    assert store.spelling_corrections(["plannirng"], "default") == {}
+
+
+def test_the_real_word_meant_wins_over_a_stem_as_near_to_the_typo(store: SQLiteStore) -> None:
+    # "idetity" is read as the stem "idet", one edit from both "idea" (more records
+    # hold it) and "ident" (identity); as a word it is one edit from "identity" only.
+    service = _local(store)
+    service.save(Access.admin(), content="Her idea was a new logo")
+    service.save(Access.admin(), content="Another idea: a blue logo")
+    target = service.save(Access.admin(), content="She spoke about her identity and her roots")
+    meant = {"idet": MiniLMEmbedder.load().words_near("idetity")}
+
+    assert store.spelling_corrections(["idet"], "default") == {"idet": "idea"}
+    assert store.spelling_corrections(["idet"], "default", meant) == {"idet": "identity"}
+    found = service.search(Access.admin(), query="her idetity")["matches"]
+    assert found[0]["id"] == target["item"]["id"]
+
+
+def test_a_corrected_word_is_searched_as_a_keyword_beside_the_typed_one(
+    store: SQLiteStore,
+) -> None:
+    # Keywords alone (dense weight 0): the typed word matches no record and expands
+    # only to terms near its own stem; the corrected word matches the memory.
+    service = _local(store, dense_weight=0.0)
+    target = service.save(Access.admin(), content="We are planning a trip to Lisbon in May")
+    service.save(Access.admin(), content="The parcels arrive on Mondays")
+
+    [match] = [
+        m
+        for m in service.search(Access.admin(), query="plannirng", explain=True)["matches"]
+        if m["id"] == target["item"]["id"]
+    ]
+    assert match["breakdown"]["keyword"] > 0

@@ -35,6 +35,13 @@ class Embedder(Protocol):
         cannot tell."""
         ...
 
+    def words_near(self, word: str) -> dict[str, int]:
+        """Whole words of the model's vocabulary one edit from ``word`` (casefolded),
+        with their distance: the real words a typo may have meant (typo correction
+        prefers them to the store's stems, docs/ARCHITECTURE.md "What the model
+        embeds"). Empty where the vocabulary is not known."""
+        ...
+
 
 class ImageDescriber(Protocol):
     def describe(self, image: bytes, mime_type: str) -> str:

@@ -179,6 +179,10 @@ class GeminiEmbedder:
         """Gemini's vocabulary is not published: no word is taken as known."""
         return False
 
+    def words_near(self, word: str) -> dict[str, int]:
+        """Gemini's vocabulary is not published: none."""
+        return {}
+
     def _embed(
         self, texts: list[str], task_type: TaskType, retry: RetryPolicy | None = None
     ) -> list[Vector]:

@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from metacortex.errors import ConfigurationError
+from metacortex.retrieval import typos as spelling
 from metacortex.storage.base import EmbeddingIdentity
 
 logger = logging.getLogger(__name__)
@@ -112,6 +113,8 @@ class MiniLMEmbedder:
         tokenizer.no_padding()  # tokenizer.json pads to 128; unit_vectors pads each batch itself
         self._tokenizer = tokenizer
         self._vocabulary = frozenset(tokenizer.get_vocab())
+        self._lexicon: spelling.Lexicon | None = None
+        self._words_lock = threading.Lock()
         # Tokenizer objects are not documented as thread-safe; encoding is cheap.
         self._tokenizer_lock = threading.Lock()
         self._identity = IDENTITY
@@ -150,6 +153,19 @@ class MiniLMEmbedder:
     def knows(self, word: str) -> bool:
         """A whole WordPiece token (the model is uncased: its vocabulary is lowercase)."""
         return word in self._vocabulary
+
+    def words_near(self, word: str) -> dict[str, int]:
+        """Whole WordPiece tokens made of letters, one edit from ``word``."""
+        return spelling.one_edit(word, self._words())
+
+    def _words(self) -> spelling.Lexicon:
+        # Built at the first typo (about 30 ms), not at load: most searches have none.
+        with self._words_lock:
+            if self._lexicon is None:
+                self._lexicon = spelling.Lexicon(
+                    token for token in self._vocabulary if token.isalpha()
+                )
+            return self._lexicon
 
 
 def unit_vectors(session: Any, rows: Sequence[list[int]]) -> npt.NDArray[np.float32]:

@@ -93,15 +93,17 @@ def query_terms(text: str) -> list[str]:
     return list(dict.fromkeys(terms(text)))
 
 
-def doubtful_terms(text: str, knows: Callable[[str], bool]) -> list[str]:
-    """The analyzed terms of the words of ``text`` that ``knows`` (an embedding model's
-    vocabulary, ``Embedder.knows``) does not recognize, a possessive's "'s" aside: the
-    words a typo correction may replace."""
-    doubtful: list[str] = []
+def doubtful_words(text: str, knows: Callable[[str], bool]) -> dict[str, str]:
+    """Analyzed term -> the word it was read from (casefolded, a possessive's "'s"
+    aside), for the words of ``text`` that ``knows`` (an embedding model's vocabulary,
+    ``Embedder.knows``) does not recognize: the words a typo correction may replace."""
+    doubtful: dict[str, str] = {}
     for word in words(text):
-        if not knows(word.removesuffix("'s")):
-            doubtful.extend(terms(word))
-    return list(dict.fromkeys(doubtful))
+        bare = word.removesuffix("'s")
+        if not knows(bare):
+            for term in terms(word):
+                doubtful.setdefault(term, bare)
+    return doubtful
 
 
 def respelled(text: str, replacements: Mapping[str, str]) -> str:

@@ -91,6 +91,20 @@ def _letters(word: str) -> int:
     return mask
 
 
+def one_edit(word: str, lexicon: Lexicon) -> dict[str, int]:
+    """Word -> 1, for every word of ``lexicon`` one edit (optimal string alignment:
+    a letter inserted, deleted, replaced, or two swapped) from ``word``: the real
+    words a typo in ``word`` may have meant."""
+    found: dict[str, int] = {}
+    for length in range(len(word) - 1, len(word) + 2):
+        for other, distance, _ in process.extract(
+            word, lexicon.within(length, word, 1), scorer=OSA.distance, score_cutoff=1, limit=None
+        ):
+            if distance:
+                found[other] = int(distance)
+    return found
+
+
 def near(term: str, lexicon: Lexicon) -> dict[str, int]:
     """Word -> its distance from ``term``, for every word of ``lexicon`` within reach of
     it: by edit distance, or by the term's start against a shorter word (an ending the

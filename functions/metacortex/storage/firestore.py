@@ -560,7 +560,12 @@ class FirestoreStore:
         lexical = self._lexical.search(wanted, where, limit, held, typos=typos) if wanted else []
         return dense.result(), lexical
 
-    def spelling_corrections(self, terms: Sequence[str], space: str) -> dict[str, str]:
+    def spelling_corrections(
+        self,
+        terms: Sequence[str],
+        space: str,
+        meant: Mapping[str, Mapping[str, int]] | None = None,
+    ) -> dict[str, str]:
         """None: Firestore holds no term list to correct a word against before the query
         is embedded (a second embedding and vector query per misspelled search would be
         the price); typos are forgiven on the keyword side only, by expansion from the

@@ -692,7 +692,12 @@ class SQLiteStore:
         vocabulary = spelling.vocabulary_of(str(row[0]).split() for row in rows)
         return spelling.expansions(unknown, vocabulary, set(terms))
 
-    def spelling_corrections(self, terms: Sequence[str], space: str) -> dict[str, str]:
+    def spelling_corrections(
+        self,
+        terms: Sequence[str],
+        space: str,
+        meant: Mapping[str, Mapping[str, int]] | None = None,
+    ) -> dict[str, str]:
         """Against the space's whole vocabulary (``sqlite_spelling.py``); none while the
         keyword index is loading."""
         index = self._keywords.current() if self._mirror is not None else None
@@ -710,7 +715,7 @@ class SQLiteStore:
             )
             return [str(row[0]) for row in rows]
 
-        return corrections(terms, index, in_space, texts_holding)
+        return corrections(terms, index, in_space, texts_holding, meant or {})
 
     @staticmethod
     def _keyword_scored(

@@ -18,7 +18,7 @@ holds is never a correction (every count is the space's).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -35,15 +35,27 @@ def corrections(
     index: KeywordIndex,
     in_space: Passes,
     texts_holding: Callable[[str], Sequence[str]],
+    meant: Mapping[str, Mapping[str, int]],
 ) -> dict[str, str]:
     """Term -> the word to write instead, for each of ``terms_asked`` no record of the
     space holds that has a correction. ``in_space``: which seqs are the space's;
     ``texts_holding(term)``: the retrieval text of a record of the space holding
-    ``term`` (where the correction's spelling is read)."""
-    wanted = [term for term in dict.fromkeys(terms_asked) if spelling.eligible(term)]
+    ``term`` (where the correction's spelling is read); ``meant``: real words each
+    term's typed word may have meant (``Embedder.words_near``)."""
+    # A term with real words meant may be shorter than a stem-to-stem correction needs
+    # ("boks" is read as "bok"): its word, not its stem, is compared.
+    wanted = [
+        term for term in dict.fromkeys(terms_asked) if spelling.eligible(term) or term in meant
+    ]
     unknown = index.unheld(wanted, in_space) if wanted else []
     replacements: dict[str, str] = {}
     for term in unknown:
+        real = _real_word(meant.get(term, {}), index, in_space)
+        if real is not None:
+            replacements[term] = real
+            continue
+        if not spelling.eligible(term):
+            continue
         found = index.near(term)
         if not found:
             continue
@@ -54,6 +66,27 @@ def corrections(
         best = spelling.nearest_first(reachable, held)[0]
         replacements[term] = _spelling(best, texts_holding(best))
     return replacements
+
+
+def _real_word(words_meant: Mapping[str, int], index: KeywordIndex, in_space: Passes) -> str | None:
+    """The real word meant whose term the space holds: the nearest, then the one more
+    records hold, then alphabetically. A typo's stem and its word's can be far apart
+    ("plannirng" keeps its ending, "planning" is stored as "plan"), its word and the
+    real word never are."""
+    by_term: dict[str, tuple[int, str]] = {}
+    for word, distance in sorted(words_meant.items(), key=lambda item: (item[1], item[0])):
+        analyzed = terms(word)
+        if len(analyzed) == 1:
+            by_term.setdefault(analyzed[0], (distance, word))
+    if not by_term:
+        return None
+    held = index.held_by(list(by_term), in_space)
+    ranked = sorted(
+        (by_term[term][0], -count, by_term[term][1])
+        for term, count in zip(by_term, held, strict=True)
+        if count
+    )
+    return ranked[0][2] if ranked else None
 
 
 def _spelling(term: str, texts: Sequence[str]) -> str:

@@ -12,7 +12,8 @@ from metacortex.domain.text import summarize
 from metacortex.providers.base import Embedder
 from metacortex.retrieval.context import with_context
 from metacortex.retrieval.fusion import fuse, keyword_weights
-from metacortex.retrieval.text import doubtful_terms, query_terms, respelled
+from metacortex.retrieval.text import doubtful_words, query_terms, respelled
+from metacortex.retrieval.typos import MIN_TERM_CHARS
 from metacortex.storage.base import MemoryFilter, MemoryStore
 from metacortex.usecases.access import Access, parse_enum
 from metacortex.usecases.filters import applied_filters, read_states, reported
@@ -72,9 +73,12 @@ class Searching:
             valid_at=limits.parse_instant(valid_at, "valid_at"),
             space=space_key,
         )
-        vector = self._embedder.embed_query(self._spelled(query, space_key))
+        spelled = self._spelled(query, space_key)
+        vector = self._embedder.embed_query(spelled)
         pool = max(CANDIDATE_POOL, count)
-        terms = query_terms(query)
+        # A corrected word is a keyword too, beside the typed one (which only its
+        # expansions can match): the same terms as typed when nothing was corrected.
+        terms = list(dict.fromkeys(query_terms(query) + query_terms(spelled)))
         dense, lexical = self._store.hybrid_search(
             vector, terms, where, pool, typos=self._options.typo_tolerance
         )
@@ -109,5 +113,12 @@ class Searching:
         can (one embedding either way; the keyword side expands the query's own terms)."""
         if not self._options.typo_tolerance:
             return query
-        doubtful = doubtful_terms(query, self._embedder.knows)
-        return respelled(query, self._store.spelling_corrections(doubtful, space))
+        doubtful = doubtful_words(query, self._embedder.knows)
+        meant = {
+            term: near
+            for term, word in doubtful.items()
+            if word.isalpha()
+            and len(word) >= MIN_TERM_CHARS
+            and (near := self._embedder.words_near(word))
+        }
+        return respelled(query, self._store.spelling_corrections(list(doubtful), space, meant))

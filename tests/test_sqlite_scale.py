@@ -173,7 +173,7 @@ def test_a_search_in_one_space_never_copies_all_of_that_space_s_vectors_at_once(
 def test_a_store_larger_than_one_load_chunk_is_mirrored_whole_by_a_new_process_view(
     tmp_path: Path,
 ) -> None:
-    """More rows than one chunk of the mirror's first load (4096)."""
+    """More rows than one chunk of the mirror's first load (``CHUNK``)."""
     path = tmp_path / "m.sqlite3"
     writer, memories, vectors = _filled(path, 4500)
     writer.close()

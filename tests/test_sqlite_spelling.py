@@ -146,9 +146,9 @@ def test_a_typo_in_a_word_s_ending_is_corrected_to_the_real_word_whose_stem_the_
     service.save(Access.admin(), content="The parcels arrive on Mondays")
     model = MiniLMEmbedder.load()
 
-    meant = {"plannirng": model.words_near("plannirng")}
-    assert "planning" in meant["plannirng"]
-    assert store.spelling_corrections(["plannirng"], "default", meant) == {"plannirng": "planning"}
+    assert "planning" in model.words_near("plannirng")
+    corrected = store.spelling_corrections(["plannirng"], "default", model.words_near)
+    assert corrected == {"plannirng": "planning"}
     assert store.spelling_corrections(["plannirng"], "default") == {}
 
 
@@ -159,7 +159,10 @@ def test_the_real_word_meant_wins_over_a_stem_as_near_to_the_typo(store: SQLiteS
     service.save(Access.admin(), content="Her idea was a new logo")
     service.save(Access.admin(), content="Another idea: a blue logo")
     target = service.save(Access.admin(), content="She spoke about her identity and her roots")
-    meant = {"idet": MiniLMEmbedder.load().words_near("idetity")}
+
+    def meant(term: str) -> dict[str, int]:
+        assert term == "idet"
+        return MiniLMEmbedder.load().words_near("idetity")
 
     assert store.spelling_corrections(["idet"], "default") == {"idet": "idea"}
     assert store.spelling_corrections(["idet"], "default", meant) == {"idet": "identity"}

@@ -20,9 +20,9 @@ thread once the server is up (``storage/sqlite_keyword_keeper.py``).
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import gc
 import sys
+from typing import Any
 
 
 def freeze_startup_heap() -> None:
@@ -34,15 +34,19 @@ def freeze_startup_heap() -> None:
 def release_freed_memory() -> bool:
     """Return the heap's free pages to the system (glibc ``malloc_trim``); False when
     the C library has no such call (musl, macOS, Windows)."""
-    if not sys.platform.startswith("linux"):
-        return False
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return False
-    trim = getattr(ctypes.CDLL(name), "malloc_trim", None)
+    trim = _glibc("malloc_trim")
     if trim is None:
         return False
     trim.argtypes = [ctypes.c_size_t]
     trim.restype = ctypes.c_int
     trim(0)
     return True
+
+
+def _glibc(name: str) -> Any:
+    """``name`` from the C library this process runs on, if glibc (Linux) has it."""
+    if not sys.platform.startswith("linux"):
+        return None
+    # The process's own symbols: libc without ``ctypes.util.find_library``, which
+    # runs ``ldconfig`` in a subprocess (tens of ms at a server's start).
+    return getattr(ctypes.CDLL(None), name, None)

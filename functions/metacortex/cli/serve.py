@@ -11,6 +11,9 @@ from __future__ import annotations
 import argparse
 import gc
 import socket
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, Final
 
 from metacortex.cli.admin_token import ensure_admin_token
@@ -26,6 +29,7 @@ from metacortex.service import Access, MemoryService
 
 DEFAULT_HOST: Final = "127.0.0.1"
 DEFAULT_PORT: Final = 8765
+_START_SWITCH_INTERVAL: Final = 0.001  # seconds
 _WILDCARDS: Final = frozenset({"0.0.0.0", "::", ""})  # noqa: S104 (compared, not bound)
 
 
@@ -88,19 +92,26 @@ def run(args: argparse.Namespace) -> int:
         # its session) and the store's vectors on another (SQLite reads them with the
         # GIL released, ``sqlite_mirror_rows``) while this one imports the app, which is
         # pure Python and most of a start (docs/benchmarks.md, "Start-up after spaces").
-        load_embedder_ahead(settings)
-        with store_errors(settings):
-            store = open_store(settings, load_vectors_ahead=True)
+        with _short_turns():
+            load_embedder_ahead(settings)
+            with store_errors(settings):
+                store = open_store(settings, load_vectors_ahead=True)
+                try:
+                    from metacortex.cli import serving
+                except BaseException:
+                    store.close()
+                    raise
+                service = build_service(settings, store=store)
             try:
-                from metacortex.cli import serving
+                # Built while the vectors may still be loading: the warm-up waits for them.
+                app = serving.create_app(settings, service)
+                _warm_up(service, settings)
             except BaseException:
-                store.close()
+                service.store.close()
                 raise
-            service = build_service(settings, store=store)
         try:
-            _warm_up(service, settings)
             serving.serve(
-                settings, service, host=host, listener=listener, profiles=profiles, admin=admin
+                app, settings, service, host=host, listener=listener, profiles=profiles, admin=admin
             )
         finally:
             service.store.close()
@@ -125,6 +136,21 @@ def _bind(host: str, port: int) -> socket.socket:
             "or stop the other server"
         ) from None
     return listener
+
+
+@contextmanager
+def _short_turns() -> Iterator[None]:
+    """Threads take the GIL in turns of ``_START_SWITCH_INTERVAL`` (Python's default is
+    5 ms) while the start's loads run beside the imports: each time the vectors'
+    loader comes back from SQLite it waits for the importing thread's turn to end,
+    about a hundred times at 100,000 memories (0.4-0.5 s of a start measured at the
+    default; docs/benchmarks.md, "Start-up after spaces"). Serving keeps the default."""
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(_START_SWITCH_INTERVAL)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(previous)
 
 
 def _warm_up(service: MemoryService, settings: Settings) -> None:

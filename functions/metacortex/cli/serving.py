@@ -15,6 +15,7 @@ import socket
 from collections.abc import Callable
 
 import uvicorn
+from starlette.applications import Starlette
 
 from metacortex import owner
 from metacortex.cli import server_address
@@ -26,12 +27,13 @@ from metacortex.clients import ClientManager
 from metacortex.config import Settings
 from metacortex.guard.connections import install_accept_error_filter, uvicorn_config
 from metacortex.heap import freeze_startup_heap, release_freed_memory
-from metacortex.server import create_app
+from metacortex.server import create_app as create_app
 from metacortex.server.profiles import Profiles
 from metacortex.service import MemoryService
 
 
 def serve(
+    app: Starlette,
     settings: Settings,
     service: MemoryService,
     *,
@@ -40,10 +42,9 @@ def serve(
     profiles: Profiles,
     admin: AdminToken,
 ) -> None:
-    """Serve until Ctrl-C. The caller disabled automatic collections while the store,
-    model and app loaded (what they create lives for good): collected once here,
-    frozen, and the collector resumes."""
-    app = create_app(settings, service)
+    """Serve ``app`` (``create_app``) until Ctrl-C. The caller disabled automatic
+    collections while the store, model and app loaded (what they create lives for
+    good): collected once here, frozen, and the collector resumes."""
     freeze_startup_heap()
     gc.enable()
     release_freed_memory()

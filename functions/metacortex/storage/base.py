@@ -289,15 +289,15 @@ class MemoryStore(Protocol):
         self,
         terms: Sequence[str],
         space: str,
-        meant: Mapping[str, Mapping[str, int]] | None = None,
+        meant: Callable[[str], Mapping[str, int]] | None = None,
     ) -> dict[str, str]:
         """Analyzed term -> the word to embed instead, for each of ``terms`` (a query's)
         that no record of ``space`` holds and that is near a term one does, where the
         store can tell cheaply before the query is embedded (SQLite: its in-memory
         vocabulary, ``retrieval/typos.py``'s rules); none elsewhere (Firestore).
-        ``meant``: for a term, real words its typed word may have meant, with their
-        distance (``Embedder.words_near``); one whose term the space holds is the
-        correction before any other."""
+        ``meant(term)``: real words the term's typed word may have meant, with their
+        distance (``Embedder.words_near``), asked only for a term no record holds;
+        one whose term the space holds is the correction before any other."""
         ...
 
     def neighbours(

@@ -564,7 +564,7 @@ class FirestoreStore:
         self,
         terms: Sequence[str],
         space: str,
-        meant: Mapping[str, Mapping[str, int]] | None = None,
+        meant: Callable[[str], Mapping[str, int]] | None = None,
     ) -> dict[str, str]:
         """None: Firestore holds no term list to correct a word against before the query
         is embedded (a second embedding and vector query per misspelled search would be

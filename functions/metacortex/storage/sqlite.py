@@ -696,7 +696,7 @@ class SQLiteStore:
         self,
         terms: Sequence[str],
         space: str,
-        meant: Mapping[str, Mapping[str, int]] | None = None,
+        meant: Callable[[str], Mapping[str, int]] | None = None,
     ) -> dict[str, str]:
         """Against the space's whole vocabulary (``sqlite_spelling.py``); none while the
         keyword index is loading."""
@@ -715,7 +715,7 @@ class SQLiteStore:
             )
             return [str(row[0]) for row in rows]
 
-        return corrections(terms, index, in_space, texts_holding, meant or {})
+        return corrections(terms, index, in_space, texts_holding, meant)
 
     @staticmethod
     def _keyword_scored(

@@ -35,22 +35,25 @@ def corrections(
     index: KeywordIndex,
     in_space: Passes,
     texts_holding: Callable[[str], Sequence[str]],
-    meant: Mapping[str, Mapping[str, int]],
+    meant: Callable[[str], Mapping[str, int]] | None,
 ) -> dict[str, str]:
     """Term -> the word to write instead, for each of ``terms_asked`` no record of the
     space holds that has a correction. ``in_space``: which seqs are the space's;
     ``texts_holding(term)``: the retrieval text of a record of the space holding
-    ``term`` (where the correction's spelling is read); ``meant``: real words each
-    term's typed word may have meant (``Embedder.words_near``)."""
-    # A term with real words meant may be shorter than a stem-to-stem correction needs
-    # ("boks" is read as "bok"): its word, not its stem, is compared.
+    ``term`` (where the correction's spelling is read); ``meant(term)``: real words
+    the term's typed word may have meant (``Embedder.words_near``), asked only for
+    the terms no record of the space holds."""
+    # With real words to compare, a stem may be shorter than a stem-to-stem correction
+    # needs ("boks" is read as "bok"): its word, not its stem, is compared.
     wanted = [
-        term for term in dict.fromkeys(terms_asked) if spelling.eligible(term) or term in meant
+        term
+        for term in dict.fromkeys(terms_asked)
+        if spelling.eligible(term) or (meant is not None and term.isalpha())
     ]
     unknown = index.unheld(wanted, in_space) if wanted else []
     replacements: dict[str, str] = {}
     for term in unknown:
-        real = _real_word(meant.get(term, {}), index, in_space)
+        real = _real_word(meant(term), index, in_space) if meant is not None else None
         if real is not None:
             replacements[term] = real
             continue

@@ -114,11 +114,11 @@ class Searching:
         if not self._options.typo_tolerance:
             return query
         doubtful = doubtful_words(query, self._embedder.knows)
-        meant = {
-            term: near
-            for term, word in doubtful.items()
-            if word.isalpha()
-            and len(word) >= MIN_TERM_CHARS
-            and (near := self._embedder.words_near(word))
-        }
+
+        def meant(term: str) -> dict[str, int]:
+            word = doubtful[term]
+            if not word.isalpha() or len(word) < MIN_TERM_CHARS:
+                return {}
+            return self._embedder.words_near(word)
+
         return respelled(query, self._store.spelling_corrections(list(doubtful), space, meant))

@@ -86,7 +86,7 @@ from metacortex.storage.base import EmbeddingIdentity, StoreTransaction
 from metacortex.storage.sqlite import SQLiteStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench.load import connect
+from bench.load import connect, load_client_modules
 from bench.load import server_environment as load_environment
 from bench.locomo import DATASET, questions_of, turns_of
 from tests.processes import WatchedProcess
@@ -457,6 +457,7 @@ async def measure_server(
     data_dir: Path, queries: list[str], searches: int, warmup: int, spaces: int
 ) -> ServerRun:
     token = secrets.token_urlsafe(32)
+    load_client_modules()
     started = time.perf_counter()
     server = WatchedProcess(
         [str(METACORTEX), "serve", "--port", "0"],

@@ -31,6 +31,24 @@ class Host:
         )
         return opened
 
+    def cancel(
+        self,
+        credential: str,
+        tool: str,
+        arguments: dict[str, Any],
+        reason: str | None,
+        theme: str = "light",
+    ) -> dict[str, Any]:
+        """What a host does when the model's call of ``tool`` is cancelled before it ran:
+        the view has the input, then ``ui/notifications/tool-cancelled``, and no result."""
+        self.page.goto(self.live.page_url(credential))
+        self.page.wait_for_function("() => window.host && window.host.ready")
+        shown: dict[str, Any] = self.page.evaluate(
+            "([name, args, theme, reason]) => host.cancel(name, args, theme, reason)",
+            [tool, arguments, theme, reason],
+        )
+        return shown
+
     @property
     def view(self) -> Any:
         """Locators inside the view's iframe."""

@@ -54,11 +54,18 @@ const bridge = (() => {
     new ResizeObserver(say).observe(document.documentElement);
     say();
   }
+  // The cancel as the person reads it, in the view's status line, unless the view
+  // shows it itself: a cancelled call never sends its result.
+  function cancelled(params) {
+    const status = document.getElementById("status");
+    const reason = typeof params.reason === "string" ? params.reason.trim().slice(0, 200) : "";
+    if (status) say(status, "Cancelled" + (reason ? ": " + reason : "") + ". Nothing came back.", "error");
+  }
   async function start(name, handlers) {
     applyContext({});
     on["ui/notifications/tool-input"] = (p) => handlers.input && handlers.input(p.arguments || {});
     on["ui/notifications/tool-result"] = (p) => handlers.result && handlers.result(p);
-    on["ui/notifications/tool-cancelled"] = (p) => handlers.cancelled && handlers.cancelled(p);
+    on["ui/notifications/tool-cancelled"] = (p) => (handlers.cancelled || cancelled)(p);
     on["ui/notifications/host-context-changed"] = applyContext;
     const answer = await request("ui/initialize", {
       appInfo: { name: "metacortex-" + name, version: "1" },

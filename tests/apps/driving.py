@@ -31,6 +31,26 @@ class Host:
         )
         return opened
 
+    def open_in_apps_sdk_host(
+        self,
+        credential: str,
+        tool: str,
+        arguments: dict[str, Any],
+        theme: str = "light",
+        *,
+        answer: str = "result",
+    ) -> dict[str, Any]:
+        """The same in the host of ChatGPT's older Apps SDK contract (``window.openai``):
+        the view has the tool's output. ``answer``: what its ``callTool`` resolves with,
+        the tool's ``result`` itself or its ``text`` (``{ result }``)."""
+        url = self.live.page_url(credential, "openai-host.html") + f"&answer={answer}"
+        self.page.goto(url)
+        self.page.wait_for_function("() => window.host && window.host.ready")
+        opened: dict[str, Any] = self.page.evaluate(
+            "([name, args, theme]) => host.open(name, args, theme)", [tool, arguments, theme]
+        )
+        return opened
+
     def cancel(
         self,
         credential: str,

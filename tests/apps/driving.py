@@ -21,10 +21,17 @@ class Host:
     problems: list[str] = field(default_factory=list)
 
     def open(
-        self, credential: str, tool: str, arguments: dict[str, Any], theme: str = "light"
+        self,
+        credential: str,
+        tool: str,
+        arguments: dict[str, Any],
+        theme: str = "light",
+        *,
+        with_openai: bool = False,
     ) -> dict[str, Any]:
-        """What a host does when the model calls ``tool``: the view has the result."""
-        self.page.goto(self.live.page_url(credential))
+        """What a host does when the model calls ``tool``: the view has the result.
+        ``with_openai``: the frame has a ``window.openai`` too, as in ChatGPT."""
+        self.page.goto(self.live.page_url(credential) + ("&openai=1" if with_openai else ""))
         self.page.wait_for_function("() => window.host && window.host.ready")
         opened: dict[str, Any] = self.page.evaluate(
             "([name, args, theme]) => host.open(name, args, theme)", [tool, arguments, theme]

@@ -126,3 +126,16 @@ def test_the_graph_view_offers_no_topic_where_the_host_cannot_read_resources(
         expect(host.view.locator("svg circle")).to_have_count(2)
         expect(host.view.locator("#edges")).to_contain_text("supersedes")
         expect(host.view.locator("#topic-form")).to_be_hidden()
+
+
+def test_where_the_host_gives_both_the_view_acts_through_mcp_apps_once_answered(
+    browser: Any, live: Live
+) -> None:
+    """ChatGPT gives window.openai beside the MCP Apps bridge: once the MCP Apps host
+    answered ui/initialize, the view's calls go through it, not callTool (here one
+    that never answers). Counterpart: the ext-apps AppBridge host (host.mjs)."""
+    with hosted(browser, live) as host:
+        host.open("owner", "search_context", {"query": "staging database"}, with_openai=True)
+        host.view.get_by_role("button", name="Open").first.click()
+        expect(host.view.locator("#opened")).to_contain_text("the old one is read-only.")
+        assert host.frame.evaluate("window.openaiCalls || []") == []

@@ -9,7 +9,9 @@
 // tools/call and resources/read to the server, follow the view's size-changed, and
 // switch the theme on request.
 //
-// Query: ?server=<MetaCortex origin>&path=<endpoint path>&token=<bearer>.
+// Query: ?server=<MetaCortex origin>&path=<endpoint path>&token=<bearer>[&openai=1].
+// With openai=1 the frame also has a `window.openai`, as ChatGPT gives both: its
+// callTool only notes the call (in the frame's `openaiCalls`) and never answers.
 import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 
@@ -51,6 +53,13 @@ async function client() {
   return made;
 }
 
+function openaiBeside(theme, args) {
+  const globals = JSON.stringify({ theme, toolInput: args, toolOutput: null }).replace(/</g, "\\u003c");
+  return `<script>window.openai = Object.assign(${globals}, {
+    callTool: (name) => { (window.openaiCalls = window.openaiCalls || []).push(name); return new Promise(() => {}); },
+  });</script>`;
+}
+
 // What a host does when the model calls `name` with `args`, up to the view having the
 // tool's input: the view rendered and initialized.
 async function render(name, args, theme) {
@@ -81,7 +90,9 @@ async function render(name, args, theme) {
   };
   const initialized = new Promise((resolve) => (bridge.oninitialized = resolve));
   await bridge.connect(new PostMessageTransport(frame.contentWindow, frame.contentWindow));
-  frame.srcdoc = resource.text;
+  frame.srcdoc = query.get("openai") === "1"
+    ? resource.text.replace("<head>", () => "<head>" + openaiBeside(theme, args))
+    : resource.text;
   await initialized;
   host.events.push({ event: "initialized", view: bridge.getAppVersion() });
   await bridge.sendToolInput({ arguments: args });

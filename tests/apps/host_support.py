@@ -12,9 +12,10 @@
   ``MCP_CLIENT_PROFILES_JSON``; and ``member``, a stored client as
   ``metacortex client add`` makes one (the default tools), writing both spaces, the
   one credential whose default space a call may change.
-- A second host page (``host/openai-host.html`` + ``host/openai_host.mjs``) is a host
-  of ChatGPT's older Apps SDK contract (``window.openai``, no MCP Apps bridge), as
-  OpenAI documents it: OpenAI publishes no host to test against.
+- A second host page (``openai-host.html``: the same page, loading
+  ``host/openai_host.mjs``) is a host of ChatGPT's older Apps SDK contract
+  (``window.openai``, no MCP Apps bridge), as OpenAI documents it: OpenAI
+  publishes no host to test against.
 - The page is served by a second loopback server, so the MCP requests are
   cross-origin as a browser host's are (CORS through the guard), and the view is
   a sandboxed ``srcdoc`` iframe: an opaque origin of its own.
@@ -34,7 +35,7 @@ from typing import Any, Final
 
 import pytest
 from starlette.applications import Starlette
-from starlette.responses import FileResponse
+from starlette.responses import FileResponse, HTMLResponse
 from starlette.routing import Route
 
 from metacortex.clients.manage import ClientManager
@@ -63,7 +64,8 @@ VIEWER_TOKEN: Final = "apps-viewer-" + "P0o9I8u7Y6t5R4e3W2q1A0s9D8f7G6h5"
 TEAM: Final = "team"  # a second space
 
 
-HOST_PAGES: Final = ("host.html", "openai-host.html")
+# Each host page and its bundle: one page (host/host.html), loading one bundle or the other.
+HOST_PAGES: Final = {"host.html": "host.js", "openai-host.html": "openai-host.js"}
 
 
 def _installed() -> bool:
@@ -192,8 +194,13 @@ def _file(path: Path, media_type: str | None = None) -> Route:
     return Route(f"/{path.name}", lambda _: FileResponse(path, media_type=media_type))
 
 
+def _page(name: str, bundle: str) -> Route:
+    html = (SOURCE / "host.html").read_text(encoding="utf-8").replace("/host.js", f"/{bundle}")
+    return Route(f"/{name}", lambda _: HTMLResponse(html))
+
+
 def host_app(bundles: Path) -> Starlette:
-    pages = [_file(SOURCE / page) for page in HOST_PAGES]
+    pages = [_page(name, bundle) for name, bundle in HOST_PAGES.items()]
     scripts = [_file(bundles / bundle, "text/javascript") for bundle in BUNDLES.values()]
     return Starlette(routes=[*pages, *scripts])
 

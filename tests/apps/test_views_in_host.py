@@ -52,15 +52,7 @@ def test_opening_a_card_calls_fetch_context_from_the_view_and_shows_the_memory(
 ) -> None:
     with hosted(browser, live) as host:
         host.open("owner", "search_context", {"query": "staging database"})
-        before = len(live.tool_calls())
-        host.view.get_by_role("button", name="Open").first.click()
-        opened = host.view.locator("#opened")
-        expect(opened).to_contain_text("the old one is read-only.")
-        expect(opened).to_contain_text("Memory " + live.seeded.new)
-        calls = live.tool_calls()[before:]
-        assert [(c["tool_name"], c["client_id"], c["status"]) for c in calls] == [
-            ("fetch_context", "owner", "ok")
-        ]
+        assert host.open_the_first_card() == [("fetch_context", "owner", "ok")]
 
 
 def test_a_cancelled_search_shows_the_cancel_and_its_reason_instead_of_searching(

@@ -51,15 +51,7 @@ def test_opening_a_card_runs_fetch_context_through_window_openai_call_tool(
         host.open_in_apps_sdk_host(
             "owner", "search_context", {"query": "staging database"}, answer=answer
         )
-        before = len(live.tool_calls())
-        host.view.get_by_role("button", name="Open").first.click()
-        opened = host.view.locator("#opened")
-        expect(opened).to_contain_text("the old one is read-only.")
-        expect(opened).to_contain_text("Memory " + live.seeded.new)
-        calls = live.tool_calls()[before:]
-        assert [(c["tool_name"], c["client_id"], c["status"]) for c in calls] == [
-            ("fetch_context", "owner", "ok")
-        ]
+        assert host.open_the_first_card() == [("fetch_context", "owner", "ok")]
         assert {"event": "callTool", "tool": "fetch_context"} in host.page.evaluate("host.events")
 
 
@@ -136,6 +128,5 @@ def test_where_the_host_gives_both_the_view_acts_through_mcp_apps_once_answered(
     that never answers). Counterpart: the ext-apps AppBridge host (host.mjs)."""
     with hosted(browser, live) as host:
         host.open("owner", "search_context", {"query": "staging database"}, with_openai=True)
-        host.view.get_by_role("button", name="Open").first.click()
-        expect(host.view.locator("#opened")).to_contain_text("the old one is read-only.")
+        assert host.open_the_first_card() == [("fetch_context", "owner", "ok")]
         assert host.frame.evaluate("window.openaiCalls || []") == []

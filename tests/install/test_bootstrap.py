@@ -43,7 +43,9 @@ cloud = ["pluggy"]
 py-modules = ["bootstrap_probe"]
 """
 
-pytestmark = pytest.mark.slow
+# Each test creates a virtualenv and installs into it two or three times: minutes at
+# load 20, where the default 120 s ran out.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,13 @@ help:
 # `make unit TEST_WORKERS=0` runs them in this process, e.g. with ARGS=tests/x.py -x.
 TEST_WORKERS ?= $(shell nproc 2>/dev/null || echo 1)
 
+# The development venv: the package with the test tools and cloud libraries (extras).
 venv:
 	@scripts/bootstrap
 
-serve: venv
+# The server needs the package alone; `make test` adds the extras to the same venv.
+serve:
+	@scripts/bootstrap --core
 	.venv/bin/metacortex serve $(ARGS)
 
 lint: venv

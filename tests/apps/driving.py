@@ -7,6 +7,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from playwright.sync_api import expect
+
 from tests.apps.host_support import Live
 
 
@@ -21,15 +23,67 @@ class Host:
     problems: list[str] = field(default_factory=list)
 
     def open(
-        self, credential: str, tool: str, arguments: dict[str, Any], theme: str = "light"
+        self,
+        credential: str,
+        tool: str,
+        arguments: dict[str, Any],
+        theme: str = "light",
+        *,
+        with_openai: bool = False,
     ) -> dict[str, Any]:
-        """What a host does when the model calls ``tool``: the view has the result."""
-        self.page.goto(self.live.page_url(credential))
+        """What a host does when the model calls ``tool``: the view has the result.
+        ``with_openai``: the frame has a ``window.openai`` too, as in ChatGPT."""
+        url = self.live.page_url(credential) + ("&openai=1" if with_openai else "")
+        return self._on(url, "host.open(name, args, theme)", tool, arguments, theme)
+
+    def open_in_apps_sdk_host(
+        self,
+        credential: str,
+        tool: str,
+        arguments: dict[str, Any],
+        theme: str = "light",
+        *,
+        answer: str = "result",
+    ) -> dict[str, Any]:
+        """The same in the host of ChatGPT's older Apps SDK contract (``window.openai``):
+        the view has the tool's output. ``answer``: what its ``callTool`` resolves with,
+        the tool's ``result`` itself or its ``text`` (``{ result }``)."""
+        url = self.live.page_url(credential, "openai-host.html") + f"&answer={answer}"
+        return self._on(url, "host.open(name, args, theme)", tool, arguments, theme)
+
+    def cancel(
+        self,
+        credential: str,
+        tool: str,
+        arguments: dict[str, Any],
+        reason: str | None,
+        theme: str = "light",
+    ) -> dict[str, Any]:
+        """What a host does when the model's call of ``tool`` is cancelled before it ran:
+        the view has the input, then ``ui/notifications/tool-cancelled``, and no result."""
+        call = "host.cancel(name, args, theme, reason)"
+        return self._on(self.live.page_url(credential), call, tool, arguments, theme, reason)
+
+    def _on(self, url: str, call: str, *args: Any) -> dict[str, Any]:
+        """``call`` on the host page at ``url`` once it is ready (``args``: name, args,
+        theme and what else ``call`` names)."""
+        self.page.goto(url)
         self.page.wait_for_function("() => window.host && window.host.ready")
-        opened: dict[str, Any] = self.page.evaluate(
-            "([name, args, theme]) => host.open(name, args, theme)", [tool, arguments, theme]
+        done: dict[str, Any] = self.page.evaluate(
+            f"([name, args, theme, reason]) => {call}", [*args, None][:4]
         )
-        return opened
+        return done
+
+    def open_the_first_card(self) -> list[tuple[str, str, str]]:
+        """In the search view of the seeded "staging database": Open on the first card,
+        the memory shown; the tool calls this made (tool, credential, status)."""
+        before = len(self.live.tool_calls())
+        self.view.get_by_role("button", name="Open").first.click()
+        opened = self.view.locator("#opened")
+        expect(opened).to_contain_text("the old one is read-only.")
+        expect(opened).to_contain_text("Memory " + self.live.seeded.new)
+        calls = self.live.tool_calls()[before:]
+        return [(c["tool_name"], c["client_id"], c["status"]) for c in calls]
 
     @property
     def view(self) -> Any:

@@ -12,6 +12,10 @@
   ``MCP_CLIENT_PROFILES_JSON``; and ``member``, a stored client as
   ``metacortex client add`` makes one (the default tools), writing both spaces, the
   one credential whose default space a call may change.
+- A second host page (``openai-host.html``: the same page, loading
+  ``host/openai_host.mjs``) is a host of ChatGPT's older Apps SDK contract
+  (``window.openai``, no MCP Apps bridge), as OpenAI documents it: OpenAI
+  publishes no host to test against.
 - The page is served by a second loopback server, so the MCP requests are
   cross-origin as a browser host's are (CORS through the guard), and the view is
   a sandboxed ``srcdoc`` iframe: an opaque origin of its own.
@@ -31,7 +35,7 @@ from typing import Any, Final
 
 import pytest
 from starlette.applications import Starlette
-from starlette.responses import FileResponse
+from starlette.responses import FileResponse, HTMLResponse
 from starlette.routing import Route
 
 from metacortex.clients.manage import ClientManager
@@ -60,6 +64,10 @@ VIEWER_TOKEN: Final = "apps-viewer-" + "P0o9I8u7Y6t5R4e3W2q1A0s9D8f7G6h5"
 TEAM: Final = "team"  # a second space
 
 
+# Each host page and its bundle: one page (host/host.html), loading one bundle or the other.
+HOST_PAGES: Final = {"host.html": "host.js", "openai-host.html": "openai-host.js"}
+
+
 def _installed() -> bool:
     for package, pin in PINNED.items():
         manifest = CACHE / "node_modules" / package / "package.json"
@@ -68,10 +76,15 @@ def _installed() -> bool:
     return True
 
 
+# Each host page's module and the bundle it loads: the MCP Apps host, and the host of
+# ChatGPT's older Apps SDK contract (window.openai).
+BUNDLES: Final = {"host.mjs": "host.js", "openai_host.mjs": "openai-host.js"}
+
+
 def host_bundle() -> Path:
-    """``host.js``: host.mjs bundled with the pinned packages (installed if missing)."""
+    """The folder of the host bundles (``BUNDLES``): each module bundled with the pinned
+    packages (installed if missing)."""
     CACHE.mkdir(parents=True, exist_ok=True)
-    bundle = CACHE / "host.js"
     with (CACHE / ".lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # two test processes share the cache
         if not _installed():
@@ -91,25 +104,26 @@ def host_bundle() -> Path:
             if done.returncode != 0 or not _installed():
                 last = (done.stderr.strip().splitlines() or ["no output"])[-1]
                 pytest.skip(f"SKIPPED LOUDLY: npm could not install the MCP Apps host ({last})")
-        entry = CACHE / "host.mjs"  # beside node_modules, so its imports resolve there
-        shutil.copyfile(SOURCE / "host.mjs", entry)
-        built = subprocess.run(  # noqa: S603 (fixed arguments)
-            [
-                str(CACHE / "node_modules" / ".bin" / "esbuild"),
-                str(entry),
-                "--bundle",
-                "--format=esm",
-                "--platform=browser",
-                "--log-level=error",
-                f"--outfile={bundle}",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        assert built.returncode == 0, built.stderr
-    return bundle
+        for module, bundle in BUNDLES.items():
+            entry = CACHE / module  # beside node_modules, so its imports resolve there
+            shutil.copyfile(SOURCE / module, entry)
+            built = subprocess.run(  # noqa: S603 (fixed arguments)
+                [
+                    str(CACHE / "node_modules" / ".bin" / "esbuild"),
+                    str(entry),
+                    "--bundle",
+                    "--format=esm",
+                    "--platform=browser",
+                    "--log-level=error",
+                    f"--outfile={CACHE / bundle}",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            )
+            assert built.returncode == 0, built.stderr
+    return CACHE
 
 
 @dataclass(frozen=True)
@@ -160,10 +174,10 @@ class Live:
     seeded: Seeded
     tokens: dict[str, str]
 
-    def page_url(self, credential: str) -> str:
+    def page_url(self, credential: str, page: str = "host.html") -> str:
         token = self.tokens[credential]
         return (
-            f"{self.host_url}/host.html?server={self.server_url}"
+            f"{self.host_url}/{page}?server={self.server_url}"
             f"&path=/clients/{credential}/mcp&token={token}"
         )
 
@@ -176,13 +190,19 @@ class Live:
         return [e for e in events if e.get("event_type") == "tool_call"]
 
 
-def host_app(bundle: Path) -> Starlette:
-    return Starlette(
-        routes=[
-            Route("/host.html", lambda _: FileResponse(SOURCE / "host.html")),
-            Route("/host.js", lambda _: FileResponse(bundle, media_type="text/javascript")),
-        ]
-    )
+def _file(path: Path, media_type: str | None = None) -> Route:
+    return Route(f"/{path.name}", lambda _: FileResponse(path, media_type=media_type))
+
+
+def _page(name: str, bundle: str) -> Route:
+    html = (SOURCE / "host.html").read_text(encoding="utf-8").replace("/host.js", f"/{bundle}")
+    return Route(f"/{name}", lambda _: HTMLResponse(html))
+
+
+def host_app(bundles: Path) -> Starlette:
+    pages = [_page(name, bundle) for name, bundle in HOST_PAGES.items()]
+    scripts = [_file(bundles / bundle, "text/javascript") for bundle in BUNDLES.values()]
+    return Starlette(routes=[*pages, *scripts])
 
 
 @contextmanager

@@ -11,8 +11,8 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from metacortex.apps.caller import CALLER_KEY
-from metacortex.apps.documents import document
-from metacortex.apps.views import APP_ONLY, VIEW_OF_TOOL, VIEWS
+from metacortex.apps.documents import STATIC, document
+from metacortex.apps.views import APP_ONLY, CALLED_BY_VIEWS, VIEW_OF_TOOL, VIEWS
 from metacortex.clients.manage import ClientManager
 from metacortex.config import Settings
 from metacortex.mcp_surface.tools import TOOLS
@@ -38,9 +38,11 @@ async def test_the_server_announces_the_extension_and_serves_every_linked_view(
             if name in APP_ONLY:  # not the admin token's: see the stored client's below
                 assert name not in tools
                 continue
+            called = {"openai/widgetAccessible": True} if name in CALLED_BY_VIEWS else {}
             assert tools[name].meta == {
                 "ui": {"resourceUri": view.uri},
                 "openai/outputTemplate": view.uri,
+                **called,
             }
             read = await client.read_resource(view.uri)
             [content] = read.contents
@@ -80,8 +82,11 @@ async def test_the_view_only_tool_is_hidden_from_the_model_and_moves_a_stored_cl
     assert tools["set_default_space"].meta == {
         "ui": {"resourceUri": "ui://metacortex/spaces.html", "visibility": ["app"]},
         "openai/outputTemplate": "ui://metacortex/spaces.html",
+        # The same said to ChatGPT's older Apps SDK: for the view, not the model.
+        "openai/visibility": "private",
+        "openai/widgetAccessible": True,
     }
-    assert promote.meta is None
+    assert promote.meta == {"openai/widgetAccessible": True}  # the model's too: no visibility
     assert moved.structured_content is not None
     assert moved.structured_content["default_space"] == "team"
     assert moved.structured_content["previous_default_space"] == "default"
@@ -131,3 +136,20 @@ def test_every_view_is_one_document_that_loads_nothing() -> None:
         # No attribute or rule that fetches: src/href attributes, CSS url() or @import.
         assert not re.search(r"\s(src|href)\s*=|url\(|@import", html), view.name
         assert len(html.encode()) < 24_000, (view.name, len(html.encode()))
+
+
+async def test_the_tools_the_views_call_are_open_to_an_apps_sdk_host_s_call_tool(
+    harness: Harness,
+) -> None:
+    """ChatGPT's older Apps SDK runs ``window.openai.callTool`` only for a tool marked
+    ``openai/widgetAccessible``: every tool a view calls carries it, and no other."""
+    called = {
+        name
+        for page in STATIC.glob("*.*")
+        for name in re.findall(r'bridge\.call\("([a-z_]+)"', page.read_text(encoding="utf-8"))
+    }
+    assert called == CALLED_BY_VIEWS
+    async with harness.connect() as client:
+        for tool in (await client.list_tools()).tools:
+            accessible = (tool.meta or {}).get("openai/widgetAccessible") is True
+            assert accessible == (tool.name in CALLED_BY_VIEWS), tool.name

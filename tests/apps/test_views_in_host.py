@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from playwright.sync_api import expect
 
 from tests.apps.driving import hosted
@@ -51,15 +52,45 @@ def test_opening_a_card_calls_fetch_context_from_the_view_and_shows_the_memory(
 ) -> None:
     with hosted(browser, live) as host:
         host.open("owner", "search_context", {"query": "staging database"})
+        assert host.open_the_first_card() == [("fetch_context", "owner", "ok")]
+
+
+def test_a_cancelled_search_shows_the_cancel_and_its_reason_instead_of_searching(
+    browser: Any, live: Live
+) -> None:
+    """Issue 41 §3: after ``ui/notifications/tool-cancelled`` the view said "Searching…"
+    for good."""
+    with hosted(browser, live) as host:
         before = len(live.tool_calls())
-        host.view.get_by_role("button", name="Open").first.click()
-        opened = host.view.locator("#opened")
-        expect(opened).to_contain_text("the old one is read-only.")
-        expect(opened).to_contain_text("Memory " + live.seeded.new)
-        calls = live.tool_calls()[before:]
-        assert [(c["tool_name"], c["client_id"], c["status"]) for c in calls] == [
-            ("fetch_context", "owner", "ok")
-        ]
+        host.cancel("owner", "search_context", {"query": "staging database"}, "You declined it")
+        expect(host.view.locator("#query")).to_have_text("For “staging database”")
+        expect(host.view.locator("#status")).to_have_text(
+            "Cancelled: You declined it. Nothing came back."
+        )
+        expect(host.view.locator("article.card")).to_have_count(0)
+        assert host.page.evaluate("host.events")[-1] == {
+            "event": "cancel-sent",
+            "tool": "search_context",
+        }
+    assert live.tool_calls()[before:] == []  # the call never ran
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("fetch_context", {"id": "01jzzzzzzzzzzzzzzzzzzzzzzz"}),
+        ("save_context", {"content": "A memory the person declined to save."}),
+        ("list_spaces", {}),
+        ("create_document", {"content": "# Declined", "media_type": "text/markdown"}),
+        ("related_context", {"id": "01jzzzzzzzzzzzzzzzzzzzzzzz"}),
+    ],
+)
+def test_every_other_view_shows_a_cancel_without_a_reason_too(
+    browser: Any, live: Live, tool: str, arguments: dict[str, Any]
+) -> None:
+    with hosted(browser, live) as host:
+        host.cancel("owner", tool, arguments, None)
+        expect(host.view.locator("#status")).to_have_text("Cancelled. Nothing came back.")
 
 
 def test_the_memory_view_corrects_a_memory_by_saving_and_deprecating_through_the_tools(

@@ -24,7 +24,9 @@ from tests.processes import WatchedProcess
 REPO = Path(__file__).resolve().parents[2]
 ENV_PREFIXES = ("MCP_", "METACORTEX_", "GEMINI_", "GOOGLE_", "FIRESTORE_", "SEARCH_")
 
-pytestmark = pytest.mark.slow
+# The fixture pip-installs the whole package into a new virtualenv: past the default
+# 120 s at load 20 (from the package index, as a user's install).
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 
 @dataclass(frozen=True)

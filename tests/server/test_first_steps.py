@@ -11,8 +11,10 @@ with the official ``mcp`` client over loopback HTTP.
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -22,7 +24,7 @@ import pytest
 from metacortex.cli.smoke import SMOKE_TOPIC
 from metacortex.storage.sqlite import SQLiteStore
 from tests.commands import BY_PATH, COMMAND, fresh_clone, fresh_clone_env, run_command
-from tests.processes import WatchedProcess
+from tests.processes import WatchedProcess, serve
 from tests.terminal_support import window
 
 pytestmark = pytest.mark.slow
@@ -137,6 +139,90 @@ def test_smoke_against_a_paused_client_shows_the_servers_own_reason(server: Serv
     assert "this client is paused by the server's owner" in done.stderr
     assert "Server returned an error response" not in done.stderr
     assert token not in done.stderr
+
+
+def test_smoke_with_no_url_checks_the_server_that_last_ran_on_its_data_directory(
+    server: Server,
+) -> None:
+    """Issue 41 §1: the server runs on a port of its own (``--port 0``), not 8765; smoke
+    with the server's data directory and no --url finds it where serve recorded it."""
+    assert not server.url.endswith(":8765")
+
+    done = server.run("smoke", "--data-dir", str(server.data_dir))
+
+    assert done.returncode == 0, done.stderr
+    assert f"smoke test passed (admin-read-write) against {server.url}/mcp" in done.stdout
+    assert server.smoke_topic_count() == 0
+
+
+@contextmanager
+def _refusing_port(port: int = 0) -> Iterator[int]:
+    """A loopback port held bound and never listening: a connection there is refused,
+    and no other process can start listening on it while the test runs."""
+    held = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # past a closed server's
+    try:
+        held.bind(("127.0.0.1", port))
+        yield held.getsockname()[1]
+    finally:
+        held.close()
+
+
+def test_smoke_when_the_server_is_gone_says_where_it_last_answered_and_how_to_start_it(
+    tmp_path: Path,
+) -> None:
+    data_dir = tmp_path / "data"
+    process, url = serve(data_dir)
+    process.stop()
+    env = fresh_clone_env(tmp_path)
+
+    with _refusing_port(int(url.rsplit(":", 1)[1])):
+        done = run_command([*COMMAND, "smoke", "--data-dir", str(data_dir)], env=env, cwd=tmp_path)
+
+    assert done.returncode == 1
+    [failed] = [line for line in done.stderr.splitlines() if line.startswith("FAIL ")]
+    assert failed.startswith(f"FAIL admin-read-write against {url}/mcp: ConnectError")
+    assert f"the server on {data_dir} last answered at {url}; nothing answers there now" in failed
+    assert f"start it again with `{BY_PATH} serve --data-dir {data_dir}`" in failed
+
+
+def test_smoke_against_another_address_names_where_the_data_directorys_server_answers(
+    server: Server,
+) -> None:
+    """MCP_BASE_URL still wins over the recorded address; when nothing answers there,
+    smoke names the command that checks the data directory's server instead."""
+    with _refusing_port() as port:
+        elsewhere = f"http://127.0.0.1:{port}/mcp"
+        done = server.run("smoke", "--data-dir", str(server.data_dir), MCP_BASE_URL=elsewhere)
+
+    assert done.returncode == 1
+    assert f"FAIL admin-read-write against {elsewhere}: ConnectError" in done.stderr
+    command = f"{BY_PATH} smoke --url {server.url}/mcp --data-dir {server.data_dir}"
+    assert (
+        f"the server on {server.data_dir} last answered at {server.url}: "
+        f"check it there with `{command}`"
+    ) in done.stderr
+
+
+def test_smoke_on_a_data_directory_no_server_ran_on_says_how_to_start_one(
+    server: Server, tmp_path: Path
+) -> None:
+    token = (server.data_dir / "admin-token").read_text().strip()
+    with _refusing_port() as port:
+        done = server.run(
+            "smoke",
+            "--url",
+            f"http://127.0.0.1:{port}/mcp",
+            "--data-dir",
+            str(tmp_path),
+            MCP_ADMIN_TOKEN=token,
+        )
+
+    assert done.returncode == 1
+    assert (
+        f"no server has run on {tmp_path} (serve records its address there): "
+        f"start one with `{BY_PATH} serve --data-dir {tmp_path}`, or give the endpoint with --url"
+    ) in done.stderr
 
 
 @pytest.mark.parametrize("on_path", [False, True], ids=["fresh-clone", "activated"])

@@ -27,6 +27,10 @@ __all__ = ["APP_MIME_TYPE", "EXTENSION_ID"]
 SCHEME: Final = "ui://metacortex/"
 # ChatGPT's Apps SDK (before it read MCP Apps' key) finds a tool's view here.
 OPENAI_TEMPLATE_KEY: Final = "openai/outputTemplate"
+# ... lets a view call a tool (window.openai.callTool) only where this is true, and
+# hides a tool from the model where the other is "private" (MCP Apps: visibility ["app"]).
+OPENAI_WIDGET_ACCESSIBLE_KEY: Final = "openai/widgetAccessible"
+OPENAI_VISIBILITY_KEY: Final = "openai/visibility"
 # No external domain of any kind: the views load nothing and connect nowhere.
 NO_EXTERNAL_DOMAIN: Final = ResourceCsp(
     connect_domains=[], resource_domains=[], frame_domains=[], base_uri_domains=[]
@@ -87,6 +91,18 @@ VIEWS: Final = (
         ("related_context",),
     ),
 )
+# The tools the views call themselves (static/*.html); test_view_resources keeps it whole.
+CALLED_BY_VIEWS: Final = frozenset(
+    {
+        "create_document",
+        "deprecate_context",
+        "fetch_context",
+        "list_context",
+        "promote_context",
+        "save_context",
+        "set_default_space",
+    }
+)
 # Tools only a view should call: the extension's visibility hides them from the model
 # (docs/APPS.md says what a host without the extension shows, and why that is safe).
 APP_ONLY: Final = frozenset({"set_default_space"})
@@ -95,14 +111,19 @@ VIEW_OF_TOOL: Final[Mapping[str, View]] = {tool: view for view in VIEWS for tool
 
 
 def tool_meta(tool_name: str) -> dict[str, Any] | None:
-    """The ``_meta`` linking a tool to its view, or None for a tool without one."""
+    """The ``_meta`` linking a tool to its view and, for a tool the views call, letting
+    an Apps SDK host run it from a view; None for a tool that is neither."""
+    meta: dict[str, Any] = {}
     view = VIEW_OF_TOOL.get(tool_name)
-    if view is None:
-        return None
-    ui: dict[str, Any] = {"resourceUri": view.uri}
-    if tool_name in APP_ONLY:
-        ui["visibility"] = ["app"]
-    return {"ui": ui, OPENAI_TEMPLATE_KEY: view.uri}
+    if view is not None:
+        ui: dict[str, Any] = {"resourceUri": view.uri}
+        meta = {"ui": ui, OPENAI_TEMPLATE_KEY: view.uri}
+        if tool_name in APP_ONLY:
+            ui["visibility"] = ["app"]
+            meta[OPENAI_VISIBILITY_KEY] = "private"
+    if tool_name in CALLED_BY_VIEWS:
+        meta[OPENAI_WIDGET_ACCESSIBLE_KEY] = True
+    return meta or None
 
 
 def linked(tool: types.Tool) -> types.Tool:

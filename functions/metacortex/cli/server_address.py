@@ -5,7 +5,10 @@
 for that server read it back: ``owner set-passphrase`` says where to sign in,
 ``client add`` and ``client snippets`` print connections to it. So a server
 started with ``--port 9000`` (or ``--port 0``) is named as it is, not as the
-default bind. It is a hint for printing, never read to connect or authorize.
+default bind. It is a hint for printing, and one command reads it to connect:
+``smoke``, whose default endpoint is the admin endpoint at this address (the data
+directory's admin token still goes only to a loopback host, ``cli/endpoint_token.py``).
+Nothing reads it to authorize.
 """
 
 from __future__ import annotations
@@ -37,14 +40,15 @@ def server_url(settings: Settings, given: str | None = None) -> str:
     """The server's base URL as the user reaches it: ``given`` (a ``--url``), else
     ``METACORTEX_PUBLIC_URL``, else what ``serve`` recorded in the data directory,
     else ``MCP_BASE_URL`` without its ``/mcp`` (by default the default bind)."""
-    for candidate in (given, settings.metacortex_public_url, _recorded(settings)):
+    for candidate in (given, settings.metacortex_public_url, recorded(settings)):
         if candidate:
             return candidate.rstrip("/")
     base = settings.mcp_base_url.rstrip("/")
     return base.removesuffix("/mcp")
 
 
-def _recorded(settings: Settings) -> str | None:
+def recorded(settings: Settings) -> str | None:
+    """The base URL ``serve`` last recorded in the data directory, or None."""
     path = settings.metacortex_data_dir / FILE_NAME
     try:
         text = path.read_text(encoding="utf-8").strip()

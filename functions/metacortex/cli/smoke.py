@@ -20,7 +20,11 @@ Modes (``MCP_SMOKE_MODE`` or ``--mode``): ``admin-read-write`` (the default) and
 browser connector would: an ``Origin`` header (``MCP_SMOKE_ORIGIN``) and, with
 ``MCP_SMOKE_URL_TOKEN=true``, the token in ``?auth_token=``.
 
-Endpoint ``MCP_BASE_URL`` (default the local admin endpoint); token
+Endpoint ``--url``, else ``MCP_BASE_URL`` when set, else the admin endpoint of the
+server that last ran on the data directory (the address ``serve`` records there,
+``cli/server_address.py``: a server on ``--port 9000`` is found), else the default
+bind's. When nothing answers on this machine, the failure says where the data
+directory's server last answered and the command that starts or reaches it. Token
 ``MCP_SMOKE_TOKEN``, else ``MCP_ADMIN_TOKEN``, else, for a local endpoint, the
 admin token in the data directory (``cli/endpoint_token.py``): against a local
 server no variable is needed. Each step prints one line; a refused request
@@ -44,6 +48,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from metacortex.cli import server_address
 from metacortex.cli.data_dir import add_data_dir_option, describe_store, settings_for
 from metacortex.cli.endpoint_token import endpoint_token, is_local
 from metacortex.cli.program import spelled
@@ -68,7 +73,11 @@ def add_parser(commands: Any) -> None:
     parser: argparse.ArgumentParser = commands.add_parser(
         "smoke", help="check a running MCP endpoint with a real client"
     )
-    parser.add_argument("--url", help="endpoint URL (default MCP_BASE_URL)")
+    parser.add_argument(
+        "--url",
+        help="endpoint URL (default MCP_BASE_URL, else the admin endpoint of the server "
+        "that last ran on the data directory)",
+    )
     parser.add_argument("--mode", choices=["admin-read-write", "browser-read-write", "search-only"])
     add_data_dir_option(parser)
     parser.set_defaults(run=run)
@@ -294,9 +303,49 @@ def failure_reason(error: BaseException, refusal: Refusal | None = None) -> str:
     return f"{type(error).__name__}: {error}"
 
 
+def endpoint(settings: Settings, given: str | None) -> str:
+    """The endpoint to check: ``given`` (``--url``), else ``MCP_BASE_URL`` when it is set,
+    else the admin endpoint where the data directory's server last answered, else the
+    default bind's (``MCP_BASE_URL``'s default)."""
+    if given:
+        return given
+    if "mcp_base_url" in settings.model_fields_set:  # set in the environment or .env
+        return settings.mcp_base_url
+    last = server_address.recorded(settings)
+    return f"{last}/mcp" if last else settings.mcp_base_url
+
+
+def _connection_failed(error: BaseException) -> bool:
+    if isinstance(error, BaseExceptionGroup):
+        return any(_connection_failed(inner) for inner in error.exceptions)
+    return isinstance(error, httpx2.ConnectError)
+
+
+def unreachable(settings: Settings, url: str) -> str:
+    """What to do when nothing answers at ``url`` on this machine: where the data
+    directory's server last answered, and the command that starts it or checks it there."""
+    data_dir = settings.metacortex_data_dir
+    serve = spelled("serve", data_dir)
+    last = server_address.recorded(settings)
+    if last is None:
+        return (
+            f"no server has run on {data_dir} (serve records its address there): start one "
+            f"with `{serve}`, or give the endpoint with --url"
+        )
+    if url.rstrip("/") == f"{last}/mcp":
+        return (
+            f"the server on {data_dir} last answered at {last}; nothing answers there now: "
+            f"start it again with `{serve}` (smoke follows it to whatever port it gets)"
+        )
+    return (
+        f"the server on {data_dir} last answered at {last}: check it there with "
+        f"`{spelled(f'smoke --url {last}/mcp', data_dir)}`"
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     settings = settings_for(args)
-    url = args.url or settings.mcp_base_url
+    url = endpoint(settings, args.url)
     mode = args.mode or settings.mcp_smoke_mode
     target = Target(
         url=url,
@@ -316,6 +365,8 @@ def run(args: argparse.Namespace) -> int:
                 "; a client just created is accepted within the server's "
                 "METACORTEX_CLIENT_REFRESH_SECONDS (10 s unless set): try again then"
             )
+        if _connection_failed(error) and is_local(url):
+            reason += f"; {unreachable(settings, url)}"
         print(f"FAIL {mode} against {url}: {reason}", file=sys.stderr)
         return 1
     print(f"smoke test passed ({mode}) against {url}: {len(checks.ran)} checks")

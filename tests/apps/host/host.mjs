@@ -5,10 +5,13 @@
 // model calls a linked tool: read the tool's ui:// resource, render it in a sandboxed
 // iframe (an opaque origin, as hosts' sandboxes are), answer the view's ui/initialize
 // with a host context (theme, variables), send tool-input, run the tool, send
-// tool-result, forward the view's own tools/call and resources/read to the server,
-// follow the view's size-changed, and switch the theme on request.
+// tool-result (or, for a call cancelled, tool-cancelled), forward the view's own
+// tools/call and resources/read to the server, follow the view's size-changed, and
+// switch the theme on request.
 //
-// Query: ?server=<MetaCortex origin>&path=<endpoint path>&token=<bearer>.
+// Query: ?server=<MetaCortex origin>&path=<endpoint path>&token=<bearer>[&openai=1].
+// With openai=1 the frame also has a `window.openai`, as ChatGPT gives both: its
+// callTool only notes the call (in the frame's `openaiCalls`) and never answers.
 import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 
@@ -50,9 +53,16 @@ async function client() {
   return made;
 }
 
-// What a host does when the model calls `name` with `args`; resolves when the view
-// has had the tool's result.
-host.open = async (name, args, theme) => {
+function openaiBeside(theme, args) {
+  const globals = JSON.stringify({ theme, toolInput: args, toolOutput: null }).replace(/</g, "\\u003c");
+  return `<script>window.openai = Object.assign(${globals}, {
+    callTool: (name) => { (window.openaiCalls = window.openaiCalls || []).push(name); return new Promise(() => {}); },
+  });</script>`;
+}
+
+// What a host does when the model calls `name` with `args`, up to the view having the
+// tool's input: the view rendered and initialized.
+async function render(name, args, theme) {
   const mcp = await client();
   const { tools } = await mcp.listTools();
   const tool = tools.find((t) => t.name === name);
@@ -80,15 +90,32 @@ host.open = async (name, args, theme) => {
   };
   const initialized = new Promise((resolve) => (bridge.oninitialized = resolve));
   await bridge.connect(new PostMessageTransport(frame.contentWindow, frame.contentWindow));
-  frame.srcdoc = resource.text;
+  frame.srcdoc = query.get("openai") === "1"
+    ? resource.text.replace("<head>", () => "<head>" + openaiBeside(theme, args))
+    : resource.text;
   await initialized;
   host.events.push({ event: "initialized", view: bridge.getAppVersion() });
   await bridge.sendToolInput({ arguments: args });
-  const result = await mcp.callTool({ name, arguments: args });
-  await bridge.sendToolResult(result);
-  host.events.push({ event: "result-sent", tool: name });
   Object.assign(host, { bridge, tool, resource });
   return { uri, mimeType: resource.mimeType, resourceMeta: resource._meta, toolMeta: tool._meta };
+}
+
+// The model's call run: resolves when the view has had the tool's result.
+host.open = async (name, args, theme) => {
+  const shown = await render(name, args, theme);
+  const result = (await client()).callTool({ name, arguments: args });
+  await host.bridge.sendToolResult(await result);
+  host.events.push({ event: "result-sent", tool: name });
+  return shown;
+};
+
+// The call cancelled before it ran (the person declined it, or the host stopped it):
+// the host says so to the view, as the specification requires, and sends no result.
+host.cancel = async (name, args, theme, reason) => {
+  const shown = await render(name, args, theme);
+  await host.bridge.sendToolCancelled(reason === null ? {} : { reason });
+  host.events.push({ event: "cancel-sent", tool: name });
+  return shown;
 };
 
 host.theme = (theme) => {

@@ -34,7 +34,7 @@ from metacortex.auth.handlers.common import (
 from metacortex.auth.handlers.context import OAuthContext
 from metacortex.auth.resource import resource_of
 from metacortex.guard.routes import FUNCTION_PREFIX
-from metacortex.owner.web import origin_of
+from metacortex.owner.base import origin_of
 
 _CACHED: Final = {"cache-control": "public, max-age=300", **CORS}
 

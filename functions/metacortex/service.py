@@ -57,13 +57,13 @@ class MemoryService:
         store.bind_embedding(embedder.identity)
 
         window = self._options.dedupe_window
-        saving = Saving(store, embedder, describer, window)
         # save_context splits texts into facts where a model is configured; a correction
-        # (the lifecycle's own save) is saved as given.
+        # (the lifecycle's own save, ``Saving.save_as_given``) is saved as given.
         extraction = (
             FactExtraction(store, embedder, extractor, window) if extractor is not None else None
         )
-        self.save = Saving(store, embedder, describer, window, extraction).save
+        saving = Saving(store, embedder, describer, window, after_save=extraction)
+        self.save = saving.save
 
         self.search = Searching(store, embedder, self._options).search
 

@@ -5,8 +5,8 @@ search, reading, overview, lifecycle, undo, consolidation, erase, spaces, docume
 class builds them over one store and one set of models and exposes their
 methods, so the server, the
 console, the CLI, operations and benches call ``service.save(...)``,
-``service.search(...)`` and so on. Every rule of the spec's §1–2 lives in those
-modules or in ``domain``.
+``service.search(...)`` and so on. Every rule of the tool contract
+(``docs/SERVER.md``, "Tools and results") lives in those modules or in ``domain``.
 """
 
 from __future__ import annotations

@@ -405,23 +405,11 @@ class LexicalIndex:
         where: MemoryFilter,
         found: dict[str, _Candidate],
     ) -> None:
-        """Score each record not scored yet into ``found``."""
+        """Score into ``found`` each record not scored yet that matches ``where``."""
         for doc_id, data in records:
-            if doc_id not in found:
-                LexicalIndex._score(doc_id, data, stats, wanted, weights, where, found)
-
-    @staticmethod
-    def _score(
-        doc_id: str,
-        data: Mapping[str, Any],
-        stats: CorpusStats,
-        wanted: Sequence[str],
-        weights: Mapping[str, float],
-        where: MemoryFilter,
-        found: dict[str, _Candidate],
-    ) -> None:
-        memory = decode_memory(doc_id, data, where.space)
-        if where.matches(memory):
+            memory = decode_memory(doc_id, data, where.space) if doc_id not in found else None
+            if memory is None or not where.matches(memory):
+                continue
             freqs = data.get(TERM_FREQS) or {}
             length = int(data.get(TERM_COUNT) or 0)
             score = bm25(stats, wanted, freqs, length, weights)

@@ -141,16 +141,20 @@ def _secret_check(project: str, variable: str, secret: str) -> Callable[[], str 
     return check
 
 
-def run(
-    settings: Settings, offline: bool, env_file: Path | None = None, region: str = "us-central1"
-) -> int:
-    flight = Preflight()
+class Checks:
+    """Each check of the configuration about to be deployed: None when it passes, else
+    what to do."""
 
-    def deployable_env_file() -> str | None:
-        if env_file is None:
+    def __init__(self, settings: Settings, env_file: Path | None, region: str) -> None:
+        self.settings = settings
+        self.env_file = env_file
+        self.region = region
+
+    def deployable_env_file(self) -> str | None:
+        if self.env_file is None:
             return None
-        loaded = EnvFile(env_file)
-        problems = refusals(loaded, settings.google_cloud_project or "", region)
+        loaded = EnvFile(self.env_file)
+        problems = refusals(loaded, self.settings.google_cloud_project or "", self.region)
         if problems:
             return "; ".join(problems)
         known = Settings.environment_names() | LIBRARY_VARIABLES
@@ -162,66 +166,77 @@ def run(
                 )
         return None
 
-    def admin_token() -> str | None:
-        if settings.mcp_admin_token is None:
+    def admin_token(self) -> str | None:
+        if self.settings.mcp_admin_token is None:
             return (
                 "MCP_ADMIN_TOKEN is not set; generate one with "
                 "python -c 'import secrets; print(secrets.token_urlsafe(32))'"
             )
         return None
 
-    def profiles() -> str | None:
-        loaded = load_profiles(settings)  # raises naming the entry and field
+    def profiles(self) -> str | None:
+        loaded = load_profiles(self.settings)  # raises naming the entry and field
         print(f"      profiles: default + {len(loaded.clients)} client(s)")
         return None
 
-    def project() -> str | None:
-        if not settings.google_cloud_project:
+    def project(self) -> str | None:
+        if not self.settings.google_cloud_project:
             return "set GOOGLE_CLOUD_PROJECT to the Firestore project id"
         return None
 
-    def gemini() -> str | None:
+    def gemini(self) -> str | None:
+        settings = self.settings
         if settings.embeddings_kind != "gemini" and not settings.uses_gemini_generation:
             return None
         if settings.gemini_api_key is None and not settings.google_cloud_project:
             return "set GEMINI_API_KEY, or GOOGLE_CLOUD_PROJECT to use Vertex AI"
         return None
 
-    def indexes_match() -> str | None:
-        if not INDEX_FILE.exists() or INDEX_FILE.read_text(encoding="utf-8") != render(settings):
+    def indexes_match(self) -> str | None:
+        if not INDEX_FILE.exists() or INDEX_FILE.read_text(encoding="utf-8") != render(
+            self.settings
+        ):
             return (
                 f"{INDEX_FILE.name} does not match the code for this configuration; run "
                 ".venv/bin/python scripts/gen_firestore_indexes.py and commit it"
             )
         return None
 
-    def dimension() -> str | None:
+    def dimension(self) -> str | None:
         found = _index_dimensions()
-        if found != {settings.gemini_embedding_dimensions}:
+        if found != {self.settings.gemini_embedding_dimensions}:
             return (
                 f"vector indexes have dimension {sorted(found)} but GEMINI_EMBEDDING_DIMENSIONS "
-                f"is {settings.gemini_embedding_dimensions}"
+                f"is {self.settings.gemini_embedding_dimensions}"
             )
         return None
 
-    def hosts() -> str | None:
-        if not settings.metacortex_allowed_hosts:
+    def hosts(self) -> str | None:
+        if not self.settings.metacortex_allowed_hosts:
             print(
                 "      note: METACORTEX_ALLOWED_HOSTS is empty, so the Host-header check is off "
                 "in the cloud; set it to the function's hostnames once you know them"
             )
         return None
 
+
+def run(
+    settings: Settings, offline: bool, env_file: Path | None = None, region: str = "us-central1"
+) -> int:
+    flight = Preflight()
+    checks = Checks(settings, env_file, region)
     flight.check("settings parse (cloud defaults)", lambda: None)
     if env_file is not None:
-        flight.check(f"{env_file.name}: what gcloud and Cloud Run accept", deployable_env_file)
-    flight.check("admin token", admin_token)
-    flight.check("client profiles", profiles)
-    flight.check("Firestore project", project)
-    flight.check("Gemini credentials", gemini)
-    flight.check("firestore.indexes.json matches the code", indexes_match)
-    flight.check("index dimension = GEMINI_EMBEDDING_DIMENSIONS", dimension)
-    flight.check("allowed hosts", hosts)
+        flight.check(
+            f"{env_file.name}: what gcloud and Cloud Run accept", checks.deployable_env_file
+        )
+    flight.check("admin token", checks.admin_token)
+    flight.check("client profiles", checks.profiles)
+    flight.check("Firestore project", checks.project)
+    flight.check("Gemini credentials", checks.gemini)
+    flight.check("firestore.indexes.json matches the code", checks.indexes_match)
+    flight.check("index dimension = GEMINI_EMBEDDING_DIMENSIONS", checks.dimension)
+    flight.check("allowed hosts", checks.hosts)
     if not offline and settings.google_cloud_project:
         project_id = settings.google_cloud_project
         for variable, secret in SECRETS.items():

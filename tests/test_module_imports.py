@@ -1,8 +1,8 @@
 """How the package's modules import each other, read from their source.
 
-Every import counts, at module level or inside a function (a lazy import only
-hides a loop); those under ``if TYPE_CHECKING:`` never run, and count only where
-a test says so (a loop there still means two modules that cannot be read apart).
+Every import counts: at module level, inside a function (a lazy import only hides a
+loop) and under ``if TYPE_CHECKING:`` (it never runs, but a loop through it still
+means two modules that cannot be read apart).
 """
 
 from __future__ import annotations
@@ -26,18 +26,10 @@ def _modules() -> dict[str, Path]:
     return found
 
 
-def _imported(path: Path, modules: dict[str, Path], type_checking: bool = False) -> set[str]:
+def _imported(path: Path, modules: dict[str, Path]) -> set[str]:
     names: set[str] = set()
 
     def visit(node: ast.AST) -> None:
-        if (
-            not type_checking
-            and isinstance(node, ast.If)
-            and "TYPE_CHECKING" in ast.unparse(node.test)
-        ):
-            for branch in node.orelse:
-                visit(branch)
-            return
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module:
@@ -84,12 +76,11 @@ def _loops(graph: dict[str, set[str]]) -> Iterator[list[str]]:
             yield from connect(node)
 
 
-def _graph(prefixes: tuple[str, ...], type_checking: bool = False) -> dict[str, set[str]]:
+def _graph(prefixes: tuple[str, ...]) -> dict[str, set[str]]:
     modules = _modules()
     chosen = {name: path for name, path in modules.items() if name.startswith(prefixes)}
     return {
-        name: _imported(path, modules, type_checking) & chosen.keys() - {name}
-        for name, path in chosen.items()
+        name: _imported(path, modules) & chosen.keys() - {name} for name, path in chosen.items()
     }
 
 
@@ -108,20 +99,32 @@ def test_a_loop_through_a_function_level_import_is_found() -> None:
     assert list(_loops(graph)) == [["pages", "web"]]
 
 
-def test_the_server_guard_and_mcp_surface_modules_import_no_loop_even_for_type_checking() -> None:
-    """The guard, the bearer seam and the runtime once imported each other under
-    ``TYPE_CHECKING`` (issue 33's circle); the three packages now read in one order."""
-    prefixes = ("metacortex.server", "metacortex.guard", "metacortex.mcp_surface")
-    assert list(_loops(_graph(prefixes, type_checking=True))) == []
+def test_an_import_under_type_checking_or_in_a_function_is_counted(tmp_path: Path) -> None:
+    """The finder itself: an annotation-only import is an edge of the graph, as a lazy
+    one is (``save`` named ``extraction``'s class under ``TYPE_CHECKING``, a circle)."""
+    source = tmp_path / "save.py"
+    source.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from metacortex.usecases.extraction import FactExtraction\n"
+        "def later() -> None:\n"
+        "    from metacortex.usecases import lifecycle\n",
+        encoding="utf-8",
+    )
+    modules = {
+        name: tmp_path / "unused.py"
+        for name in ("metacortex.usecases.extraction", "metacortex.usecases.lifecycle")
+    }
+    assert _imported(source, modules) == set(modules)
 
 
-def test_no_module_of_the_package_imports_another_in_a_loop() -> None:
+def test_no_module_of_the_package_imports_another_in_a_loop_even_for_type_checking() -> None:
     assert list(_loops(_graph(("metacortex",)))) == []
 
 
 def test_the_http_guard_and_the_mcp_surface_never_import_each_other() -> None:
     """A refusal is decided without the tools, and a tool never re-checks the request."""
-    graph = _graph(("metacortex.guard", "metacortex.mcp_surface"), type_checking=True)
+    graph = _graph(("metacortex.guard", "metacortex.mcp_surface"))
     crossing = {
         (source, target)
         for source, targets in graph.items()

@@ -1,4 +1,5 @@
-"""Domain errors. Each carries the spec's error code; the MCP/HTTP edge translates them.
+"""Domain errors. Each carries its error code (``docs/SERVER.md``, "Tools and results");
+the MCP/HTTP edge translates them.
 
 Transient errors (worth a retry by the caller) are marked with ``retryable``.
 """

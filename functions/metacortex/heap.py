@@ -11,7 +11,7 @@ later are collected as usual.
 
 Start-up also leaves freed memory behind: loading the vector mirror, the model
 and the first queries allocate and free many small blocks, and glibc keeps the
-freed pages of its arenas mapped (tens of MB at 100,000 memories, issue 23).
+freed pages of its arenas mapped (tens of MB at 100,000 memories; ``docs/benchmarks.md``, "Scale").
 ``malloc_trim`` hands them back to the system; elsewhere than glibc it is skipped.
 The SQLite store calls it too, after loading its keyword index on a background
 thread once the server is up (``storage/sqlite_keyword_keeper.py``).

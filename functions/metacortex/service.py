@@ -5,8 +5,8 @@ search, reading, overview, lifecycle, undo, consolidation, erase, spaces, docume
 class builds them over one store and one set of models and exposes their
 methods, so the server, the
 console, the CLI, operations and benches call ``service.save(...)``,
-``service.search(...)`` and so on. Every rule of the spec's §1–2 lives in those
-modules or in ``domain``.
+``service.search(...)`` and so on. Every rule of the tool contract
+(``docs/SERVER.md``, "Tools and results") lives in those modules or in ``domain``.
 """
 
 from __future__ import annotations
@@ -57,13 +57,13 @@ class MemoryService:
         store.bind_embedding(embedder.identity)
 
         window = self._options.dedupe_window
-        saving = Saving(store, embedder, describer, window)
         # save_context splits texts into facts where a model is configured; a correction
-        # (the lifecycle's own save) is saved as given.
+        # (the lifecycle's own save, ``Saving.save_as_given``) is saved as given.
         extraction = (
             FactExtraction(store, embedder, extractor, window) if extractor is not None else None
         )
-        self.save = Saving(store, embedder, describer, window, extraction).save
+        saving = Saving(store, embedder, describer, window, after_save=extraction)
+        self.save = saving.save
 
         self.search = Searching(store, embedder, self._options).search
 

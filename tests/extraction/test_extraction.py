@@ -320,3 +320,24 @@ def test_a_duplicate_save_or_a_draft_makes_no_model_call(
     assert "duplicate" in again["extraction"]["reason"]
     assert draft["extraction"]["status"] == "skipped"
     assert len(generate_requests(fake)) == 1
+
+
+def test_a_correction_is_saved_as_typed_with_no_model_call_while_save_context_extracts(
+    service: MemoryService, plain: MemoryService, fake: FakeGemini
+) -> None:
+    """One ``Saving`` serves both: ``save_context`` runs its after-save step (extraction),
+    the lifecycle's correction saves the owner's text as given and is never split."""
+    admin = Access.admin()
+    wrong = saved_id(plain, admin, "The staging database is db-staging-1.", topic="infra")
+
+    corrected = service.correct(admin, id=wrong, corrected_content=TEXT)
+
+    assert corrected["write_status"] == "created"
+    assert corrected["item"]["content"] == TEXT
+    assert not {"extraction", "facts", "relations"} & corrected.keys()
+    assert generate_requests(fake) == []
+    listed = [item["id"] for item in plain.list_memories(admin)["items"]]
+    assert listed == [corrected["item"]["id"]]  # the text alone: no fact saved beside it
+    fake.script.append(structured_reply(facts((MOVED, None), (DANA, None))))
+    assert service.save(admin, content=DANA + " Again.")["extraction"]["status"] == "ran"
+    assert len(generate_requests(fake)) == 1

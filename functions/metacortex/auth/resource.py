@@ -32,7 +32,7 @@ from metacortex.config import Settings
 from metacortex.guard.bearer import BearerIdentity
 from metacortex.guard.rejections import Rejection
 from metacortex.guard.routes import FUNCTION_PREFIX, Route, resolve
-from metacortex.owner.web import public_base
+from metacortex.owner.base import public_base
 from metacortex.server.profiles import CLIENT_ID_PATTERN, Profile, Profiles, with_directory
 
 WELL_KNOWN_PRM: Final = "/.well-known/oauth-protected-resource"

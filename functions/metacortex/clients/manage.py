@@ -221,7 +221,7 @@ class ClientManager:
             )
 
     # --------------------------------------------------------------- write
-    def create(
+    def create(  # noqa: C901 (17 paths; split in a change of its own)
         self,
         client_id: str,
         *,

@@ -189,7 +189,7 @@ async def consolidate_confirm(console: ConsoleBase, request: Request, session: S
         response={"merged_id": merged_id, "deprecated_ids": result["deprecated_ids"]},
     )
     contested = [str(memory_id) for memory_id in result.get("contested_ids") or []]
-    if contested:  # someone else's sources: merged, and left active (issue 30)
+    if contested:  # someone else's sources: merged, left active (docs/SPACES.md)
         query = urlencode({"done": "consolidated-contested", "contested": ",".join(contested)})
         return console.redirect(request, f"/console/memories/{merged_id}?{query}")
     return console.redirect(request, f"/console/memories/{merged_id}?done=consolidated")

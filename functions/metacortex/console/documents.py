@@ -1,7 +1,8 @@
-"""The documents pages (issue 31 §3): a space's documents with an upload form, a
-document's page (its metadata, its text a page at a time, its passages with their
-locators, search inside it) and erasing a document. Everything goes through the
-documents use cases (``usecases/documents.py``, ``usecases/document_erase.py``).
+"""The documents pages (``docs/DOCUMENTS.md``, "The console's documents pages"): a
+space's documents with an upload form, a document's page (its metadata, its text a
+page at a time, its passages with their locators, search inside it) and erasing a
+document. Everything goes through the documents use cases (``usecases/documents.py``,
+``usecases/document_erase.py``).
 
 - ``GET /console/documents?space=K``: the space's current documents, newest first, paged
   by cursor; a writer of the space gets the upload form.

@@ -36,7 +36,7 @@ class WriteIdentity:
     provenance: Provenance
     # Set when the writer may not read the state it writes: such a write is a
     # duplicate only of that writer's own earlier writes, so the answer can never
-    # reveal another caller's record (issue 8, item 6).
+    # reveal another caller's record (docs/SERVER.md, "Dedupe never discloses").
     writer_scope: str | None = None
     # A write is a duplicate only inside its own space.
     space: str = DEFAULT_SPACE

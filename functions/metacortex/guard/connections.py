@@ -40,7 +40,7 @@ import os
 import resource
 import time
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 import h11
 import uvicorn
@@ -109,174 +109,195 @@ def uvicorn_config(app: ASGIApp, settings: Settings) -> uvicorn.Config:
     )
 
 
-def guarded_protocol(limits: ConnectionLimits) -> type[H11Protocol]:
+class GuardedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol with the read deadlines, the connection cap and the
+    keep-alive-safe closes of ``_limits`` (a subclass per limits: ``guarded_protocol``).
+
+    It overrides ``connection_made``, ``data_received``, ``on_response_complete`` and
+    ``connection_lost`` and reads uvicorn's own state (``conn``, ``cycle``, ``flow``,
+    ``headers``, ``connections``, the keep-alive timer): private to uvicorn, so the
+    dependency is bounded in ``pyproject.toml`` and each name is checked against the
+    installed uvicorn by ``tests/server/test_uvicorn_protocol.py``."""
+
+    _limits: ClassVar[ConnectionLimits]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.app = announcing_close(self.app, self._closes_after_response)
+        self._socket: LingeringTransport | None = None  # self.transport, from connection_made
+        self._read_deadline: asyncio.TimerHandle | None = None
+        self._drain_deadline: asyncio.TimerHandle | None = None
+        self._idle_since = time.monotonic()
+        self._body_since: float | None = None  # while a request body is being read
+
+    # -- connection cap ------------------------------------------------------
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        self._socket = LingeringTransport(
+            transport, self.loop, self._client_still_sending, self._limits.linger
+        )
+        super().connection_made(self._socket)
+        if len(self.connections) > self._limits.max_connections:
+            victim = self._victim()
+            if victim is None:
+                _LOG.warning(
+                    "connection refused: %d connections are busy",
+                    self._limits.max_connections,
+                )
+                transport.abort()
+                return
+            victim.transport.abort()
+        self._arm(self._limits.head_timeout)
+
+    def _victim(self) -> GuardedH11Protocol | None:
+        """Who makes room, first to last: a connection already closing; one dropping
+        the rest of a refused body (its client has the answer); the one idle longest;
+        the one that has been sending its request body longest (a slow body must not
+        hold a slot that a quick request needs). A request whose body is read is
+        never cut."""
+        ranked = [
+            (rank, other)
+            for other in self.connections
+            if isinstance(other, GuardedH11Protocol)
+            and other is not self
+            and (rank := other._eviction_rank()) is not None
+        ]
+        return min(ranked, key=lambda pair: pair[0])[1] if ranked else None
+
+    def _eviction_rank(self) -> tuple[int, float] | None:
+        if self.transport.is_closing():
+            return (0, self._idle_since)
+        if self._drain_deadline is not None:
+            return (1, self._body_since if self._body_since is not None else 0.0)
+        if self.conn.their_state is h11.IDLE and (
+            self.cycle is None or self.cycle.response_complete
+        ):
+            return (2, self._idle_since)  # waiting for (the rest of) a request head
+        if self._body_since is not None:
+            return (3, self._body_since)
+        return None
+
+    # -- keep-alive: a response before the body was read ----------------------
+    def _client_still_sending(self) -> bool:
+        return self.conn.their_state is h11.SEND_BODY
+
+    def _closes_after_response(self) -> bool:
+        """Whether the connection ends after the response now starting, so that it
+        says ``Connection: close``. A request the client asked to close, or one the
+        app refused with that header, h11 handles itself."""
+        if self.cycle is not None and not self.cycle.keep_alive:
+            return True  # uvicorn is shutting down
+        return self._client_still_sending() and not self._drainable()
+
+    def _drainable(self) -> bool:
+        """The rest of a body answered before it was read can be read and dropped,
+        keeping the connection: its declared length is within the body limit, and the
+        client is not waiting for ``100 Continue`` (it may never send the body)."""
+        if self.conn.they_are_waiting_for_100_continue:
+            return False
+        length = declared_length(self.headers)
+        return length is not None and length <= self._limits.max_body
+
+    def _drain_timed_out(self) -> None:
+        self._drain_deadline = None
+        self.transport.close()  # lingers: the rest is still on its way
+
+    def _stop_draining(self) -> None:
+        if self._drain_deadline is not None:
+            self._drain_deadline.cancel()
+            self._drain_deadline = None
+
+    # -- read deadlines ------------------------------------------------------
+    def data_received(self, data: bytes) -> None:
+        if self._socket is not None and self._socket.lingering:
+            return  # closing: what the client still sends is dropped unread
+        draining = self.cycle if self._drain_deadline is not None else None
+        super().data_received(data)
+        state = self.conn.their_state
+        if draining is not None and (self.cycle is not draining or state is not h11.SEND_BODY):
+            self._drained()
+        self._rearm()
+
+    def _drained(self) -> None:
+        """The refused body is all read (uvicorn dropped it): the connection is idle
+        again, under uvicorn's keep-alive timer, or has the next request."""
+        self._stop_draining()
+        self._disarm()
+        self._body_since = None
+        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+            self.timeout_keep_alive_task = self.loop.call_later(
+                self.timeout_keep_alive, self.timeout_keep_alive_handler
+            )
+
+    def _rearm(self) -> None:
+        """The read deadline for what the client sends next, in the state it is in."""
+        state = self.conn.their_state
+        if state is h11.SEND_BODY and self._body_since is None:
+            self._body_since = time.monotonic()
+        elif state is not h11.SEND_BODY:
+            self._body_since = None
+        if state is h11.SEND_BODY:
+            self._arm(self._limits.body_timeout)  # a gap between chunks
+        elif state is h11.IDLE and self._read_deadline is None:
+            self._arm(self._limits.head_timeout)  # a head after keep-alive
+        elif state is not h11.IDLE:
+            self._disarm()  # the request is read; the app's time is its own
+
+    def on_response_complete(self) -> None:
+        self._idle_since = time.monotonic()
+        self._disarm()
+        super().on_response_complete()  # arms uvicorn's keep-alive timer
+        if not self._client_still_sending() or self.transport.is_closing():
+            self._body_since = None
+        elif not self._drainable():
+            self.transport.close()  # not announced as kept (a response outside the app)
+        else:
+            # Answered before its body was read and announced as kept: uvicorn drops
+            # the rest as it arrives, which must be within the body deadline (and no
+            # gap longer than the body timeout), not the keep-alive timer's 5 s.
+            self._unset_keepalive_if_required()
+            started = self._body_since if self._body_since is not None else time.monotonic()
+            left = started + self._limits.body_deadline - time.monotonic()
+            self._drain_deadline = self.loop.call_later(max(0.0, left), self._drain_timed_out)
+            self._arm(self._limits.body_timeout)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        self._stop_draining()
+        if self._socket is not None:
+            self._socket.forget()
+        super().connection_lost(exc)
+
+    def _arm(self, seconds: float) -> None:
+        self._disarm()
+        self._read_deadline = self.loop.call_later(seconds, self._read_timed_out)
+
+    def _disarm(self) -> None:
+        if self._read_deadline is not None:
+            self._read_deadline.cancel()
+            self._read_deadline = None
+
+    def _read_timed_out(self) -> None:
+        self._read_deadline = None
+        if self.transport.is_closing():
+            return
+        if self.flow.read_paused:  # the app has not taken the last chunk yet
+            self._arm(self._limits.body_timeout)
+            return
+        if self._drain_deadline is not None:  # answered already: end it in order
+            self._stop_draining()
+            self.transport.close()
+            return
+        self.transport.abort()
+
+
+def guarded_protocol(limits: ConnectionLimits) -> type[GuardedH11Protocol]:
     """uvicorn's h11 protocol with the read deadlines, the connection cap and the
     keep-alive-safe closes of ``limits``."""
 
-    class GuardedH11Protocol(H11Protocol):
-        _limits: Final = limits
+    class Limited(GuardedH11Protocol):
+        _limits = limits
 
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            self.app = announcing_close(self.app, self._closes_after_response)
-            self._socket: LingeringTransport | None = None  # self.transport, from connection_made
-            self._read_deadline: asyncio.TimerHandle | None = None
-            self._drain_deadline: asyncio.TimerHandle | None = None
-            self._idle_since = time.monotonic()
-            self._body_since: float | None = None  # while a request body is being read
-
-        # -- connection cap ------------------------------------------------------
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            self._socket = LingeringTransport(
-                transport, self.loop, self._client_still_sending, self._limits.linger
-            )
-            super().connection_made(self._socket)
-            if len(self.connections) > self._limits.max_connections:
-                victim = self._victim()
-                if victim is None:
-                    _LOG.warning(
-                        "connection refused: %d connections are busy",
-                        self._limits.max_connections,
-                    )
-                    transport.abort()
-                    return
-                victim.transport.abort()
-            self._arm(self._limits.head_timeout)
-
-        def _victim(self) -> GuardedH11Protocol | None:
-            """Who makes room, first to last: a connection already closing; one dropping
-            the rest of a refused body (its client has the answer); the one idle longest;
-            the one that has been sending its request body longest (a slow body must not
-            hold a slot that a quick request needs). A request whose body is read is
-            never cut."""
-            ranked = [
-                (rank, other)
-                for other in self.connections
-                if isinstance(other, GuardedH11Protocol)
-                and other is not self
-                and (rank := other._eviction_rank()) is not None
-            ]
-            return min(ranked, key=lambda pair: pair[0])[1] if ranked else None
-
-        def _eviction_rank(self) -> tuple[int, float] | None:
-            if self.transport.is_closing():
-                return (0, self._idle_since)
-            if self._drain_deadline is not None:
-                return (1, self._body_since if self._body_since is not None else 0.0)
-            if self.conn.their_state is h11.IDLE and (
-                self.cycle is None or self.cycle.response_complete
-            ):
-                return (2, self._idle_since)  # waiting for (the rest of) a request head
-            if self._body_since is not None:
-                return (3, self._body_since)
-            return None
-
-        # -- keep-alive: a response before the body was read ----------------------
-        def _client_still_sending(self) -> bool:
-            return self.conn.their_state is h11.SEND_BODY
-
-        def _closes_after_response(self) -> bool:
-            """Whether the connection ends after the response now starting, so that it
-            says ``Connection: close``. A request the client asked to close, or one the
-            app refused with that header, h11 handles itself."""
-            if self.cycle is not None and not self.cycle.keep_alive:
-                return True  # uvicorn is shutting down
-            return self._client_still_sending() and not self._drainable()
-
-        def _drainable(self) -> bool:
-            """The rest of a body answered before it was read can be read and dropped,
-            keeping the connection: its declared length is within the body limit, and the
-            client is not waiting for ``100 Continue`` (it may never send the body)."""
-            if self.conn.they_are_waiting_for_100_continue:
-                return False
-            length = declared_length(self.headers)
-            return length is not None and length <= self._limits.max_body
-
-        def _drain_timed_out(self) -> None:
-            self._drain_deadline = None
-            self.transport.close()  # lingers: the rest is still on its way
-
-        def _stop_draining(self) -> None:
-            if self._drain_deadline is not None:
-                self._drain_deadline.cancel()
-                self._drain_deadline = None
-
-        # -- read deadlines ------------------------------------------------------
-        def data_received(self, data: bytes) -> None:
-            if self._socket is not None and self._socket.lingering:
-                return  # closing: what the client still sends is dropped unread
-            draining = self.cycle if self._drain_deadline is not None else None
-            super().data_received(data)
-            state = self.conn.their_state
-            if draining is not None and (self.cycle is not draining or state is not h11.SEND_BODY):
-                # The refused body is all read (uvicorn dropped it): the connection is
-                # idle again, under uvicorn's keep-alive timer, or has the next request.
-                self._stop_draining()
-                self._disarm()
-                self._body_since = None
-                if state is h11.IDLE and not self.transport.is_closing():
-                    self.timeout_keep_alive_task = self.loop.call_later(
-                        self.timeout_keep_alive, self.timeout_keep_alive_handler
-                    )
-            if state is h11.SEND_BODY and self._body_since is None:
-                self._body_since = time.monotonic()
-            elif state is not h11.SEND_BODY:
-                self._body_since = None
-            if state is h11.SEND_BODY:
-                self._arm(self._limits.body_timeout)  # a gap between chunks
-            elif state is h11.IDLE and self._read_deadline is None:
-                self._arm(self._limits.head_timeout)  # a head after keep-alive
-            elif state is not h11.IDLE:
-                self._disarm()  # the request is read; the app's time is its own
-
-        def on_response_complete(self) -> None:
-            self._idle_since = time.monotonic()
-            self._disarm()
-            super().on_response_complete()  # arms uvicorn's keep-alive timer
-            if not self._client_still_sending() or self.transport.is_closing():
-                self._body_since = None
-            elif not self._drainable():
-                self.transport.close()  # not announced as kept (a response outside the app)
-            else:
-                # Answered before its body was read and announced as kept: uvicorn drops
-                # the rest as it arrives, which must be within the body deadline (and no
-                # gap longer than the body timeout), not the keep-alive timer's 5 s.
-                self._unset_keepalive_if_required()
-                started = self._body_since if self._body_since is not None else time.monotonic()
-                left = started + self._limits.body_deadline - time.monotonic()
-                self._drain_deadline = self.loop.call_later(max(0.0, left), self._drain_timed_out)
-                self._arm(self._limits.body_timeout)
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            self._disarm()
-            self._stop_draining()
-            if self._socket is not None:
-                self._socket.forget()
-            super().connection_lost(exc)
-
-        def _arm(self, seconds: float) -> None:
-            self._disarm()
-            self._read_deadline = self.loop.call_later(seconds, self._read_timed_out)
-
-        def _disarm(self) -> None:
-            if self._read_deadline is not None:
-                self._read_deadline.cancel()
-                self._read_deadline = None
-
-        def _read_timed_out(self) -> None:
-            self._read_deadline = None
-            if self.transport.is_closing():
-                return
-            if self.flow.read_paused:  # the app has not taken the last chunk yet
-                self._arm(self._limits.body_timeout)
-                return
-            if self._drain_deadline is not None:  # answered already: end it in order
-                self._stop_draining()
-                self.transport.close()
-                return
-            self.transport.abort()
-
-    return GuardedH11Protocol
+    return Limited
 
 
 class AcceptErrorFilter(logging.Filter):

@@ -1,4 +1,5 @@
-"""Closing a connection without breaking the client's pool (issue 28 item 2).
+"""Closing a connection without breaking the client's pool (``docs/SERVER.md``,
+"Security rules, in the order they apply").
 
 A client's connection pool (undici, httpx) puts a connection back after a response
 unless the response said ``Connection: close``; its next request then goes out on it.

@@ -15,6 +15,9 @@ owner pages:
   ``.render(request, template, context, form_targets=())`` renders a page with the
   strict headers (CSP ``default-src 'none'``, ``frame-ancestors 'none'``,
   ``no-store``).
+- The layout is the console's: ``base.py`` (``OwnerBase``: sessions, rendering,
+  cookies, the attempt budget), the page modules ``sign_in.py`` and
+  ``invitation_pages.py``, and ``web.py`` (``OwnerWeb``: their routes).
 - ``templates(extra_directory)``: Jinja2 templates whose ``base.html`` layout
   (accessible, phone-width, no script, one same-origin stylesheet) other packages
   extend.
@@ -25,6 +28,7 @@ address, 30 overall); a browser that signed in before has its own budget (5 per
 minute) through its device cookie (``owner/devices.py``).
 """
 
+from metacortex.owner.base import public_base, security_headers, templates
 from metacortex.owner.passphrase import (
     is_set,
     passphrase_weakness,
@@ -32,7 +36,7 @@ from metacortex.owner.passphrase import (
     verify_passphrase,
 )
 from metacortex.owner.sessions import Session
-from metacortex.owner.web import OwnerWeb, public_base, security_headers, templates
+from metacortex.owner.web import OwnerWeb
 
 __all__ = [
     "OwnerWeb",

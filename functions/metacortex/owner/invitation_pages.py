@@ -7,7 +7,7 @@ CSRF token, the two entries alike, the owner's passphrase rule) before spending
 the link, so a typing mistake never wastes it; then spends it once
 (``owner.invitations.use``), stores the passphrase (argon2id), ends the person's
 other sessions and signs them in, on to the console. Each POST counts as a sign-in
-attempt (the same budgets, ``OwnerWeb.attempt_wait``): hashing costs the server.
+attempt (the same budgets, ``OwnerBase.attempt_wait``): hashing costs the server.
 
 The token is a path segment; the server's request log and events record that
 segment as ``REDACTED`` (``guard.rejections.bounded_request``).
@@ -15,7 +15,7 @@ segment as ``REDACTED`` (``guard.rejections.bounded_request``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import anyio.to_thread
 from starlette.requests import Request
@@ -25,20 +25,18 @@ from starlette.routing import BaseRoute, Route
 from metacortex.errors import Forbidden, MetaCortexError, NotFound
 from metacortex.guard.routes import FUNCTION_PREFIX
 from metacortex.owner import invitations
+from metacortex.owner.base import OwnerBase, text
 from metacortex.owner.invitations import INVITE_PATH, InvitationGone
 from metacortex.owner.passphrase import RULE, passphrase_weakness, set_person_passphrase
 from metacortex.spaces.model import Person
 from metacortex.spaces.registry import read_directory
-
-if TYPE_CHECKING:
-    from metacortex.owner.web import OwnerWeb
 
 CONSOLE_PATH: Final = "/console"
 _TEMPLATE: Final = "invitation.html"
 
 
 class InvitationPages:
-    def __init__(self, web: OwnerWeb) -> None:
+    def __init__(self, web: OwnerBase) -> None:
         self._web = web
 
     def routes(self) -> list[BaseRoute]:
@@ -75,7 +73,7 @@ class InvitationPages:
     async def _set_passphrase(self, request: Request, token: str, person: Person) -> Response:
         web = self._web
         form = await request.form()
-        if not web.form_is_fresh(request, _text(form.get("csrf"))):
+        if not web.form_is_fresh(request, text(form.get("csrf"))):
             return self._form(
                 request, token, person, "The form expired. Please type it again.", 403
             )
@@ -85,11 +83,11 @@ class InvitationPages:
             response = self._form(request, token, person, refused, 429)
             response.headers["retry-after"] = str(wait)
             return response
-        passphrase = _text(form.get("passphrase")) or ""
+        passphrase = text(form.get("passphrase")) or ""
         weakness = passphrase_weakness(passphrase)
         if weakness is not None:
             return self._form(request, token, person, f"That passphrase {weakness}.", 400)
-        if passphrase != (_text(form.get("repeat")) or ""):
+        if passphrase != (text(form.get("repeat")) or ""):
             return self._form(request, token, person, "The two passphrases differ.", 400)
         store = web.store
         try:
@@ -131,7 +129,3 @@ class InvitationPages:
             {"problem": problem.message, "sign_in_url": self._web.url(request, "/owner/sign-in")},
             status_code=status,
         )
-
-
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) else None

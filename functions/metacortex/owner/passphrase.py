@@ -35,7 +35,8 @@ def _dummy_hash() -> str:
     """Verified against when no passphrase is set, so a sign-in costs the same either way.
 
     Made on first use, not at import: one argon2id hash (64 MiB, a third of a second on
-    a busy 2-core machine) was part of every `metacortex serve` start (issue 23)."""
+    a busy 2-core machine) was part of every `metacortex serve` start
+    (``docs/benchmarks.md``, "Scale")."""
     return _HASHER.hash("metacortex: no passphrase is set")
 
 

@@ -5,7 +5,7 @@ The session record lives in the store (kind ``owner_session``, the name from whe
 only the owner signed in) with its expiry, so every server process sees it and
 sign-out ends it everywhere. A record without ``person`` is the owner's. Whether a
 person's session still opens anything (the person deactivated or removed) is
-decided where it is read (``owner.web.OwnerWeb.caller``), each time.
+decided where it is read (``owner.base.OwnerBase.caller``), each time.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ stores rank alike. See ``docs/firestore.md`` for costs and limits.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any, Final
@@ -240,56 +240,22 @@ class LexicalIndex:
         )
         if not present and not weights:
             return []
-        # `in` over n states times array_contains_any over k terms is n*k disjunctions.
-        width = max(1, min(MAX_ARRAY_CONTAINS_ANY, MAX_DISJUNCTIONS // len(where.states)))
-        rare: list[str] = []
-        budget = 0
-        for term in present[:width]:
-            if budget + within[term] > max(limit, self._budget):
-                break
-            rare.append(term)
-            budget += within[term]
+        rare, budget = self._rare(present, within, where, limit)
         common = present[len(rare) :]
         queried = rare
         held_rare: dict[str, Mapping[str, Any]] = {}
         if held is not None and rare:
             covered, held_rare = self._held_rare(held(), rare, within, where)
             queried = [term for term in rare if term not in covered]
-        scored = [*wanted, *weights]
         projection = [
             *MEMORY_FIELDS,
             TERM_COUNT,
             *(FieldPath(TERM_FREQS, term).to_api_repr() for term in [*present, *weights]),
         ]
-        queries = []
-        if queried:
-            queries.append(
-                self._holding_any(where, queried)
-                # The statistics already bound it; a concurrent write may not.
-                .limit(sum(within[term] for term in queried))
-                .select(projection)
-            )
-        if weights:
-            queries.append(
-                self._holding_any(where, list(weights))
-                .limit(max(limit, self._budget))
-                .select(projection)
-            )
-        # What the rare terms leave of the budget, within the common terms' own cap
-        left = min(max(limit, self._budget) - budget, self._common_budget)
-        if common and left > 0:
-            # Per common term, the shortest records holding it, which BM25 ranks
-            # highest for that term; a record holding several common terms shows up
-            # in each of their lists. Together at most what the rare terms left.
-            base = filtered(self._memories(where.space), native_filters(where, created_range=False))
-            each = min(limit, -(-left // len(common)))
-            queries.extend(
-                base.where(filter=FieldFilter(TERMS, "array_contains", term))
-                .order_by(TERM_COUNT, direction="ASCENDING")
-                .limit(each)
-                .select(projection)
-                for term in common
-            )
+        queries = [
+            *self._rare_queries(where, queried, within, list(weights), limit, projection),
+            *self._common_queries(where, common, limit, budget, projection),
+        ]
         # All in flight at once: one round trip after the statistics.
         read = list(self._executor.map(lambda q: list(q.stream()), queries))
         if counting:
@@ -299,25 +265,91 @@ class LexicalIndex:
                 doc_freqs={**stats.doc_freqs, **{t: f.result() for t, f in counting.items()}},
             )
         found: dict[str, _Candidate] = {}
-        for doc_id, data in held_rare.items():
-            self._score(doc_id, data, stats, scored, weights, where, found)
-        for snapshots in read:
-            for snapshot in snapshots:
-                if snapshot.id not in found:
-                    self._score(
-                        snapshot.id, fields_of(snapshot), stats, scored, weights, where, found
-                    )
+        scored = [*wanted, *weights]
+        self._score_each(held_rare.items(), stats, scored, weights, where, found)
+        fetched = ((snapshot.id, fields_of(snapshot)) for each in read for snapshot in each)
+        self._score_each(fetched, stats, scored, weights, where, found)
         # Held records are scored whatever terms they hold: a long record with a
         # common term, which the bounded lists above may miss, keeps the rank FTS5
         # gives it when the caller holds it (the nearest neighbours, which are the
         # likeliest to need their keyword score); so does one holding an expansion.
         lookout = [*(present if common else ()), *weights]
         if held is not None and lookout:
-            for doc_id, data in held().items():
-                freqs = data.get(TERM_FREQS) or {}
-                if doc_id not in found and any(freqs.get(term) for term in lookout):
-                    self._score(doc_id, data, stats, scored, weights, where, found)
+            holding = (
+                (doc_id, data)
+                for doc_id, data in held().items()
+                if any((data.get(TERM_FREQS) or {}).get(term) for term in lookout)
+            )
+            self._score_each(holding, stats, scored, weights, where, found)
         return _ranked(found, limit)
+
+    def _rare(
+        self, present: Sequence[str], within: Mapping[str, int], where: MemoryFilter, limit: int
+    ) -> tuple[list[str], int]:
+        """The rare terms (rarest first, their counts inside the filter adding up to at
+        most ``max(limit, budget)``) and that sum: the records their query reads."""
+        # `in` over n states times array_contains_any over k terms is n*k disjunctions.
+        width = max(1, min(MAX_ARRAY_CONTAINS_ANY, MAX_DISJUNCTIONS // len(where.states)))
+        rare: list[str] = []
+        budget = 0
+        for term in present[:width]:
+            if budget + within[term] > max(limit, self._budget):
+                break
+            rare.append(term)
+            budget += within[term]
+        return rare, budget
+
+    def _rare_queries(
+        self,
+        where: MemoryFilter,
+        queried: Sequence[str],
+        within: Mapping[str, int],
+        expansions: Sequence[str],
+        limit: int,
+        projection: Sequence[str],
+    ) -> list[Any]:
+        """One query for every record holding a rare term not held already, and one for
+        those holding an expansion of a typo."""
+        queries = []
+        if queried:
+            queries.append(
+                self._holding_any(where, queried)
+                # The statistics already bound it; a concurrent write may not.
+                .limit(sum(within[term] for term in queried))
+                .select(projection)
+            )
+        if expansions:
+            queries.append(
+                self._holding_any(where, expansions)
+                .limit(max(limit, self._budget))
+                .select(projection)
+            )
+        return queries
+
+    def _common_queries(
+        self,
+        where: MemoryFilter,
+        common: Sequence[str],
+        limit: int,
+        budget: int,
+        projection: Sequence[str],
+    ) -> list[Any]:
+        """Per common term, the shortest records holding it, which BM25 ranks highest
+        for that term (a record holding several common terms shows up in each of their
+        lists); together at most what the rare terms' ``budget`` left, within the
+        common terms' own cap."""
+        left = min(max(limit, self._budget) - budget, self._common_budget)
+        if not common or left <= 0:
+            return []
+        base = filtered(self._memories(where.space), native_filters(where, created_range=False))
+        each = min(limit, -(-left // len(common)))
+        return [
+            base.where(filter=FieldFilter(TERMS, "array_contains", term))
+            .order_by(TERM_COUNT, direction="ASCENDING")
+            .limit(each)
+            .select(projection)
+            for term in common
+        ]
 
     def _holding_any(self, where: MemoryFilter, terms: Sequence[str]) -> Any:
         """The records inside ``where`` holding one of ``terms``, newest first (the
@@ -365,17 +397,19 @@ class LexicalIndex:
         return covered, {doc_id: usable[doc_id] for doc_id in usable if doc_id in chosen}
 
     @staticmethod
-    def _score(
-        doc_id: str,
-        data: Mapping[str, Any],
+    def _score_each(
+        records: Iterable[tuple[str, Mapping[str, Any]]],
         stats: CorpusStats,
         wanted: Sequence[str],
         weights: Mapping[str, float],
         where: MemoryFilter,
         found: dict[str, _Candidate],
     ) -> None:
-        memory = decode_memory(doc_id, data, where.space)
-        if where.matches(memory):
+        """Score into ``found`` each record not scored yet that matches ``where``."""
+        for doc_id, data in records:
+            memory = decode_memory(doc_id, data, where.space) if doc_id not in found else None
+            if memory is None or not where.matches(memory):
+                continue
             freqs = data.get(TERM_FREQS) or {}
             length = int(data.get(TERM_COUNT) or 0)
             score = bm25(stats, wanted, freqs, length, weights)

@@ -2,8 +2,8 @@
 
 Why: FTS5 computes ``bm25()`` for every row that matches any query term, one
 auxiliary-function call per row. At 100,000 memories a LoCoMo question matches
-about 28,000 rows and the query takes 23–26 ms of the search (issue 23,
-docs/benchmarks.md "Scale"). The same arithmetic over numpy arrays of postings
+about 28,000 rows and the query takes 23–26 ms of the search
+(docs/benchmarks.md, "Scale"). The same arithmetic over numpy arrays of postings
 takes a few milliseconds.
 
 What it holds:

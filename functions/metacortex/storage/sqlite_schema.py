@@ -115,8 +115,9 @@ MIGRATIONS: Final[tuple[tuple[int, str], ...]] = (
         """
         -- Keyword search (SQLiteStore.lexical_search) looks up every FTS match's filter
         -- columns; from the table that reads a large row (content, vector) per match
-        -- (tens of milliseconds at 100,000 memories, issue 23). This index holds only
-        -- the columns of storage.sqlite._where_sql, so the lookups stay in it.
+        -- (tens of milliseconds at 100,000 memories: docs/benchmarks.md, "Scale"). This
+        -- index holds only the columns of storage.sqlite._where_sql, so the lookups stay
+        -- in it.
         CREATE INDEX memories_filter ON memories (
             seq, branch_state, module_name, origin, created_at, valid_from, valid_until,
             supersession_reason
@@ -135,7 +136,7 @@ MIGRATIONS: Final[tuple[tuple[int, str], ...]] = (
     (
         7,
         """
-        -- Spaces and attribution (metacortex.spaces, issue 30). Every record belongs to
+        -- Spaces and attribution (metacortex.spaces, docs/SPACES.md). Every record is in
         -- one space; what existed before is the space 'default' (a constant default:
         -- SQLite adds the column without rewriting a row). created_by / changed_by are
         -- 'person|credential', NULL on records written before attribution.
@@ -159,9 +160,9 @@ MIGRATIONS: Final[tuple[tuple[int, str], ...]] = (
     (
         8,
         """
-        -- Documents (issue 31, storage.sqlite_documents). A passage is a record of origin
-        -- 'document': document_id and document_start (its place in the document's text)
-        -- are columns for the lookups by document; the rest of its reference (title,
+        -- Documents (docs/DOCUMENTS.md, storage.sqlite_documents). A passage is a record of
+        -- origin 'document': document_id and document_start (its place in the document's
+        -- text) are columns for the lookups by document; the rest of its reference (title,
         -- pages, section, end, content hash) is JSON in document_ref.
         ALTER TABLE memories ADD COLUMN document_id TEXT;
         ALTER TABLE memories ADD COLUMN document_start INTEGER;
@@ -195,7 +196,7 @@ MIGRATIONS: Final[tuple[tuple[int, str], ...]] = (
     (
         9,
         """
-        -- Typed relations between memories (domain/relations.py, issue 32): one row per
+        -- Typed relations between memories (domain/relations.py, docs/RELATIONS.md): one row per
         -- (space, source, type, target), invalidated (invalid_at) rather than deleted;
         -- erase deletes every row touching an erased memory (they hold its summary).
         CREATE TABLE relations (

@@ -7,14 +7,14 @@ process through the ``change_seq`` counter every write bumps: changed rows are
 upserted, erased ones (``erased_memories``, same counter) removed, their
 vectors overwritten with zeros.
 
-Sized for 100,000 memories and more (issue 23, docs/benchmarks.md "Scale"):
+Sized for 100,000 memories and more (docs/benchmarks.md, "Scale"):
 rows arrive as columns (``VectorRows``), never one Python object per row; the
 arrays grow by a quarter, not by doubling; a search that keeps most rows scores
 the whole contiguous matrix in one product and masks the scores, instead of
 copying the matching rows first (150 MB at 100,000 rows); one that keeps fewer
 gathers and scores them a slice at a time (a space of 20,000 rows would be a
 30 MB copy, which glibc keeps in the heap once its mmap threshold has grown past
-it: the server's RSS grew 20-60 MB, issue 30).
+it: the server's RSS grew 20-60 MB; docs/benchmarks.md, "Spaces at 100,000").
 """
 
 from __future__ import annotations

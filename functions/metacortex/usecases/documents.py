@@ -1,4 +1,4 @@
-"""Documents: a file becomes cited memory (issue 31).
+"""Documents: a file becomes cited memory (``docs/DOCUMENTS.md``).
 
 ``create_document`` reads the file in the isolated reader (``documents.extract_isolated``:
 a process killed at the deadline; the service runs in a worker thread already, so this

@@ -258,7 +258,7 @@ class Lifecycle:
                 "the corrected text is the same as the memory's (spacing aside), so there is "
                 "nothing to correct: change the text, or deprecate the memory instead"
             )
-        saved = self._saving.save(
+        saved = self._saving.save_as_given(
             access,
             content=corrected_content,
             topic=topic or wrong.topic,

@@ -1,6 +1,7 @@
-"""The relations a document's passages carry (issue 32 §1): each passage is ``part_of``
-its document (the target is the document's id, not a memory: its state is "") and
-``next`` leads to the passage after it in reading order.
+"""The relations a document's passages carry (``docs/DOCUMENTS.md``, "Passages'
+relations"): each passage is ``part_of`` its document (the target is the document's
+id, not a memory: its state is "") and ``next`` leads to the passage after it in
+reading order.
 
 ``usecases/documents.py`` computes them with the passages and hands them to the store in
 the same ``DocumentWrite``, so they commit with the passages (SQLite: one transaction;

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from metacortex.domain import limits
 from metacortex.domain.fingerprint import WriteIdentity
@@ -30,12 +31,37 @@ from metacortex.usecases.relations import between, requested
 
 if TYPE_CHECKING:
     from metacortex.storage.base import Vector
-    from metacortex.usecases.extraction import FactExtraction
+
+
+class AfterSave(Protocol):
+    """A step that runs after each ``save_context``: fact extraction
+    (``usecases/extraction.py``) where a generation model is configured."""
+
+    def extend(
+        self,
+        access: Access,
+        result: dict[str, Any],
+        created: Memory | None,
+        vector: Vector | None,
+    ) -> dict[str, Any]:
+        """``result`` of the save with what the step adds. ``created``: the memory the save
+        wrote (None: it found a duplicate); ``vector``: that memory's embedding."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Written:
+    """What one save wrote: its result, the memory it created and that memory's vector
+    (both None when it found a duplicate)."""
+
+    result: dict[str, Any]
+    created: Memory | None = None
+    vector: Vector | None = None
 
 
 class Saving:
     """``save_context``: dedupe before any model call, then describe, embed and insert;
-    then, where it is on, fact extraction (``usecases/extraction.py``)."""
+    then the after-save step, where there is one."""
 
     def __init__(
         self,
@@ -43,13 +69,13 @@ class Saving:
         embedder: Embedder,
         describer: ImageDescriber | None,
         dedupe_window: timedelta,
-        extraction: FactExtraction | None = None,
+        after_save: AfterSave | None = None,
     ) -> None:
         self._store = store
         self._embedder = embedder
         self._describer = describer
         self._dedupe_window = dedupe_window
-        self._extraction = extraction
+        self._after_save = after_save
 
     def save(
         self,
@@ -71,6 +97,71 @@ class Saving:
         space: str | None = None,
         relations: Sequence[Mapping[str, Any]] | None = None,
     ) -> dict[str, Any]:
+        written = self._write(
+            access,
+            content=content,
+            topic=topic,
+            draft=draft,
+            branch_state=branch_state,
+            valid_from=valid_from,
+            valid_until=valid_until,
+            origin=origin,
+            source_session=source_session,
+            derived_from=derived_from,
+            confidence=confidence,
+            image_base64=image_base64,
+            image_mime_type=image_mime_type,
+            artifact_refs=artifact_refs,
+            space=space,
+            relations=relations,
+        )
+        if self._after_save is None:
+            return written.result
+        return self._after_save.extend(access, written.result, written.created, written.vector)
+
+    def save_as_given(
+        self,
+        access: Access,
+        *,
+        content: str,
+        topic: str,
+        valid_from: str | datetime | None,
+        valid_until: str | datetime | None,
+        origin: str,
+        space: str,
+    ) -> dict[str, Any]:
+        """A memory saved as given, without the after-save step: the lifecycle's own save
+        (a correction's text is the owner's, never split into facts)."""
+        return self._write(
+            access,
+            content=content,
+            topic=topic,
+            valid_from=valid_from,
+            valid_until=valid_until,
+            origin=origin,
+            space=space,
+        ).result
+
+    def _write(
+        self,
+        access: Access,
+        *,
+        content: str | None = None,
+        topic: str | None = None,
+        draft: bool | None = None,
+        branch_state: str | None = None,
+        valid_from: str | datetime | None = None,
+        valid_until: str | datetime | None = None,
+        origin: str | None = None,
+        source_session: str | None = None,
+        derived_from: Sequence[str] | None = None,
+        confidence: float | None = None,
+        image_base64: str | None = None,
+        image_mime_type: str | None = None,
+        artifact_refs: Sequence[str] | None = None,
+        space: str | None = None,
+        relations: Sequence[Mapping[str, Any]] | None = None,
+    ) -> _Written:
         space_key = access.space(space, Level.WRITE)
         text = limits.check_content(content or "")
         has_text = bool(text.strip())
@@ -112,7 +203,7 @@ class Saving:
             item = existing.to_item(access.names) | {
                 "related": self._relate(existing, linked, access)
             }
-            return self._extracted(access, {"item": item, "write_status": "duplicate"}, None, None)
+            return _Written({"item": item, "write_status": "duplicate"})
 
         retrieval_text = text.strip()
         if image is not None:
@@ -152,20 +243,9 @@ class Saving:
             "item": outcome.memory.to_item(access.names) | {"related": related},
             "write_status": "created" if outcome.created else "duplicate",
         }
-        return self._extracted(access, result, outcome.memory if outcome.created else None, vector)
-
-    def _extracted(
-        self,
-        access: Access,
-        result: dict[str, Any],
-        created: Memory | None,
-        vector: Vector | None,
-    ) -> dict[str, Any]:
-        """``result``, plus what extraction added when it is on (``created``: the memory
-        this call wrote, None when it wrote nothing new)."""
-        if self._extraction is None:
-            return result
-        return self._extraction.extend(access, result, created, vector)
+        if not outcome.created:
+            return _Written(result)
+        return _Written(result, outcome.memory, vector)
 
     def _relate(
         self, memory: Memory, linked: list[tuple[Memory, RelationType, str]], access: Access

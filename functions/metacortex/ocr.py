@@ -45,6 +45,8 @@ REC_MODEL: Final = "PP-OCRv6_rec_small.onnx"
 MAX_PIXELS: Final = 40_000_000
 # Larger pictures are scaled down to this many pixels a side before they are read.
 MAX_SIDE: Final = 4000
+# The side, in pixels, a scanned page is detected at (see OcrEngine).
+DET_PAGE_SIDE: Final = 1280
 # Lines the recognizer is less sure of than this are dropped.
 MIN_SCORE: Final = 0.5
 # Said before the text an image holds, in the memory's retrieval text.
@@ -128,8 +130,12 @@ class OcrEngine:
     """RapidOCR over the bundled models, loaded on the first read; reads one image at a
     time (RapidOCR keeps per-call state)."""
 
-    def __init__(self, *, threads: int | None = None) -> None:
+    def __init__(self, *, threads: int | None = None, page: bool = False) -> None:
         self._threads = threads or min(2, os.cpu_count() or 1)
+        # A whole page (a scan) is detected at most DET_PAGE_SIDE pixels a side (the
+        # lines are then recognized at full resolution); an image (a screenshot, a
+        # photo) keeps RapidOCR's default, which enlarges small images.
+        self._page = page
         self._lock = threading.Lock()
         self._engine: Any = None
 
@@ -156,6 +162,11 @@ class OcrEngine:
                     "Rec.model_path": str(paths[REC_MODEL]),
                     "EngineConfig.onnxruntime.intra_op_num_threads": self._threads,
                     "EngineConfig.onnxruntime.inter_op_num_threads": 1,
+                    **(
+                        {"Det.limit_type": "max", "Det.limit_side_len": DET_PAGE_SIDE}
+                        if self._page
+                        else {}
+                    ),
                 }
             )
         return self._engine

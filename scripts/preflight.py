@@ -36,8 +36,10 @@ from pydantic import ValidationError  # noqa: E402
 
 from deploy_env import EnvFile, refusals  # noqa: E402
 from gen_firestore_indexes import INDEX_FILE, render  # noqa: E402
+from metacortex.composition import check_configuration  # noqa: E402
 from metacortex.config import Settings  # noqa: E402
 from metacortex.errors import ConfigurationError  # noqa: E402
+from metacortex.providers.summary import models_summary  # noqa: E402
 from metacortex.server.profiles import load_profiles  # noqa: E402
 
 # Secret Manager secret names scripts/deploy binds to environment variables.
@@ -187,6 +189,17 @@ def run(
             return "set GEMINI_API_KEY, or GOOGLE_CLOUD_PROJECT to use Vertex AI"
         return None
 
+    def openai() -> str | None:
+        if not settings.uses_openai:
+            return None
+        check_configuration(settings)  # the key, URLs and embedding size (no request)
+        return None
+
+    def models() -> str | None:
+        for line in models_summary(settings, ocr_installed=False):
+            print(f"      {line}")
+        return None
+
     def indexes_match() -> str | None:
         if not INDEX_FILE.exists() or INDEX_FILE.read_text(encoding="utf-8") != render(settings):
             return (
@@ -219,6 +232,9 @@ def run(
     flight.check("client profiles", profiles)
     flight.check("Firestore project", project)
     flight.check("Gemini credentials", gemini)
+    flight.check("OpenAI-compatible providers", openai)
+    # What each save will cost: fact extraction is on wherever a chat model is.
+    flight.check("models and fact extraction", models)
     flight.check("firestore.indexes.json matches the code", indexes_match)
     flight.check("index dimension = GEMINI_EMBEDDING_DIMENSIONS", dimension)
     flight.check("allowed hosts", hosts)

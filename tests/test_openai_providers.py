@@ -20,7 +20,7 @@ import pytest
 
 from metacortex.composition import build_extractor, build_generation, check_configuration
 from metacortex.config import Settings
-from metacortex.errors import ConfigurationError, Unavailable
+from metacortex.errors import ConfigurationError, FailedPrecondition, Unavailable
 from metacortex.providers.base import Candidate
 from metacortex.providers.common import RetryPolicy
 from metacortex.providers.openai_models import (
@@ -546,3 +546,36 @@ def test_a_configuration_that_cannot_work_is_refused_at_start(
 ) -> None:
     with pytest.raises(ConfigurationError, match=message):
         check_configuration(Settings(_env_file=None, **values))  # type: ignore[call-arg]
+
+
+# ------------------------------------------------------ changing the embedding model
+def test_moving_to_an_openai_compatible_embedder_needs_reembed_which_records_it(
+    tmp_path: Any, flavour: Flavour, fake: FakeOpenAI, root: str
+) -> None:
+    from metacortex.operations.reembed import reembed
+    from metacortex.providers.offline_merge import SentenceUnionMerger
+    from metacortex.service import Access, MemoryService
+    from metacortex.storage.sqlite import SQLiteStore
+    from tests.fakes import HashingEmbedder
+
+    store = SQLiteStore(tmp_path / "m.sqlite3")
+    before = MemoryService(store, HashingEmbedder(), merger=SentenceUnionMerger())
+    saved = [
+        before.save(Access.admin(), content=f"fact number {i} about the garden")["item"]["id"]
+        for i in range(120)
+    ]
+    embedder = OpenAIEmbedder.from_settings(openai_settings(flavour, root))
+    try:
+        with pytest.raises(FailedPrecondition, match="run `metacortex reembed` to re-embed"):
+            MemoryService(store, embedder, merger=SentenceUnionMerger())
+
+        summary = reembed(store, embedder)
+
+        assert (summary.count, summary.identity) == (120, "embed-model:16")
+        # Sent concurrently (METACORTEX_EMBED_CONCURRENCY): any order.
+        assert sorted(len(r.body["input"]) for r in fake.of("embeddings")) == [20, 100]
+        after = MemoryService(store, embedder, merger=SentenceUnionMerger())
+        hits = after.search(Access.admin(), query="fact number 17 about the garden")["matches"]
+        assert hits[0]["id"] == saved[17]
+    finally:
+        store.close()

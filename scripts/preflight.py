@@ -36,7 +36,6 @@ from pydantic import ValidationError  # noqa: E402
 
 from deploy_env import EnvFile, refusals  # noqa: E402
 from gen_firestore_indexes import INDEX_FILE, render  # noqa: E402
-from metacortex.composition import check_configuration  # noqa: E402
 from metacortex.config import Settings  # noqa: E402
 from metacortex.errors import ConfigurationError  # noqa: E402
 from metacortex.providers.summary import models_summary  # noqa: E402
@@ -189,10 +188,13 @@ def run(
             return "set GEMINI_API_KEY, or GOOGLE_CLOUD_PROJECT to use Vertex AI"
         return None
 
-    def openai() -> str | None:
-        if not settings.uses_openai:
-            return None
-        check_configuration(settings)  # the key, URLs and embedding size (no request)
+    def gemini_only() -> str | None:
+        if settings.uses_openai:
+            return (
+                "the function embeds and generates with Gemini: unset METACORTEX_GENERATION "
+                "and METACORTEX_EMBEDDINGS (OpenAI-compatible providers are for "
+                "`metacortex serve`, docs/openai.md)"
+            )
         return None
 
     def models() -> str | None:
@@ -232,7 +234,7 @@ def run(
     flight.check("client profiles", profiles)
     flight.check("Firestore project", project)
     flight.check("Gemini credentials", gemini)
-    flight.check("OpenAI-compatible providers", openai)
+    flight.check("models are Gemini's", gemini_only)
     # What each save will cost: fact extraction is on wherever a chat model is.
     flight.check("models and fact extraction", models)
     flight.check("firestore.indexes.json matches the code", indexes_match)

@@ -186,7 +186,7 @@ def test_preflight_says_fact_extraction_is_on_and_what_it_costs_per_save() -> No
     assert "fact extraction off (METACORTEX_EXTRACTION=off)" in off.stdout
 
 
-def test_preflight_refuses_an_openai_configuration_without_a_key() -> None:
+def test_preflight_refuses_openai_compatible_providers_the_function_does_not_ship() -> None:
     result = preflight(
         clean_env(
             MCP_ADMIN_TOKEN=TOKEN, GOOGLE_CLOUD_PROJECT="demo-p", METACORTEX_GENERATION="openai"
@@ -195,7 +195,7 @@ def test_preflight_refuses_an_openai_configuration_without_a_key() -> None:
     )
 
     assert result.returncode == 1
-    assert "OpenAI is configured without a key: set OPENAI_API_KEY" in result.stdout
+    assert "the function embeds and generates with Gemini" in result.stdout
 
 
 def test_preflight_fails_without_an_admin_token_and_says_how_to_make_one() -> None:

@@ -5,11 +5,12 @@ and unit-length vectors checked for their dimension."""
 from __future__ import annotations
 
 import random
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Generic, TypeVar
 
 import numpy as np
 
@@ -17,6 +18,8 @@ from metacortex.errors import Unavailable
 
 if TYPE_CHECKING:
     from metacortex.storage.base import Vector
+
+C = TypeVar("C")
 
 # 408 and 429 are load shedding; 5xx are the server's own transient failures.
 TRANSIENT_STATUS: Final = frozenset({408, 429, 500, 502, 503, 504})
@@ -63,6 +66,30 @@ class RetryPolicy:
             sleep=self.sleep,
             jitter=self.jitter,
         )
+
+
+class LazyClient(Generic[C]):
+    """A service's SDK client, built on the first call (importing an SDK is slow and
+    building a provider must never touch the network), and the retry policy its calls
+    follow. Subclasses say how to ``_build`` it."""
+
+    def __init__(self, retry: RetryPolicy | None) -> None:
+        self._retry = retry or RetryPolicy()
+        self._lock = threading.Lock()
+        self._client: C | None = None
+
+    @property
+    def retry(self) -> RetryPolicy:
+        return self._retry
+
+    def _get(self) -> C:
+        with self._lock:
+            if self._client is None:
+                self._client = self._build()
+            return self._client
+
+    def _build(self) -> C:
+        raise NotImplementedError
 
 
 def clip(text: str) -> str:

@@ -12,7 +12,6 @@ policy so that tests can inject the sleep and count attempts.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
@@ -21,7 +20,7 @@ from pydantic import SecretStr
 
 from metacortex.config import Settings
 from metacortex.errors import ConfigurationError, Unavailable
-from metacortex.providers.common import TRANSIENT_STATUS, RetryPolicy, clip
+from metacortex.providers.common import TRANSIENT_STATUS, LazyClient, RetryPolicy, clip
 
 if TYPE_CHECKING:
     from google import genai
@@ -73,7 +72,7 @@ class Connection:
         return text.replace(self.api_key.get_secret_value(), "[redacted]")
 
 
-class GeminiClient:
+class GeminiClient(LazyClient["genai.Client"]):
     """A lazily built ``genai.Client`` plus the retry loop every Gemini call goes through.
 
     ``http_options`` and ``credentials`` exist for tests (a fake HTTP transport,
@@ -89,23 +88,15 @@ class GeminiClient:
         credentials: Credentials | None = None,
         retry: RetryPolicy | None = None,
     ) -> None:
+        super().__init__(retry)
         self._connection = connection
         self._timeout_ms = int(timeout_seconds * 1000)
         self._http_options = http_options
         self._credentials = credentials
-        self._retry = retry or RetryPolicy()
-        self._lock = threading.Lock()
-        self._client: genai.Client | None = None
 
     @property
     def connection(self) -> Connection:
         return self._connection
-
-    def _get(self) -> genai.Client:
-        with self._lock:
-            if self._client is None:
-                self._client = self._build()
-            return self._client
 
     def _build(self) -> genai.Client:
         from google import genai
@@ -130,10 +121,6 @@ class GeminiClient:
             )
         except ValueError as exc:
             raise Unavailable(conn.scrub(f"Gemini client could not be created: {exc}")) from exc
-
-    @property
-    def retry(self) -> RetryPolicy:
-        return self._retry
 
     def call(
         self,

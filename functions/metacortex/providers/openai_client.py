@@ -13,7 +13,6 @@ SDK explicitly, so it reads nothing from the environment itself.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -23,7 +22,7 @@ from pydantic import SecretStr
 
 from metacortex.config import Settings
 from metacortex.errors import ConfigurationError, Unavailable
-from metacortex.providers.common import TRANSIENT_STATUS, RetryPolicy, clip
+from metacortex.providers.common import TRANSIENT_STATUS, LazyClient, RetryPolicy, clip
 
 if TYPE_CHECKING:
     import httpx2
@@ -106,7 +105,7 @@ class OpenAIConnection:
         return text.replace(self.api_key.get_secret_value(), "[redacted]")
 
 
-class OpenAIClient:
+class OpenAIClient(LazyClient["openai.OpenAI"]):
     """A lazily built ``openai.OpenAI`` (or ``AzureOpenAI``) plus the retry loop every
     call goes through. ``http_client`` exists for tests; production leaves it unset."""
 
@@ -118,26 +117,14 @@ class OpenAIClient:
         retry: RetryPolicy | None = None,
         http_client: httpx2.Client | None = None,
     ) -> None:
+        super().__init__(retry)
         self._connection = connection
         self._timeout = timeout_seconds
-        self._retry = retry or RetryPolicy()
         self._http_client = http_client
-        self._lock = threading.Lock()
-        self._client: openai.OpenAI | None = None
 
     @property
     def connection(self) -> OpenAIConnection:
         return self._connection
-
-    @property
-    def retry(self) -> RetryPolicy:
-        return self._retry
-
-    def _get(self) -> openai.OpenAI:
-        with self._lock:
-            if self._client is None:
-                self._client = self._build()
-            return self._client
 
     def _build(self) -> openai.OpenAI:
         import openai

@@ -235,7 +235,12 @@ class ChatModel:
             retry=retry,
             http_client=http_client,
         )
-        return cls(client, model=str(model))
+        return cls(client, model=str(model), **cls._options(settings))
+
+    @classmethod
+    def _options(cls, settings: Settings) -> dict[str, Any]:
+        """What else a subclass takes from the settings."""
+        return {}
 
     @property
     def method(self) -> str:
@@ -342,16 +347,8 @@ class OpenAIExtractor(ChatModel):
         self._json_schema = json_schema
 
     @classmethod
-    def from_settings(
-        cls,
-        settings: Settings,
-        *,
-        retry: RetryPolicy | None = None,
-        http_client: httpx2.Client | None = None,
-    ) -> Self:
-        extractor = super().from_settings(settings, retry=retry, http_client=http_client)
-        extractor._json_schema = settings.openai_structured_output == "json_schema"
-        return extractor
+    def _options(cls, settings: Settings) -> dict[str, Any]:
+        return {"json_schema": settings.openai_structured_output == "json_schema"}
 
     def extract(self, text: str, candidates: Sequence[Candidate]) -> ExtractorAnswer:
         ids = [candidate.id for candidate in candidates]

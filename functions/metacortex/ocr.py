@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from metacortex.errors import ConfigurationError, InvalidArgument
+from metacortex.errors import ConfigurationError, InvalidArgument, Unavailable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -178,8 +178,16 @@ class OcrEngine:
     def lines_of_array(self, pixels: npt.NDArray[np.uint8]) -> list[OcrLine]:
         # RapidOCR takes OpenCV's channel order.
         bgr = pixels[:, :, ::-1].copy()
+        failure: str | None = None
         with self._lock:
-            result = self._load()(bgr)
+            engine = self._load()
+            try:
+                result = engine(bgr)
+            except Exception as error:  # noqa: BLE001 - the runtime's own errors, named below
+                # Raised outside the except block: no chained trace reaches a client.
+                failure = type(error).__name__
+        if failure is not None:
+            raise Unavailable(f"OCR could not read the image ({failure})")
         texts = getattr(result, "txts", None) or ()
         scores = getattr(result, "scores", None) or ()
         boxes = getattr(result, "boxes", None)

@@ -80,25 +80,38 @@ class OcrLine:
     bottom: float
 
 
-def rows(lines: Sequence[OcrLine]) -> list[list[OcrLine]]:
+def rows(lines: Sequence[OcrLine], *, upside_down: bool = False) -> list[list[OcrLine]]:
     """Lines top to bottom in rows: lines whose middles lie within half a line's height
-    of each other are one row, read left to right."""
+    of each other are one row, read left to right (``upside_down``: the picture's
+    bottom row first, each read right to left)."""
     out: list[list[OcrLine]] = []
-    for line in sorted(lines, key=lambda item: (item.top + item.bottom) / 2):
-        middle = (line.top + line.bottom) / 2
-        if out:
-            last = out[-1][-1]
-            height = max(last.bottom - last.top, line.bottom - line.top, 1.0)
-            if abs(middle - (last.top + last.bottom) / 2) <= height / 2:
-                out[-1].append(line)
-                continue
+    ordered = sorted(lines, key=lambda item: (item.top + item.bottom) / 2, reverse=upside_down)
+    for line in ordered:
+        if out and _level(out[-1][-1], line):
+            out[-1].append(line)
+            continue
         out.append([line])
-    return [sorted(row, key=lambda item: item.left) for row in out]
+    return [sorted(row, key=lambda item: item.left, reverse=upside_down) for row in out]
 
 
 def text_of(lines: Sequence[OcrLine]) -> str:
-    """The lines' text, one row a line, in reading order."""
-    return "\n".join(" ".join(line.text for line in row) for row in rows(lines))
+    """The text of lines in reading order (``OcrEngine.lines``), one row a line: a line
+    level with the one before it is joined to it."""
+    out: list[str] = []
+    previous: OcrLine | None = None
+    for line in lines:
+        if previous is not None and _level(previous, line):
+            out[-1] = f"{out[-1]} {line.text}"
+        else:
+            out.append(line.text)
+        previous = line
+    return "\n".join(out)
+
+
+def _level(one: OcrLine, other: OcrLine) -> bool:
+    """Whether two lines' middles lie within half a line's height of each other."""
+    height = max(one.bottom - one.top, other.bottom - other.top, 1.0)
+    return abs((one.top + one.bottom) / 2 - (other.top + other.bottom) / 2) <= height / 2
 
 
 def decode(image: bytes) -> npt.NDArray[np.uint8]:
@@ -138,6 +151,7 @@ class OcrEngine:
         self._page = page
         self._lock = threading.Lock()
         self._engine: Any = None
+        self._turned: list[bool] = []
 
     def _load(self) -> Any:
         if self._engine is None:
@@ -153,7 +167,7 @@ class OcrEngine:
             from rapidocr import RapidOCR
 
             logging.getLogger("RapidOCR").setLevel(logging.ERROR)
-            self._engine = RapidOCR(
+            engine = RapidOCR(
                 params={
                     "Global.log_level": "error",
                     "Global.model_root_dir": str(directory),
@@ -169,6 +183,17 @@ class OcrEngine:
                     ),
                 }
             )
+            classify = engine.cls_and_rotate
+
+            def recording(crops: Any) -> Any:
+                # Which lines the direction model turned half round (RapidOCR's output
+                # drops it): a page whose lines mostly were is read bottom row first.
+                turned, result = classify(crops)
+                self._turned = [label == "180" for label, _ in result.cls_res or ()]
+                return turned, result
+
+            engine.cls_and_rotate = recording  # type: ignore[method-assign,assignment]
+            self._engine = engine
         return self._engine
 
     def lines(self, image: bytes) -> list[OcrLine]:
@@ -181,6 +206,7 @@ class OcrEngine:
         failure: str | None = None
         with self._lock:
             engine = self._load()
+            self._turned = []
             try:
                 result = engine(bgr)
             except Exception as error:  # noqa: BLE001 - the runtime's own errors, named below
@@ -200,7 +226,9 @@ class OcrEngine:
             lines.append(
                 OcrLine(str(text).strip(), float(score), min(xs), min(ys), max(xs), max(ys))
             )
-        return [line for row in rows(lines) for line in row]
+        # A picture upside down: the direction model turned most of its lines.
+        upside_down = 2 * sum(self._turned) > len(self._turned) > 0
+        return [line for row in rows(lines, upside_down=upside_down) for line in row]
 
     def read(self, image: bytes) -> str:
         """The text in ``image``, one row a line ("" when it holds none)."""

@@ -27,14 +27,9 @@ def shown(tmp_path: Path, **values: Any) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.startswith("  models")]
 
 
-def test_the_offline_default_says_its_local_models_and_that_extraction_is_off(
-    tmp_path: Path,
-) -> None:
-    assert shown(tmp_path) == [
-        "models            embeddings all-MiniLM-L6-v2-int8 (local); merges offline sentence "
-        "merge; images OCR (local)",
-        "models            fact extraction off (no chat model configured)",
-    ]
+def test_the_offline_default_adds_no_line_to_the_banner(tmp_path: Path) -> None:
+    """Nothing is billed there, and the first start's banner keeps to a screen."""
+    assert shown(tmp_path) == []
 
 
 def test_a_chat_model_turns_extraction_on_and_the_banner_says_what_a_save_costs(

@@ -65,8 +65,11 @@ def image_readers(settings: Settings, *, ocr_installed: bool) -> str:
 
 def models_summary(settings: Settings, *, ocr_installed: bool) -> list[str]:
     """Lines for the banner and the preflight: the models, then whether extraction is
-    on and what it costs per save."""
+    on and what it costs per save. None for the offline default (the local model, no
+    model service: nothing is billed, and the first start's banner keeps to a screen)."""
     chat = chat_model(settings)
+    if chat is None and settings.embeddings_kind == "local":
+        return []
     lines = [
         f"embeddings {embedding_model(settings)}; "
         f"merges {chat or 'offline sentence merge'}; "

@@ -120,8 +120,8 @@ class Saving:
                 raise FailedPrecondition(
                     "image writes need OCR or an image-description model, and neither is "
                     'configured: install OCR (pip install "metacortex[ocr]"), or configure a '
-                    "vision model (OPENAI_VISION_MODEL, or Gemini generation), or save the "
-                    "image's description as content"
+                    "vision model (OPENAI_VISION_MODEL, or METACORTEX_USE_GEMINI_GENERATION=true "
+                    "and GEMINI_API_KEY), or save the image's description as content"
                 )
             description = self._describer.describe(image.data, image.mime_type).strip()
             if not description and not has_text:

@@ -38,6 +38,7 @@ from deploy_env import EnvFile, refusals  # noqa: E402
 from gen_firestore_indexes import INDEX_FILE, render  # noqa: E402
 from metacortex.config import Settings  # noqa: E402
 from metacortex.errors import ConfigurationError  # noqa: E402
+from metacortex.providers.summary import models_summary  # noqa: E402
 from metacortex.server.profiles import load_profiles  # noqa: E402
 
 # Secret Manager secret names scripts/deploy binds to environment variables.
@@ -192,6 +193,20 @@ class Checks:
             return "set GEMINI_API_KEY, or GOOGLE_CLOUD_PROJECT to use Vertex AI"
         return None
 
+    def gemini_only(self) -> str | None:
+        if self.settings.uses_openai:
+            return (
+                "the function embeds and generates with Gemini: unset METACORTEX_GENERATION "
+                "and METACORTEX_EMBEDDINGS (OpenAI-compatible providers are for "
+                "`metacortex serve`, docs/openai.md)"
+            )
+        return None
+
+    def models(self) -> str | None:
+        for line in models_summary(self.settings, ocr_installed=False):
+            print(f"      {line}")
+        return None
+
     def indexes_match(self) -> str | None:
         if not INDEX_FILE.exists() or INDEX_FILE.read_text(encoding="utf-8") != render(
             self.settings
@@ -234,6 +249,9 @@ def run(
     flight.check("client profiles", checks.profiles)
     flight.check("Firestore project", checks.project)
     flight.check("Gemini credentials", checks.gemini)
+    flight.check("models are Gemini's", checks.gemini_only)
+    # What each save will cost: fact extraction is on wherever a chat model is.
+    flight.check("models and fact extraction", checks.models)
     flight.check("firestore.indexes.json matches the code", checks.indexes_match)
     flight.check("index dimension = GEMINI_EMBEDDING_DIMENSIONS", checks.dimension)
     flight.check("allowed hosts", checks.hosts)

@@ -25,14 +25,8 @@ from metacortex.config import Settings
 from metacortex.errors import ConfigurationError, Unavailable
 from metacortex.operations.backup import export_portable, restore_portable
 from metacortex.operations.reembed import reembed
-from metacortex.providers.gemini import (
-    EMBED_WINDOW_CHARS,
-    GeminiEmbedder,
-    GeminiImageDescriber,
-    GeminiMerger,
-    embedding_window,
-)
-from metacortex.providers.gemini_client import RetryPolicy
+from metacortex.providers.common import EMBED_WINDOW_CHARS, RetryPolicy, embedding_window
+from metacortex.providers.gemini import GeminiEmbedder, GeminiImageDescriber, GeminiMerger
 from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.service import Access, MemoryService
 from metacortex.storage.sqlite import SQLiteStore

@@ -15,8 +15,8 @@ from google.genai import types
 from metacortex.errors import Unavailable
 from metacortex.operations.evaluation import synthetic_corpus
 from metacortex.operations.reembed import reembed
+from metacortex.providers.common import RetryPolicy
 from metacortex.providers.gemini import GeminiEmbedder
-from metacortex.providers.gemini_client import RetryPolicy
 from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.service import Access, MemoryService
 from metacortex.storage.sqlite import SQLiteStore

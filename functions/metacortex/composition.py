@@ -54,11 +54,47 @@ def check_configuration(settings: Settings) -> None:
         from metacortex.providers.gemini_client import Connection
 
         Connection.from_settings(settings)
-    if settings.extracts_facts and not settings.uses_gemini_generation:
+    if settings.uses_openai:
+        require_openai()
+        from metacortex.providers.openai_client import OpenAIConnection
+
+        OpenAIConnection.from_settings(settings)
+        if settings.embeddings_kind == "openai":
+            from metacortex.providers.openai_models import embedding_dimension
+
+            embedding_dimension(settings)
+    if settings.extracts_facts and settings.generation_kind == "none":
+        asked = settings.metacortex_extraction
         raise ConfigurationError(
-            "METACORTEX_EXTRACTION=gemini needs a generation model, and none is configured: "
-            "set METACORTEX_USE_GEMINI_GENERATION=true and GEMINI_API_KEY (or run the cloud "
+            f"METACORTEX_EXTRACTION={asked} needs a generation model, and none is configured: "
+            "set METACORTEX_GENERATION=openai with OPENAI_BASE_URL (docs/openai.md), or "
+            "METACORTEX_USE_GEMINI_GENERATION=true and GEMINI_API_KEY (or run the cloud "
             "deployment), or set METACORTEX_EXTRACTION=off"
+        )
+    if settings.metacortex_extraction == "gemini" and settings.generation_kind != "gemini":
+        raise ConfigurationError(
+            "METACORTEX_EXTRACTION=gemini needs Gemini generation, and "
+            f"METACORTEX_GENERATION is {settings.generation_kind}: set METACORTEX_EXTRACTION=on"
+        )
+    if settings.metacortex_ocr == "on":
+        from metacortex import ocr
+
+        if not ocr.installed():
+            raise ConfigurationError(
+                f"METACORTEX_OCR=on, but OCR is not installed: {ocr.INSTALL_HINT}"
+            )
+
+
+def require_openai() -> None:
+    """Refuse OpenAI-compatible providers when the ``openai`` package is missing."""
+    try:
+        found = importlib.util.find_spec("openai") is not None
+    except ModuleNotFoundError:
+        found = False
+    if not found:
+        raise ConfigurationError(
+            "OpenAI-compatible providers need the openai package: "
+            "install it with `pip install 'metacortex[openai]'`"
         )
 
 
@@ -79,6 +115,11 @@ def build_embedder(settings: Settings) -> Embedder:
         from metacortex.providers.gemini import GeminiEmbedder
 
         return GeminiEmbedder.from_settings(settings)
+    if settings.embeddings_kind == "openai":
+        require_openai()
+        from metacortex.providers.openai_models import OpenAIEmbedder
+
+        return OpenAIEmbedder.from_settings(settings)
     from metacortex.providers.local import MiniLMEmbedder
 
     return MiniLMEmbedder.load()
@@ -95,19 +136,45 @@ def load_embedder_ahead(settings: Settings) -> None:
 
 
 def build_generation(settings: Settings) -> tuple[Merger, ImageDescriber | None]:
-    if settings.uses_gemini_generation:
-        require_cloud_extra("Gemini generation (METACORTEX_USE_GEMINI_GENERATION)", "gemini")
+    """The merger (the chat model's, else the offline sentence merge) and what reads saved
+    images: OCR where it is installed and on, plus a model's description where one is
+    configured (None when neither is: image saves are then refused)."""
+    merger: Merger = SentenceUnionMerger()
+    vision: ImageDescriber | None = None
+    if settings.generation_kind == "gemini":
+        require_cloud_extra("Gemini generation (METACORTEX_GENERATION)", "gemini")
         from metacortex.providers.gemini import GeminiImageDescriber, GeminiMerger
 
-        return GeminiMerger.from_settings(settings), GeminiImageDescriber.from_settings(settings)
-    return SentenceUnionMerger(), None
+        merger = GeminiMerger.from_settings(settings)
+        vision = GeminiImageDescriber.from_settings(settings)
+    elif settings.generation_kind == "openai":
+        require_openai()
+        from metacortex.providers.openai_models import OpenAIImageDescriber, OpenAIMerger
+
+        merger = OpenAIMerger.from_settings(settings)
+        if settings.describes_images:
+            vision = OpenAIImageDescriber.from_settings(settings)
+    return merger, image_reader(settings, vision)
+
+
+def image_reader(settings: Settings, vision: ImageDescriber | None) -> ImageDescriber | None:
+    """OCR beside ``vision`` where the extra is installed and METACORTEX_OCR is not off."""
+    from metacortex import ocr
+
+    if settings.metacortex_ocr == "off" or not ocr.installed():
+        return vision
+    return ocr.ImageReader(ocr.shared_engine(), vision)
 
 
 def build_extractor(settings: Settings) -> Extractor | None:
-    """Fact extraction on save_context: only where it is on and a generation model is."""
+    """Fact extraction on save_context: wherever it is on and a chat model is configured."""
     if not settings.extracts_facts:
         return None
     check_configuration(settings)
+    if settings.generation_kind == "openai":
+        from metacortex.providers.openai_models import OpenAIExtractor
+
+        return OpenAIExtractor.from_settings(settings)
     from metacortex.providers.gemini_extract import GeminiExtractor
 
     return GeminiExtractor.from_settings(settings)

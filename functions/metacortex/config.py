@@ -17,8 +17,14 @@ from metacortex.domain import limits
 from metacortex.domain.records import BranchState
 
 StoreKind = Literal["sqlite", "firestore"]
-EmbeddingsKind = Literal["local", "gemini"]
-ExtractionKind = Literal["off", "gemini"]
+EmbeddingsKind = Literal["local", "gemini", "openai"]
+# Who runs the chat model (consolidation merges, fact extraction, image descriptions).
+GenerationKind = Literal["none", "gemini", "openai"]
+# "auto": on wherever a chat model is configured; "gemini" is the name it had when only
+# Gemini could extract (kept: it means "on", and needs Gemini generation).
+ExtractionKind = Literal["auto", "on", "off", "gemini"]
+OcrKind = Literal["auto", "on", "off"]
+StructuredOutput = Literal["json_schema", "json_object"]
 Deployment = Literal["local", "cloud"]
 LogFormat = Literal["auto", "json", "text"]
 
@@ -64,13 +70,59 @@ class Settings(BaseSettings):
     gemini_multimodal_model: str = "gemini-2.5-flash"
     gemini_merge_model: str = "gemini-2.5-flash"
     # Offline deployments have no generation model; set to true to use Gemini for
-    # image description and merges while keeping local embeddings.
+    # image description and merges while keeping local embeddings (the same as
+    # METACORTEX_GENERATION=gemini).
     metacortex_use_gemini_generation: bool = False
-    # Fact extraction on save_context (docs/gemini.md, "Fact extraction"): off by default
-    # everywhere, the cloud included, because it adds a generation call to every save.
-    # "gemini" needs Gemini generation (the cloud deployment, or the setting above).
-    metacortex_extraction: ExtractionKind = "off"
+    # The chat model for merges, fact extraction and image descriptions: Gemini, an
+    # OpenAI-compatible server (docs/openai.md), or none. Unset: Gemini in the cloud
+    # (or with the setting above), none on a laptop.
+    metacortex_generation: GenerationKind | None = None
+    # Fact extraction on save_context (docs/gemini.md, "Fact extraction"): on wherever a
+    # chat model is configured ("auto"), the cloud included; "off" turns it off; "on"
+    # refuses to start without a chat model. Each save then costs one chat call.
+    metacortex_extraction: ExtractionKind = "auto"
     gemini_extraction_model: str = "gemini-2.5-flash"
+    # --- OpenAI-compatible providers (docs/openai.md, docs/ollama.md, docs/azure-openai.md)
+    # The API's base URL: OpenAI's by default; http://localhost:11434/v1 for Ollama, a
+    # vLLM, llama.cpp or LM Studio server's /v1. Ignored when AZURE_OPENAI_ENDPOINT is set.
+    openai_base_url: str = "https://api.openai.com/v1"
+    # Sent as a bearer token (Azure: the api-key header). A local server that wants none
+    # may leave it unset.
+    openai_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("OPENAI_API_KEY", "AZURE_OPENAI_API_KEY")
+    )
+    openai_org_id: str | None = None
+    openai_project_id: str | None = None
+    # Azure OpenAI: https://<resource>.openai.azure.com; the model settings below then
+    # name deployments.
+    azure_openai_endpoint: str | None = None
+    azure_openai_api_version: str = Field(
+        default="2024-10-21",
+        validation_alias=AliasChoices("AZURE_OPENAI_API_VERSION", "OPENAI_API_VERSION"),
+    )
+    openai_embedding_model: str = "text-embedding-3-small"
+    # The vectors' size. Set, it is also sent as `dimensions` (shortened vectors, for
+    # models that take it); unset, the model's own size (known for OpenAI's models).
+    openai_embedding_dimensions: int | None = Field(default=None, ge=1, le=8192)
+    openai_chat_model: str = "gpt-4o-mini"
+    # Fact extraction's model; unset: the chat model.
+    openai_extraction_model: str | None = None
+    # A model that reads images (gpt-4o-mini, llava, qwen2.5vl); unset: no descriptions
+    # from this server (images are still read by OCR where the extra is installed).
+    openai_vision_model: str | None = None
+    # How the extraction answer is constrained: a JSON schema (OpenAI, Azure, Ollama
+    # 0.5+, vLLM) or JSON mode only (servers without schema support).
+    openai_structured_output: StructuredOutput = "json_schema"
+    # Seconds one call may take before it is retried (a local model on a CPU is slow).
+    openai_timeout_seconds: float = Field(default=60.0, gt=0, le=3600)
+    # Text in images read offline (docs/ocr.md): with the `ocr` extra installed ("auto"),
+    # images are OCR'd on save and scanned PDF pages are read; "on" refuses to start
+    # without the extra; "off" never reads them.
+    metacortex_ocr: OcrKind = "auto"
+    # A scanned PDF's pages read by OCR at most, and the seconds they may take together
+    # (within the document's own METACORTEX_DOCUMENT_EXTRACT_SECONDS).
+    metacortex_ocr_max_pages: int = Field(default=50, ge=0, le=1000)
+    metacortex_ocr_seconds: float = Field(default=90.0, gt=0, le=3600)
     # Embedding requests in flight at once for bulk work (reembed, restore, eval
     # generate, migrate). On Vertex AI gemini-embedding-001 takes one text per request,
     # so this is what makes a re-embed fast; 429s are backed off per request.
@@ -240,12 +292,38 @@ class Settings(BaseSettings):
         return 0 if self.deployment == "local" else 1
 
     @property
+    def generation_kind(self) -> GenerationKind:
+        if self.metacortex_generation is not None:
+            return self.metacortex_generation
+        if self.deployment == "cloud" or self.metacortex_use_gemini_generation:
+            return "gemini"
+        return "none"
+
+    @property
     def uses_gemini_generation(self) -> bool:
-        return self.deployment == "cloud" or self.metacortex_use_gemini_generation
+        return self.generation_kind == "gemini"
+
+    @property
+    def uses_openai(self) -> bool:
+        return self.embeddings_kind == "openai" or self.generation_kind == "openai"
 
     @property
     def extracts_facts(self) -> bool:
-        return self.metacortex_extraction == "gemini"
+        """On wherever a chat model is configured, unless turned off; asked for ("on",
+        "gemini") without one, ``composition.check_configuration`` refuses to start."""
+        if self.metacortex_extraction == "off":
+            return False
+        if self.metacortex_extraction == "auto":
+            return self.generation_kind != "none"
+        return True
+
+    @property
+    def describes_images(self) -> bool:
+        """Whether a model describes saved images: Gemini generation always has one; an
+        OpenAI-compatible server only with OPENAI_VISION_MODEL."""
+        if self.generation_kind == "gemini":
+            return True
+        return self.generation_kind == "openai" and bool(self.openai_vision_model)
 
     @property
     def sqlite_path(self) -> Path:

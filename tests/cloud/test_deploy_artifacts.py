@@ -167,6 +167,37 @@ def test_preflight_passes_a_complete_configuration() -> None:
     assert TOKEN not in result.stdout + result.stderr
 
 
+def test_preflight_says_fact_extraction_is_on_and_what_it_costs_per_save() -> None:
+    """Issue 40: extraction is on wherever a chat model is (Gemini in the cloud)."""
+    on = preflight(clean_env(MCP_ADMIN_TOKEN=TOKEN, GOOGLE_CLOUD_PROJECT="demo-p"), "--offline")
+    off = preflight(
+        clean_env(
+            MCP_ADMIN_TOKEN=TOKEN, GOOGLE_CLOUD_PROJECT="demo-p", METACORTEX_EXTRACTION="off"
+        ),
+        "--offline",
+    )
+
+    assert on.returncode == 0, on.stdout
+    assert "fact extraction ON with gemini:gemini-2.5-flash: one chat call per save_context" in (
+        on.stdout
+    )
+    assert "METACORTEX_EXTRACTION=off turns it off" in on.stdout
+    assert off.returncode == 0, off.stdout
+    assert "fact extraction off (METACORTEX_EXTRACTION=off)" in off.stdout
+
+
+def test_preflight_refuses_openai_compatible_providers_the_function_does_not_ship() -> None:
+    result = preflight(
+        clean_env(
+            MCP_ADMIN_TOKEN=TOKEN, GOOGLE_CLOUD_PROJECT="demo-p", METACORTEX_GENERATION="openai"
+        ),
+        "--offline",
+    )
+
+    assert result.returncode == 1
+    assert "the function embeds and generates with Gemini" in result.stdout
+
+
 def test_preflight_fails_without_an_admin_token_and_says_how_to_make_one() -> None:
     result = preflight(clean_env(GOOGLE_CLOUD_PROJECT="demo-p"), "--offline")
     assert result.returncode == 1

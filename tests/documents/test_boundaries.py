@@ -9,7 +9,8 @@ from pathlib import Path
 import metacortex.documents
 
 PACKAGE = Path(metacortex.documents.__file__).parent
-ALLOWED = ("metacortex.documents", "metacortex.errors")
+# metacortex.ocr reads scanned pages (documents/pdf_ocr.py); it is as pure (below).
+ALLOWED = ("metacortex.documents", "metacortex.errors", "metacortex.ocr")
 
 
 def _imports(path: Path) -> set[str]:
@@ -31,6 +32,17 @@ def test_the_documents_package_imports_only_itself_and_the_domain_errors() -> No
         if not name.startswith(ALLOWED) and name not in {"metacortex", "metacortex.config"}
     }
     assert outside == set()
+
+
+def test_the_ocr_module_the_reader_uses_imports_only_the_domain_errors() -> None:
+    ocr = PACKAGE.parent / "ocr.py"
+    tree = ast.parse(ocr.read_text(encoding="utf-8"))
+    run_time = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("metacortex")
+    ]
+    assert [node.module for node in run_time] == ["metacortex.errors"]
 
 
 def test_settings_are_read_only_to_build_the_limits_never_at_run_time() -> None:

@@ -11,7 +11,7 @@ import pytest
 from google.genai import types
 
 from metacortex.config import Settings
-from metacortex.providers.gemini_client import RetryPolicy
+from metacortex.providers.common import RetryPolicy
 from metacortex.providers.gemini_extract import GeminiExtractor
 from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.service import MemoryService

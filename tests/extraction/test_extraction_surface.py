@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pytest
+from pydantic import SecretStr
 
 from metacortex.composition import build_extractor, check_configuration
 from metacortex.config import Settings
@@ -111,11 +112,25 @@ def test_extraction_without_a_generation_model_is_refused_at_start() -> None:
         check_configuration(settings)
 
 
-@pytest.mark.parametrize("deployment", ["local", "cloud"])
-def test_extraction_is_off_by_default_on_both_deployments(
-    deployment: Literal["local", "cloud"],
-) -> None:
-    settings = Settings(_env_file=None, deployment=deployment)  # type: ignore[call-arg]
+def test_extraction_is_on_by_default_where_a_chat_model_is_and_off_offline() -> None:
+    """Issue 40: on wherever a chat model is configured (Gemini in the cloud), as the
+    seeds do; the laptop default has none, so it stays off there."""
+    offline = Settings(_env_file=None, deployment="local")  # type: ignore[call-arg]
+    cloud = Settings(_env_file=None, deployment="cloud")  # type: ignore[call-arg]
+    laptop_gemini = Settings(  # type: ignore[call-arg]
+        _env_file=None, metacortex_use_gemini_generation=True, gemini_api_key=SecretStr(API_KEY)
+    )
+
+    assert offline.extracts_facts is False
+    assert build_extractor(offline) is None
+    assert cloud.extracts_facts is True
+    assert isinstance(build_extractor(laptop_gemini), GeminiExtractor)
+
+
+def test_one_setting_turns_extraction_off_where_a_chat_model_is() -> None:
+    settings = Settings(  # type: ignore[call-arg]
+        _env_file=None, deployment="cloud", metacortex_extraction="off"
+    )
 
     assert settings.extracts_facts is False
     assert build_extractor(settings) is None

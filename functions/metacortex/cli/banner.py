@@ -46,6 +46,7 @@ def banner(
     command: Callable[[str], str],
     oauth: bool = False,
     stored_clients: Iterable[str] = (),
+    models: Iterable[str] = (),
 ) -> str:
     """``command("owner set-passphrase")``: that command spelled to run from here on
     this server's store."""
@@ -58,7 +59,10 @@ def banner(
     if client_ids:
         ids = ", ".join(client_ids)
         lines.append(f"  client endpoints  POST {url}/clients/<id>/mcp (ids: {ids})")
-    lines += [f"  console           {url}/console", f"  data directory    {data_dir}", ""]
+    lines += [f"  console           {url}/console", f"  data directory    {data_dir}"]
+    # The models, and whether each save also pays a chat call (fact extraction).
+    lines += [f"  models            {line}" for line in models]
+    lines.append("")
     if new_token is not None:
         lines += [
             f"Admin token, shown only this once (stored in {token_path}, mode 0600):",

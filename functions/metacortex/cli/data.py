@@ -155,6 +155,10 @@ def run_reembed(args: argparse.Namespace) -> int:
 def _identity_label(settings: Settings) -> str:
     if settings.embeddings_kind == "gemini":
         return f"{settings.gemini_embedding_model}:{settings.gemini_embedding_dimensions}"
+    if settings.embeddings_kind == "openai":
+        from metacortex.providers.openai_models import embedding_dimension
+
+        return f"{settings.openai_embedding_model}:{embedding_dimension(settings)}"
     from metacortex.providers.local import DIMENSION, MODEL_NAME
 
     return f"{MODEL_NAME}:{DIMENSION}"

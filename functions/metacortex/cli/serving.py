@@ -17,7 +17,7 @@ from collections.abc import Callable
 import uvicorn
 from starlette.applications import Starlette
 
-from metacortex import owner
+from metacortex import ocr, owner
 from metacortex.cli import server_address
 from metacortex.cli.admin_token import AdminToken
 from metacortex.cli.banner import banner, base_url
@@ -27,6 +27,7 @@ from metacortex.clients import ClientManager
 from metacortex.config import Settings
 from metacortex.guard.connections import install_accept_error_filter, uvicorn_config
 from metacortex.heap import freeze_startup_heap, release_freed_memory
+from metacortex.providers.summary import models_summary
 from metacortex.server import create_app as create_app
 from metacortex.server.profiles import Profiles
 from metacortex.service import MemoryService
@@ -62,6 +63,7 @@ def serve(
             command=_command_for(settings),
             oauth=settings.metacortex_oauth,
             stored_clients=stored_client_ids(service, settings),
+            models=models_summary(settings, ocr_installed=ocr.installed()),
         ),
         flush=True,
     )

@@ -14,6 +14,8 @@ MIB: Final = 1024 * 1024
 # Files below this size get the budget of one of this size: a 2 KB DOCX holds 20 KB of
 # XML, which is no bomb.
 EXPANSION_FLOOR_BYTES: Final = MIB
+# Added to the reader's address space where scanned PDF pages may be read by OCR.
+OCR_ADDRESS_SPACE: Final = 1024 * MIB
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +30,10 @@ class DocumentLimits:
     max_depth: int = 200
     # Address space of the extraction process; 0 leaves it unlimited.
     memory_bytes: int = 1024 * MIB
+    # A scanned PDF's picture pages read by OCR (documents/pdf_ocr.py): at most this many
+    # (0: none), none started after this many seconds. The settings turn it on.
+    ocr_pages: int = 0
+    ocr_seconds: float = 90.0
 
     @classmethod
     def from_settings(cls, settings: Settings) -> DocumentLimits:
@@ -38,7 +44,19 @@ class DocumentLimits:
             max_expansion=settings.metacortex_document_max_expansion,
             max_depth=settings.metacortex_document_max_depth,
             memory_bytes=settings.metacortex_document_memory_mb * MIB,
+            ocr_pages=0 if settings.metacortex_ocr == "off" else settings.metacortex_ocr_max_pages,
+            ocr_seconds=settings.metacortex_ocr_seconds,
         )
+
+    @property
+    def address_space(self) -> int:
+        """The reader's address-space cap: ``memory_bytes``, plus ``OCR_ADDRESS_SPACE``
+        where scanned pages may be read (OpenCV and the OCR models reserve about 1 GB
+        of address space, of which about 0.5 GB is resident while a page is read:
+        docs/ocr.md); 0 when unlimited."""
+        if self.memory_bytes <= 0:
+            return 0
+        return self.memory_bytes + (OCR_ADDRESS_SPACE if self.ocr_pages > 0 else 0)
 
     def expansion_budget(self, size: int) -> int:
         """Decompressed bytes a file of ``size`` bytes may unpack to."""

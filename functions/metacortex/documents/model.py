@@ -8,6 +8,13 @@ from typing import Final
 
 # The outcome of a PDF whose pages are pictures (a scan): kept, with nothing to index.
 NO_TEXT_LAYER: Final = "no text to index; OCR is not offered"
+# The outcome of a scan whose pages OCR read and found no text on.
+NO_TEXT_READ: Final = "no text to index: OCR found no text on its pages"
+# The outcome of a scan none of whose pages OCR reached before its page or time bound.
+NO_TEXT_UNREAD: Final = (
+    "no text to index: OCR stopped at its page or time bound before reading a page "
+    "(METACORTEX_OCR_MAX_PAGES, METACORTEX_OCR_SECONDS)"
+)
 # The outcome of a document with no text at all (blank pages, an empty file).
 NO_TEXT: Final = "no text to index: the document is empty"
 
@@ -46,7 +53,8 @@ class ExtractedDocument:
     ``text`` is every block's text joined by blank lines; spans index it. ``no_text``
     says why there is nothing to index (``NO_TEXT_LAYER`` for a scan, ``NO_TEXT``)
     when ``blocks`` is empty; it is None otherwise. ``pages_without_text`` lists the
-    pages of a PDF that are pictures only (OCR is not offered for them either).
+    pages of a PDF that are pictures only and were not read by OCR (it is off or not
+    installed, found no text there, or stopped at its page or time bound).
     """
 
     media_type: str

@@ -11,8 +11,10 @@ body text (or bold at body size) is a heading, its size ranking its level; a
 paragraph that goes on in the next column or on the next page (its predecessor
 ends without a full stop) is joined to the one before.
 
-A page with pictures and no text is listed in ``pages_without_text``; a document
-with no text at all says ``NO_TEXT_LAYER`` (a scan) or ``NO_TEXT``.
+A page with pictures and no text is read by OCR where the ``ocr`` extra is installed
+and the limits allow (``pdf_ocr``); one still without text is listed in
+``pages_without_text``; a document with no text at all says ``NO_TEXT_LAYER`` (a scan,
+not read), ``NO_TEXT_READ`` (a scan OCR found nothing on) or ``NO_TEXT``.
 """
 
 from __future__ import annotations
@@ -35,9 +37,17 @@ from pdfminer.pdfparser import PDFParser
 from pdfminer.pdftypes import resolve1
 from pdfminer.utils import decode_text
 
+from metacortex.documents import pdf_ocr
 from metacortex.documents.builder import BlockBuilder
 from metacortex.documents.limits import DocumentLimits
-from metacortex.documents.model import NO_TEXT, NO_TEXT_LAYER, BlockKind, ExtractedDocument
+from metacortex.documents.model import (
+    NO_TEXT,
+    NO_TEXT_LAYER,
+    NO_TEXT_READ,
+    NO_TEXT_UNREAD,
+    BlockKind,
+    ExtractedDocument,
+)
 from metacortex.documents.pdf_lines import Line, PageLines, drop_running_lines, join_lines
 from metacortex.documents.pdf_streams import ExpansionExceeded, expansion_budget
 from metacortex.documents.reading_order import reading_order
@@ -255,6 +265,12 @@ def _read(data: bytes, limits: DocumentLimits) -> ExtractedDocument:
         page_lines.append(lines)
         if images and not lines.lines:
             pictures_only.append(number)
+    ocr_read = bool(pictures_only) and pdf_ocr.available(limits)
+    scanned: dict[int, PageLines] = {}
+    if ocr_read:
+        scanned = pdf_ocr.read_pages(data, pictures_only, limits)
+        page_lines = [scanned.get(page.number, page) for page in page_lines]
+        pictures_only = [n for n in pictures_only if not (n in scanned and scanned[n].lines)]
     groups = _groups(drop_running_lines(page_lines))
     levels = _heading_levels(groups, _body_size(groups))
     builder = _build(groups, levels)
@@ -264,7 +280,11 @@ def _read(data: bytes, limits: DocumentLimits) -> ExtractedDocument:
     )
     no_text = None
     if not blocks:
-        no_text = NO_TEXT_LAYER if pictures_only else NO_TEXT
+        no_text = NO_TEXT
+        if pictures_only and not ocr_read:
+            no_text = NO_TEXT_LAYER
+        elif pictures_only:
+            no_text = NO_TEXT_READ if scanned else NO_TEXT_UNREAD
     return ExtractedDocument(
         "application/pdf",
         title,

@@ -63,7 +63,7 @@ def _serve(jobs: Connection, answers: Connection) -> None:
         if reader == 0:
             status = 1
             try:
-                _cap_memory(limits.memory_bytes)
+                _cap_memory(limits.address_space)
                 answers.send_bytes(answer(data, media_type, limits))
                 status = 0
             finally:

@@ -12,17 +12,15 @@ policy so that tests can inject the sleep and count attempts.
 
 from __future__ import annotations
 
-import random
-import threading
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar
 
 from pydantic import SecretStr
 
 from metacortex.config import Settings
 from metacortex.errors import ConfigurationError, Unavailable
+from metacortex.providers.common import TRANSIENT_STATUS, LazyClient, RetryPolicy, clip
 
 if TYPE_CHECKING:
     from google import genai
@@ -30,41 +28,6 @@ if TYPE_CHECKING:
     from google.genai import types
 
 T = TypeVar("T")
-
-# 408 and 429 are load shedding; 5xx are the server's own transient failures.
-TRANSIENT_STATUS: Final = frozenset({408, 429, 500, 502, 503, 504})
-_MAX_REASON_CHARS: Final = 300
-
-
-@dataclass(frozen=True, slots=True)
-class RetryPolicy:
-    """At most ``attempts`` calls, waiting with exponential backoff and jitter between them.
-
-    A ``Retry-After`` the provider sends (in seconds) is honoured when it asks for longer,
-    up to ``max_delay``.
-    """
-
-    attempts: int = 3
-    initial_delay: float = 1.0
-    max_delay: float = 8.0
-    sleep: Callable[[float], None] = time.sleep
-    jitter: Callable[[], float] = field(default=random.random)
-
-    def delay(self, failed_attempts: int) -> float:
-        """Half the exponential step fixed, half random, so clients that failed together part."""
-        step = min(self.max_delay, self.initial_delay * 2.0 ** (failed_attempts - 1))
-        return step / 2 + step / 2 * self.jitter()
-
-    def patient(self) -> RetryPolicy:
-        """For bulk work (re-embedding, restores): rides out a quota window instead of
-        failing the run; the same sleep and jitter, so tests stay exact."""
-        return RetryPolicy(
-            attempts=max(self.attempts, 8),
-            initial_delay=self.initial_delay,
-            max_delay=max(self.max_delay, 32.0),
-            sleep=self.sleep,
-            jitter=self.jitter,
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +72,7 @@ class Connection:
         return text.replace(self.api_key.get_secret_value(), "[redacted]")
 
 
-class GeminiClient:
+class GeminiClient(LazyClient["genai.Client"]):
     """A lazily built ``genai.Client`` plus the retry loop every Gemini call goes through.
 
     ``http_options`` and ``credentials`` exist for tests (a fake HTTP transport,
@@ -125,23 +88,15 @@ class GeminiClient:
         credentials: Credentials | None = None,
         retry: RetryPolicy | None = None,
     ) -> None:
+        super().__init__(retry)
         self._connection = connection
         self._timeout_ms = int(timeout_seconds * 1000)
         self._http_options = http_options
         self._credentials = credentials
-        self._retry = retry or RetryPolicy()
-        self._lock = threading.Lock()
-        self._client: genai.Client | None = None
 
     @property
     def connection(self) -> Connection:
         return self._connection
-
-    def _get(self) -> genai.Client:
-        with self._lock:
-            if self._client is None:
-                self._client = self._build()
-            return self._client
 
     def _build(self) -> genai.Client:
         from google import genai
@@ -166,10 +121,6 @@ class GeminiClient:
             )
         except ValueError as exc:
             raise Unavailable(conn.scrub(f"Gemini client could not be created: {exc}")) from exc
-
-    @property
-    def retry(self) -> RetryPolicy:
-        return self._retry
 
     def call(
         self,
@@ -213,16 +164,13 @@ class GeminiClient:
                 transient = False
             if not transient or attempt >= policy.attempts:
                 tries = f" after {attempt} attempts" if attempt > 1 else ""
-                message = f"Gemini {operation} failed{tries}: {_clip(reason)}"
+                message = f"Gemini {operation} failed{tries}: {clip(reason)}"
                 if status == 429 and quota_hint:
                     message = f"{message} ({quota_hint})"
                 # Raised outside the except blocks on purpose: no chained exception whose
                 # text could carry what a library echoed (the reason is in the message).
                 raise Unavailable(self._connection.scrub(message))
-            wait = policy.delay(attempt)
-            if asked is not None:
-                wait = max(wait, min(asked, policy.max_delay))
-            policy.sleep(wait)
+            policy.sleep(policy.wait(attempt, asked))
 
 
 def _retry_after(exc: Exception) -> float | None:
@@ -258,11 +206,6 @@ def _api_reason(exc: Exception) -> str:
     message = getattr(exc, "message", None)
     head = " ".join(str(part) for part in (code, status) if part)
     return f"{head}: {message}" if message else head or type(exc).__name__
-
-
-def _clip(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= _MAX_REASON_CHARS else text[: _MAX_REASON_CHARS - 1] + "…"
 
 
 def generated_text(response: types.GenerateContentResponse, operation: str) -> tuple[str, str]:

@@ -209,14 +209,21 @@ class Saving:
         if image is not None:
             if self._describer is None:
                 raise FailedPrecondition(
-                    "image writes need an image-description model, and none is configured: "
-                    "set METACORTEX_USE_GEMINI_GENERATION=true and GEMINI_API_KEY "
-                    "(or run on Google Cloud), or save the image's description as content"
+                    "image writes need OCR or an image-description model, and neither is "
+                    'configured: install OCR (pip install "metacortex[ocr]"), or configure a '
+                    "vision model (OPENAI_VISION_MODEL, or METACORTEX_USE_GEMINI_GENERATION=true "
+                    "and GEMINI_API_KEY), or save the image's description as content"
                 )
             description = self._describer.describe(image.data, image.mime_type).strip()
-            retrieval_text = (
-                f"{retrieval_text}\n\n[Image] {description}" if has_text else description
-            )
+            if not description and not has_text:
+                raise InvalidArgument(
+                    "no text could be read in the image and no model describes images here: "
+                    "give content that says what it shows"
+                )
+            if description:
+                retrieval_text = (
+                    f"{retrieval_text}\n\n[Image] {description}" if has_text else description
+                )
         modality = (
             Modality.TEXT if image is None else (Modality.MIXED if has_text else Modality.IMAGE)
         )

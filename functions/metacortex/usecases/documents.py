@@ -28,7 +28,7 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Final
 
 from metacortex.domain import limits
-from metacortex.domain.documents import Document
+from metacortex.domain.documents import Document, DocumentState
 from metacortex.domain.records import (
     DEFAULT_TOPIC,
     Attribution,
@@ -287,7 +287,7 @@ class Documents:
         """One version (current or superseded) the caller may read, else ``NotFound``."""
         space_key = access.space(space)
         found = self._store.get_document(limits.check_id(document_id), space=space_key)
-        if found is None:
+        if found is None or found.state is DocumentState.ERASING:  # half-erased is erased
             raise NotFound(f"no document with id {document_id!r}")
         return found
 

@@ -50,7 +50,7 @@ from metacortex.domain.records import (
     utc_now,
 )
 from metacortex.domain.relations import Relation
-from metacortex.errors import ConfigurationError, FailedPrecondition, StorageFull, StoreBusy
+from metacortex.errors import FailedPrecondition, StorageFull, StoreBusy
 from metacortex.retrieval import typos as spelling
 from metacortex.retrieval.text import forget_texts
 from metacortex.retrieval.text import terms as analyze
@@ -276,12 +276,8 @@ class SQLiteStore:
             raise sqlite_faults.newer_schema(self._path, newer.version) from None
         except sqlite3.Error as error:
             self.close()
-            if sqlite_files.is_full(error):
-                raise ConfigurationError(
-                    f"the disk holding {self._path} is full: the database cannot be created or "
-                    "upgraded. Free space on it, or choose another directory with "
-                    "METACORTEX_DATA_DIR or --data-dir"
-                ) from None
+            if sqlite_files.out_of_room(self._path, error):
+                raise sqlite_files.full_at_open(self._path) from None
             raise sqlite_faults.unusable(self._path, error) or error from None
         sqlite_files.keep_reserve(self._path)
         self._scrubber.opened(conn, unfinished=pending)
@@ -350,7 +346,7 @@ class SQLiteStore:
                     conn.execute("ROLLBACK")
                 raise
         except sqlite3.OperationalError as error:
-            if sqlite_files.is_full(error):
+            if sqlite_files.out_of_room(self._path, error):
                 raise sqlite_files.full_error(self._path) from None
             if sqlite_faults.is_busy(error):
                 raise self._busy() from None

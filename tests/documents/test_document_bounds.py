@@ -291,6 +291,22 @@ def watching() -> Iterator[_Watching]:
     server_logger.setLevel(level)
 
 
+async def _work_stops(embedder: HeldEmbedder, watching: _Watching, service: MemoryService) -> None:
+    """The server says it stopped; the embedder let go, the work ends at its next step."""
+    assert await anyio.to_thread.run_sync(watching.stopped.wait, HOLD)
+    embedder.release.set()
+    assert await anyio.to_thread.run_sync(service.document_slots.idle, HOLD)
+
+
+def _stopped_keeping_nothing(
+    embedder: HeldEmbedder, watching: _Watching, service: MemoryService, why: str
+) -> None:
+    assert f"tool create_document stopped: {why} before it was done" in watching.lines
+    assert embedder.batches == 1  # the batch held when the caller left; no other
+    _nothing_kept(service)
+    service.store.close()
+
+
 LONG: Final = "\n\n".join(f"Paragraph {n}. " + "Words to embed. " * 50 for n in range(40))
 
 
@@ -322,17 +338,10 @@ async def test_a_client_that_disconnects_stops_the_servers_work_and_nothing_is_k
             assert await anyio.to_thread.run_sync(embedder.started.wait, HOLD)
             client_side.cancel_scope.cancel()  # the client gives up and goes away
 
-        assert await anyio.to_thread.run_sync(watching.stopped.wait, HOLD)
-        embedder.release.set()
+        await _work_stops(embedder, watching, service)
         assert await anyio.to_thread.run_sync(watching.ended.wait, HOLD)
-        assert await anyio.to_thread.run_sync(service.document_slots.idle, HOLD)
 
-    assert "tool create_document stopped: the client disconnected before it was done" in (
-        watching.lines
-    )
-    assert embedder.batches == 1
-    _nothing_kept(service)
-    service.store.close()
+    _stopped_keeping_nothing(embedder, watching, service, "the client disconnected")
 
 
 @pytest.mark.anyio
@@ -355,16 +364,9 @@ async def test_a_cancelled_request_stops_the_servers_work_and_nothing_is_kept(
             assert await anyio.to_thread.run_sync(embedder.started.wait, HOLD)
             caller.cancel_scope.cancel()
 
-        assert await anyio.to_thread.run_sync(watching.stopped.wait, HOLD)
-        embedder.release.set()
-        assert await anyio.to_thread.run_sync(service.document_slots.idle, HOLD)
+        await _work_stops(embedder, watching, service)
 
-    assert "tool create_document stopped: the request was cancelled before it was done" in (
-        watching.lines
-    )
-    assert embedder.batches == 1
-    _nothing_kept(service)
-    service.store.close()
+    _stopped_keeping_nothing(embedder, watching, service, "the request was cancelled")
 
 
 def test_a_reader_whose_caller_is_gone_is_killed_at_once(tmp_path: Path) -> None:

@@ -143,23 +143,37 @@ def merge_keyword_index(conn: sqlite3.Connection, busy_timeout_ms: int) -> bool:
     the mark cleared. False when another connection holds the lock (try again later)."""
     if not keyword_merge_pending(conn):
         return True
+    with _locked_now(conn, busy_timeout_ms) as locked:
+        if locked and keyword_merge_pending(conn):
+            conn.execute("INSERT INTO memory_terms (memory_terms) VALUES ('optimize')")
+            conn.execute("DELETE FROM store_meta WHERE key = ?", (KEYWORD_MERGE_PENDING,))
+    return locked
+
+
+@contextmanager
+def _locked_now(conn: sqlite3.Connection, busy_timeout_ms: int) -> Iterator[bool]:
+    """A write transaction begun without waiting for the lock: False (nothing begun)
+    when another connection holds it. Committed when the block ends (unless the block
+    ended it), rolled back when it raises."""
     with _not_waiting(conn, busy_timeout_ms):
         try:
             conn.execute("BEGIN IMMEDIATE")
+            locked = True
         except sqlite3.OperationalError as error:
-            if is_busy(error):
-                return False
-            raise
+            if not is_busy(error):
+                raise
+            locked = False
+    if not locked:
+        yield False
+        return
     try:
-        if keyword_merge_pending(conn):
-            conn.execute("INSERT INTO memory_terms (memory_terms) VALUES ('optimize')")
-            conn.execute("DELETE FROM store_meta WHERE key = ?", (KEYWORD_MERGE_PENDING,))
-        conn.execute("COMMIT")
+        yield True
+        if conn.in_transaction:
+            conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         raise
-    return True
 
 
 @contextmanager
@@ -184,25 +198,16 @@ def wal_scrubbed(conn: sqlite3.Connection, wal: Path, busy_timeout_ms: int) -> b
     """Step 3, done: clear ``WAL_SCRUB_PENDING`` if nothing was committed since the WAL
     was emptied (its file is still empty while this holds the write lock), without
     waiting for the lock. True when no scrub is left to do."""
-    if conn.execute("SELECT 1 FROM store_meta WHERE key = ?", (WAL_SCRUB_PENDING,)).fetchone():
-        with _not_waiting(conn, busy_timeout_ms):
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError as error:
-                if is_busy(error):
-                    return False
-                raise
-        try:
-            if _size(wal) > 0:  # a commit since the checkpoint: empty it again first
-                conn.execute("ROLLBACK")
-                return False
-            conn.execute("DELETE FROM store_meta WHERE key = ?", (WAL_SCRUB_PENDING,))
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
-        empty_wal(conn, busy_timeout_ms)  # it holds the mark's page alone: no text
+    if not conn.execute("SELECT 1 FROM store_meta WHERE key = ?", (WAL_SCRUB_PENDING,)).fetchone():
+        return True
+    with _locked_now(conn, busy_timeout_ms) as locked:
+        if not locked:
+            return False
+        if _size(wal) > 0:  # a commit since the checkpoint: empty it again first
+            conn.execute("ROLLBACK")
+            return False
+        conn.execute("DELETE FROM store_meta WHERE key = ?", (WAL_SCRUB_PENDING,))
+    empty_wal(conn, busy_timeout_ms)  # it holds the mark's page alone: no text
     return True
 
 

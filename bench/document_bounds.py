@@ -11,11 +11,12 @@ it to a fresh SQLite store with the local embedding model, in a child process ea
 Printed per run: the outcome, the wall time of the call, and the child's peak RSS
 (``ru_maxrss``) before and after it.
 
-    .venv/bin/python bench/document_bounds.py
+    .venv/bin/python bench/document_bounds.py [--only bounded|unbounded]
 """
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import subprocess
@@ -77,12 +78,17 @@ print(json.dumps({{"outcome": outcome, "seconds": seconds, "rss_before_mb": befo
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--only", choices=("bounded", "unbounded"), help="run one case")
+    only = parser.parse_args().only
     data = expanding_docx()
     with tempfile.TemporaryDirectory() as directory:
         docx = Path(directory) / "expanding.docx"
         docx.write_bytes(data)
         print(f"DOCX: {len(data):,} bytes")
         for name, unbounded in (("bounded", False), ("unbounded", True)):
+            if only is not None and name != only:
+                continue
             script = _CHILD.format(
                 root=str(ROOT),
                 unbounded=unbounded,

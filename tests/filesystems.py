@@ -44,14 +44,19 @@ def tmpfs(mount_point: Path, *, size_kib: int = 1024, read_only: bool = False) -
 
 
 @contextmanager
-def filled(directory: Path) -> Iterator[Path]:
-    """Every free byte of ``directory``'s file system taken by one file, until the block
-    ends (a full disk, for real)."""
+def filled(directory: Path, *, leave: int = 0) -> Iterator[Path]:
+    """Every free byte of ``directory``'s file system but ``leave`` taken by one file,
+    until the block ends (a full disk, for real)."""
     filler = directory / "filler"
     with contextlib.suppress(OSError), filler.open("wb") as handle:
-        while True:
-            handle.write(b"\0" * 4096)
+        if leave:
+            room = shutil.disk_usage(directory).free - leave
+            handle.write(b"\0" * max(room, 0))
             handle.flush()
+        else:
+            while True:
+                handle.write(b"\0" * 4096)
+                handle.flush()
     try:
         yield filler
     finally:

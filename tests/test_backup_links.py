@@ -374,6 +374,59 @@ def test_document_lines_whose_bytes_do_not_match_their_sha256_are_refused_and_na
     assert summary.documents.restored == len(lines) - 1
 
 
+def test_the_passages_of_a_document_refused_for_its_sha256_are_refused_with_it(
+    tmp_path: Path,
+) -> None:
+    """Issue 37: they were written citing a document that does not exist."""
+    _source, folder = _sqlite_backup(tmp_path, _documented)
+    lines = _lines(folder, "documents.ndjson")
+    record = json.loads(lines[-1])  # the document of the space "work"
+    record["data_base64"] = base64.b64encode(b"something else").decode()
+    _rewrite(folder, "documents.ndjson", [*lines[:-1], json.dumps(record)], "documents")
+    memories = [json.loads(line) for line in _lines(folder, "memories.ndjson")]
+    passages = [m["id"] for m in memories if (m.get("document") or {}).get("id") == record["id"]]
+    assert passages
+    target = SQLiteStore(tmp_path / "target.sqlite3")
+
+    summary = _restore(folder, target)
+
+    assert len(summary.documents.refused) == 1
+    assert len(summary.refused) == len(passages)
+    for passage, refusal in zip(passages, summary.refused, strict=True):
+        assert passage in refusal
+        assert f"a passage of the document {record['id']!r}, which was not restored" in refusal
+    assert summary.restored == len(memories) - len(passages)
+    assert target.get_many(passages, space="work") == [None] * len(passages)
+    for space in SPACES:  # every passage restored cites a document the store holds
+        for memory in _memories(target, space):
+            if memory.document is not None:
+                assert target.get_document(memory.document.id, space=space) is not None
+
+
+def test_restored_relations_take_their_summaries_from_what_the_store_holds_not_the_archive(
+    tmp_path: Path,
+) -> None:
+    """Issue 37: summaries are a copy of each end's words; the archive's were written as
+    they were, whatever they said."""
+    source, folder = _sqlite_backup(tmp_path, _documented)
+    _linked_more(_service(source))
+    export_portable(source, folder, "test-hashing:64")
+    lines = [json.loads(line) for line in _lines(folder, "relations.ndjson")]
+    for line in lines:
+        line["source_summary"] = "words no memory of the archive holds"
+        line["target_summary"] = "more words no memory holds"
+    _rewrite(folder, "relations.ndjson", [json.dumps(line) for line in lines], "relations")
+    target = SQLiteStore(tmp_path / "target.sqlite3")
+
+    summary = _restore(folder, target)
+
+    assert summary.relations.restored == len(lines) > 0
+    restored = _relations(target)
+    assert {r.id for r in restored} == {r.id for r in _relations(source)}
+    assert restored == _relations(source)  # summaries as the source store made them
+    assert not [r for r in restored if "no memory" in r.source_summary + r.target_summary]
+
+
 def test_a_passage_whose_document_reference_a_backup_would_not_write_is_refused_and_named(
     tmp_path: Path,
 ) -> None:

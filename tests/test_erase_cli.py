@@ -188,6 +188,7 @@ def test_erase_records_an_owner_event_with_ids_and_counts_and_never_content(
     assert event["response"] == {
         "erased_count": 1,
         "erased_ids": [secret],
+        "erased_document_ids": [],
         "already_erased_count": 0,
         "derived_ids": [],
     }

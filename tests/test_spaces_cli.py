@@ -9,12 +9,14 @@ from pathlib import Path
 import pytest
 
 from metacortex.auth.tokens import GRANT
+from metacortex.documents.isolation import shut_down
 from metacortex.domain.records import ALL_STATES
 from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.server.events import MEMORY_EVENTS
 from metacortex.service import Access, MemoryService
 from metacortex.spaces.registry import Registry
 from metacortex.storage.base import MemoryFilter
+from tests.documents.craft import pdf_of_pages
 from tests.fakes import HashingEmbedder
 from tests.owner_commands import Operator
 from tests.terminal_support import window
@@ -106,6 +108,34 @@ def test_a_space_holding_memories_is_not_removed_and_the_refusal_says_how_many_a
         f"to erase them for good with it, run {operator.spelled('space remove work --erase')}"
     )
     assert "work" in {space["key"] for space in operator.json("space", "list")}
+
+
+def test_a_space_holding_only_a_scanned_document_is_not_empty_and_erase_takes_it_whole(
+    operator: Operator,
+) -> None:
+    """Issue 37: a document without text has no passage, and the space was called empty."""
+    operator.json("space", "add", "work")
+    scan = pdf_of_pages([None])  # a scanned page: kept, nothing to index
+    with operator.store() as store:
+        service = MemoryService(store, HashingEmbedder(), merger=SentenceUnionMerger())
+        owner = Access.admin(directory=Registry(store).directory())
+        lease = service.create_document(
+            owner, data=scan, media_type="application/pdf", space="work"
+        )["document"]
+    shut_down()
+
+    line = operator.refused("space", "remove", "work")
+    ran = operator.run("space", "remove", "work", "--erase", "--yes")
+    operator.json("space", "add", "work")
+
+    assert line.startswith("metacortex: the space 'work' holds 1 document, and only an empty")
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.startswith("1 document in the space 'work' will be erased for good")
+    assert "; 1 document erased whole;" in ran.stdout
+    with operator.store() as store:
+        assert store.get_document(lease["id"], space="work") is None
+        assert store.document_bytes(lease["id"], space="work") is None
+        assert store.count_documents(space="work") == 0
 
 
 def test_the_default_space_is_never_removed(operator: Operator) -> None:

@@ -19,9 +19,11 @@ import numpy as np
 import pytest
 
 from metacortex.config import Settings
+from metacortex.documents.isolation import shut_down
 from metacortex.domain.records import BranchState
 from metacortex.errors import NotFound, StorageFull
 from metacortex.providers.offline_merge import SentenceUnionMerger
+from metacortex.retrieval import text as text_analysis
 from metacortex.service import Access, MemoryService
 from metacortex.storage import sqlite_files
 from metacortex.storage.base import MemoryFilter
@@ -93,6 +95,47 @@ def test_erased_text_is_gone_from_the_database_file_its_wal_and_the_fts_shadow_t
     found = service.search(ADMIN, query="ordinary note apples", limit=3)["matches"]
     assert len(found) == 3
     store.close()
+
+
+def test_an_erased_documents_text_leaves_the_database_file_and_its_wal_at_once(
+    tmp_path: Path,
+) -> None:
+    """Issue 37: the passages were scrubbed, but the document's extracted text (deleted
+    after them) stayed in the database file until later writes checkpointed it."""
+    database = tmp_path / "memories.sqlite3"
+    service, store = _service(database)
+    try:
+        _filler(service, 50)
+        text = f"# Keys\n\nThe spare key is under the {MARKER} pot.\n\n" + "Filler. " * 400
+        document = service.create_document(ADMIN, content=text, media_type="text/markdown")
+        _filler(service, 50)
+        assert sum(_occurrences(database, MARKER).values()) > 0
+
+        service.erase_document(ADMIN, id=document["document"]["id"], erased_by="owner (test)")
+
+        assert store.scrubbed(timeout=0)  # nothing left to wait for: no reader in the way
+        assert _occurrences(database, MARKER) == {"db": 0, "-wal": 0, "-shm": 0}
+    finally:
+        store.close()
+        shut_down()
+
+
+def test_an_erase_drops_the_texts_this_process_kept_for_ranking_at_once(tmp_path: Path) -> None:
+    """Ranking keeps recent candidates' texts (``retrieval.text.term_frequencies``, as
+    cache keys): an erased record's text must not wait there for eviction."""
+    service, store = _service(tmp_path / "memories.sqlite3")
+    try:
+        secret = service.save(ADMIN, content=f"The alarm code is {MARKER} nine")["item"]["id"]
+        service.save(ADMIN, content="The alarm is tested every spring")
+        assert service.search(ADMIN, query="alarm code")["matches"]
+        assert text_analysis.term_frequencies.cache_info().currsize > 0
+
+        service.erase(ADMIN, ids=[secret], erased_by="owner (test)")
+
+        assert text_analysis.term_frequencies.cache_info().currsize == 0
+        assert text_analysis._stem.cache_info().currsize == 0
+    finally:
+        store.close()
 
 
 def _erase_in_another_process(data_dir: Path, *ids: str) -> subprocess.CompletedProcess[str]:
@@ -208,6 +251,38 @@ def test_an_erase_while_another_process_reads_keeps_no_writer_waiting_and_scrubs
     finally:
         other_store.close()
         store.close()
+
+
+def test_an_erase_whose_process_ended_while_a_reader_held_the_wal_is_scrubbed_at_the_next_open(
+    tmp_path: Path,
+) -> None:
+    """Issue 37: ``metacortex erase`` exits while another connection reads; once that
+    read ends, nothing had checkpointed the WAL (later writes did, eventually). Now the
+    mark it leaves makes the next process to open the store finish the scrub."""
+    data_dir = tmp_path / "data"
+    database = Settings(_env_file=None, metacortex_data_dir=data_dir).sqlite_path  # type: ignore[call-arg]
+    service, store = _service(database)
+    _filler(service, 30)
+    secret = service.save(ADMIN, content=f"The gate code is {MARKER}.")["item"]["id"]
+    store.close()
+    # A connection that stays open (so that the last one to close does not checkpoint).
+    bystander = sqlite3.connect(database)
+    bystander.execute("SELECT COUNT(*) FROM store_meta").fetchall()  # it opens the WAL
+    try:
+        with holding(database, READ) as reader:
+            erased = _erase_in_another_process(data_dir, secret)
+            assert erased.returncode == 0, erased.stdout + erased.stderr
+            release(reader)
+        assert sum(_occurrences(database, MARKER).values()) > 0  # nobody checkpointed yet
+
+        opened = SQLiteStore(database)  # any MetaCortex process on the store
+        try:
+            assert opened.scrubbed(timeout=30)
+        finally:
+            opened.close()
+        assert _occurrences(database, MARKER) == {"db": 0, "-wal": 0, "-shm": 0}
+    finally:
+        bystander.close()
 
 
 def test_a_server_drops_what_another_process_erased_from_memory_without_a_search(

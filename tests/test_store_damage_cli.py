@@ -49,9 +49,36 @@ def _env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith(("METACORTEX_", "MCP_"))}
 
 
+# ``serve`` loads the model on a thread while it opens the store: a refusal reached while
+# onnxruntime builds the session used to end the process with SIGABRT ("terminate called
+# without an active exception") after the refusal was printed, on a loaded machine only.
+# Held here so that it always is: the process may exit only once the loader thread is
+# inside onnxruntime's session build (the runtime's own class, observed, not changed).
+_LOADER_HELD: Final = """
+import atexit, sys, threading
+import onnxruntime
+
+building = threading.Event()
+
+
+class Observed(onnxruntime.InferenceSession):
+    def __init__(self, *args, **kwargs):
+        building.set()
+        super().__init__(*args, **kwargs)
+
+
+onnxruntime.InferenceSession = Observed
+atexit.register(building.wait, 120)
+from metacortex.cli.main import main
+
+sys.exit(main(sys.argv[1:]))
+"""
+
+
 def _run(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    entry = ["-c", _LOADER_HELD] if argv[0] == "serve" else ["-m", "metacortex.cli.main"]
     return subprocess.run(  # noqa: S603 - our own entry point
-        [sys.executable, "-m", "metacortex.cli.main", *argv],
+        [sys.executable, *entry, *argv],
         cwd=cwd,
         env=_env(),
         capture_output=True,

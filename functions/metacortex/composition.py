@@ -7,6 +7,8 @@ clients and a Cloud Functions cold start never loads the ONNX model.
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from metacortex.config import Settings
@@ -125,14 +127,23 @@ def build_embedder(settings: Settings) -> Embedder:
     return MiniLMEmbedder.load()
 
 
-def load_embedder_ahead(settings: Settings) -> None:
-    """Start loading the local embedding model on a thread (a server's start, which has
-    other work meanwhile); ``build_embedder`` then waits for it. Nothing to load ahead
-    for Gemini."""
-    if settings.embeddings_kind == "local":
-        from metacortex.providers.local import load_ahead
+@contextmanager
+def embedder_loading_ahead(settings: Settings) -> Iterator[None]:
+    """Inside: the local embedding model loads on a thread (a server's start, which has
+    other work meanwhile); ``build_embedder`` waits for it. The block never ends before
+    the load did, however it ends (a refusal, an error, Ctrl-C): a process that exits
+    while the model is being built aborts inside onnxruntime, after its refusal was
+    printed. Nothing to load ahead for Gemini."""
+    if settings.embeddings_kind != "local":
+        yield
+        return
+    from metacortex.providers.local import load_ahead
 
-        load_ahead()
+    loader = load_ahead()
+    try:
+        yield
+    finally:
+        loader.join()
 
 
 def build_generation(settings: Settings) -> tuple[Merger, ImageDescriber | None]:

@@ -158,9 +158,18 @@ class Settings(BaseSettings):
     metacortex_document_max_expansion: int = Field(default=100, ge=1)
     # at most 256: libxml2 (HTML, DOCX) stops there itself
     metacortex_document_max_depth: int = Field(default=200, ge=8, le=256)
-    metacortex_document_memory_mb: int = Field(default=1024, ge=0)
+    # unset: sized to the machine (documents/limits.py ``sized_to_machine``); 0: unlimited
+    metacortex_document_memory_mb: int | None = Field(default=None, ge=0)
     # The size (characters) passages are cut to: measured on LoCoMo (docs/DOCUMENTS.md).
     metacortex_document_passage_chars: int = Field(default=1000, ge=100, le=8000)
+    # What one document may become: characters of text, passages, seconds to embed them.
+    metacortex_document_max_chars: int = Field(default=5_000_000, ge=1_000)
+    metacortex_document_max_passages: int = Field(default=5_000, ge=1)
+    metacortex_document_embed_seconds: float = Field(default=300.0, gt=0, le=3600)
+    # Documents read and embedded at once per server, and per credential; past that a
+    # create_document is answered "busy, retry after N s" (docs/DOCUMENTS.md).
+    metacortex_document_concurrency: int = Field(default=2, ge=1, le=64)
+    metacortex_document_concurrency_per_credential: int = Field(default=1, ge=1, le=64)
 
     # --- HTTP surface ---------------------------------------------------------------
     mcp_admin_token: SecretStr | None = None

@@ -6,7 +6,7 @@ Transient errors (worth a retry by the caller) are marked with ``retryable``.
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 ErrorCode = Literal[
     "invalid_argument",
@@ -30,7 +30,7 @@ class MetaCortexError(Exception):
         super().__init__(message)
         self.message = message
 
-    def to_payload(self) -> dict[str, dict[str, str]]:
+    def to_payload(self) -> dict[str, dict[str, Any]]:
         return {"error": {"code": self.code, "message": self.message}}
 
 
@@ -64,6 +64,26 @@ class StoreBusy(Unavailable):
     (SQLite's busy timeout): an expected condition under contention, worth a retry."""
 
 
+class Busy(Unavailable):
+    """The server is doing as much of this work at once as it is allowed to (documents
+    read and embedded at a time): retry after ``retry_after_seconds``. HTTP 503 with
+    ``Retry-After``; a tool error carrying ``retry_after_seconds`` beside the message."""
+
+    def __init__(self, message: str, retry_after_seconds: int) -> None:
+        super().__init__(message)
+        self.retry_after_seconds = retry_after_seconds
+
+    def to_payload(self) -> dict[str, dict[str, Any]]:
+        payload = super().to_payload()
+        payload["error"]["retry_after_seconds"] = self.retry_after_seconds
+        return payload
+
+
+class CallerGone(Unavailable):
+    """The caller disconnected or cancelled the request: the work stopped where it was
+    and nothing was kept. Nobody reads the answer; the server's log and events do."""
+
+
 class RateLimited(MetaCortexError):
     code = "rate_limited"
     retryable = True
@@ -86,6 +106,8 @@ class ConfigurationError(Exception):
 DocumentRefusal = Literal[
     "too_large",
     "too_many_pages",
+    "too_much_text",
+    "too_many_passages",
     "too_slow",
     "encrypted",
     "corrupt",

@@ -19,7 +19,7 @@ from metacortex.storage.base import MemoryStore
 from metacortex.usecases.access import Access
 from metacortex.usecases.consolidation import Consolidation
 from metacortex.usecases.document_erase import DocumentErasure
-from metacortex.usecases.documents import Documents
+from metacortex.usecases.documents import Documents, DocumentSlots
 from metacortex.usecases.erase import Erasure
 from metacortex.usecases.extraction import FactExtraction
 from metacortex.usecases.lifecycle import Lifecycle
@@ -127,6 +127,11 @@ class MemoryService:
     def document_limits(self) -> DocumentLimits:
         """What one document may cost to read (the readers load on first use)."""
         return self._documents.limits
+
+    @property
+    def document_slots(self) -> DocumentSlots:
+        """The documents being read and embedded here now (bounded by the limits)."""
+        return self._documents.slots
 
     @property
     def store(self) -> MemoryStore:

@@ -17,7 +17,7 @@ from typing import Final
 
 import pytest
 
-from tests.appconfig.support import copy, run_init, run_init_process
+from tests.appconfig.support import READER, copy, run_init, run_init_process
 
 BASHRC: Final = b"# ~/.bashrc: executed by bash for non-login shells\nalias ll='ls -l'\n"
 
@@ -325,6 +325,49 @@ def test_crlf_line_endings_stay_crlf_on_every_line(
     assert written.count(b"\n") == written.count(b"\r\n") > 10
     assert callable(load)
     assert "metacortex" in str(load(written.decode()))
+
+
+@pytest.mark.parametrize(
+    ("target", "golden"),
+    [
+        ("cursor", "json-existing.before.json"),
+        ("claude-code", "json-configured-differently.before.json"),
+        ("windsurf", "json-existing.before.json"),
+        ("vscode", "vscode-comments.before.jsonc"),
+        ("codex", "codex-existing.before.toml"),
+    ],
+)
+@pytest.mark.parametrize(
+    "flow",
+    [(), ("--url", "http://127.0.0.1:8765"), ("--url", "http://127.0.0.1:8765", "--store-token")],
+    ids=["local", "remote", "remote-store-token"],
+)
+def test_every_file_init_edits_keeps_crlf_whatever_the_target_and_the_entry(
+    place: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    target: str,
+    golden: str,
+    flow: tuple[str, ...],
+) -> None:
+    """Issue 37 (Low): a CRLF file came back with LF endings. Every target, a local
+    entry, a remote one, and a remote one whose token the application keeps (Codex's
+    ``.env``, a header, VS Code's prompt): each file init writes keeps CRLF."""
+    monkeypatch.setenv("MCP_CLIENT_PROFILES_JSON", json.dumps([READER]))
+    monkeypatch.setenv("CODEX_HOME", str(place / "codex"))
+    (place / "codex").mkdir()
+    dotenv = place / "codex" / ".env"
+    dotenv.write_bytes(b"EDITOR=vim\r\n")
+    config = place / f"config.{golden.rsplit('.', 1)[1]}"
+    copy(golden, config)
+    config.write_bytes(config.read_bytes().replace(b"\n", b"\r\n"))
+
+    code, out = run_init(capsys, target, config, *flow, "--yes")
+
+    assert code == 0, out
+    for written in (config.read_bytes(), dotenv.read_bytes()):
+        assert written.count(b"\n") == written.count(b"\r\n")
+    assert config.read_bytes().count(b"\r\n") > 10
 
 
 def test_a_file_mixing_line_endings_keeps_each_lines_own(

@@ -76,6 +76,7 @@ PLACEHOLDERS: Final = {
     "MCP_ALLOWED_TOOLS",
     "MCP_ALLOWED_FILTER_STATES",
     "METACORTEX_PUBLIC_URL",
+    "METACORTEX_DOCUMENT_MEMORY_MB",  # unset: sized to the machine (instance)
 }
 
 

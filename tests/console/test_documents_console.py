@@ -18,6 +18,7 @@ import pytest
 
 from metacortex.documents.isolation import shut_down
 from metacortex.service import Access
+from metacortex.usecases.documents import RETRY_AFTER_SECONDS
 from tests.console.documents_support import documents_console
 from tests.console.support import ConsoleLive, Owner
 from tests.oauth_support import hidden
@@ -140,6 +141,22 @@ def test_an_upload_over_the_limit_is_refused_and_leaves_nothing(
     assert _documents(live) == []
     # A file under the limit still goes in.
     assert _upload(owner, "garden.md", GARDEN).status_code == 303
+
+
+def test_an_upload_while_the_server_reads_as_many_documents_as_it_may_is_503_retry_after(
+    live: ConsoleLive, owner: Owner
+) -> None:
+    """Issue 37: as many documents as the server reads at once are being read (two
+    callers' uploads, their slots held here); the next upload is answered at once."""
+    slots = live.service.document_slots
+    with slots.taken("ann-laptop"), slots.taken("ben-phone"):
+        answer = _upload(owner, "garden.md", GARDEN)
+
+    assert answer.status_code == 503
+    assert answer.headers["retry-after"] == str(RETRY_AFTER_SECONDS)
+    assert f"busy, retry after {RETRY_AFTER_SECONDS} s" in html.unescape(answer.text)
+    assert _documents(live) == []
+    assert _upload(owner, "garden.md", GARDEN).status_code == 303  # room again
 
 
 def test_a_reader_sees_no_upload_and_no_erase_and_cannot_post_them(

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from metacortex.domain.records import BranchState
+from metacortex.domain.records import ALL_STATES, BranchState
 from metacortex.domain.relations import RelationType, relation_id
 from metacortex.errors import InvalidArgument, NotFound
 from metacortex.service import Access, MemoryService
 from metacortex.spaces.model import Level
-from metacortex.storage.base import MemoryStore
+from metacortex.storage.base import MemoryFilter, MemoryStore
 from metacortex.usecases.undo import Undo
 from tests.contract.test_spaces import Team
 
@@ -125,6 +125,37 @@ def test_a_link_to_a_memory_that_is_not_there_saves_nothing(
     with pytest.raises(InvalidArgument, match="type must be one of"):
         service.save(admin, content="Orphan", relations=[{"id": "x", "type": "supersedes"}])
     assert service.list_memories(admin)["items"] == []
+
+
+def test_derived_from_is_refused_exactly_as_a_relation_to_the_same_id_and_saves_nothing(
+    service: MemoryService, admin: Access, store: MemoryStore, team: Team
+) -> None:
+    """Issue 37: ``derived_from`` took any id. Now an id that does not exist, one in
+    another space, and one in a state the caller may not read get the answer
+    ``relations`` gives (the same words: "not granted" reads like "missing")."""
+    owner = team.owner()
+    at_work = _save(service, owner, "Quarterly review on Friday", space="work")
+    draft = _save(service, owner, "Half an idea about the garden", draft=True)
+    erased = _save(service, owner, "A note erased since")
+    service.erase(owner, ids=[erased], erased_by="owner (test)")
+    active_only = Access(frozenset({BranchState.ACTIVE}), BranchState.ACTIVE, True)
+    cases = [
+        (owner, "01nosuchmemory0000000000aa"),
+        (owner, at_work),  # another space than the one written
+        (active_only, draft),  # a state this caller may not read
+        (active_only, erased),  # erased, by one that could not have read it anyway
+        (owner, erased),  # erased, told so as relations tell it
+    ]
+    for access, memory_id in cases:
+        with pytest.raises(NotFound) as as_relation:
+            service.save(access, content="Built on it", relations=[{"id": memory_id}])
+        with pytest.raises(NotFound) as as_derived:
+            service.save(access, content="Built on it", derived_from=[memory_id])
+        assert as_derived.value.message == as_relation.value.message
+    assert [m["id"] for m in service.list_memories(admin)["items"]] == []
+    assert store.count_memories(MemoryFilter(states=ALL_STATES)) == 1  # the draft alone
+    saved = service.save(owner, content="Built on the draft", derived_from=[draft])["item"]
+    assert saved["metadata"]["provenance"]["derived_from"] == [draft]
 
 
 def test_a_link_never_crosses_a_space(service: MemoryService, team: Team) -> None:

@@ -40,6 +40,7 @@ def test_a_new_memory_gets_an_id_defaults_and_millisecond_utc_timestamps(
 
 
 def test_every_optional_field_round_trips(service: MemoryService, admin: Access) -> None:
+    sources = [service.save(admin, content=f"Source note {n}")["item"]["id"] for n in "ab"]
     saved = service.save(
         admin,
         content="Ünïcode café ☕ and 日本語 text",
@@ -48,7 +49,7 @@ def test_every_optional_field_round_trips(service: MemoryService, admin: Access)
         valid_until="2027-01-01T00:00:00.5+00:00",
         origin="agent_inferred",
         source_session="session-42",
-        derived_from=["abc", "def"],
+        derived_from=sources,
         confidence=0.25,
         artifact_refs=["gs://bucket/a.png", "https://example.com/x"],
     )["item"]
@@ -62,7 +63,7 @@ def test_every_optional_field_round_trips(service: MemoryService, admin: Access)
     assert meta["provenance"] == {
         "origin": "agent_inferred",
         "source_session": "session-42",
-        "derived_from": ["abc", "def"],
+        "derived_from": sources,
         "confidence": 0.25,
     }
     assert meta["artifact_refs"] == ["gs://bucket/a.png", "https://example.com/x"]

@@ -80,6 +80,7 @@ async def test_when_turned_on_only_the_admin_endpoint_offers_erase_and_it_erases
     assert event["response"] == {
         "erased_count": 1,
         "erased_ids": [secret],
+        "erased_document_ids": [],
         "already_erased_count": 0,
         "derived_ids": [],
     }

@@ -1,6 +1,7 @@
-"""The isolation matrix (issue 30 §2 and §6): every tool, resource and prompt × every
-route (admin token, stored client endpoint, OAuth grant, ``metacortex stdio --client``)
-× {own space, granted read, granted write, not granted, missing}, on SQLite and on the
+"""The isolation matrix (issue 30 §2 and §6, issue 37): every tool, resource and prompt ×
+every route (admin token, stored client endpoint, OAuth grant, ``metacortex stdio
+--client``, and a client of ``MCP_CLIENT_PROFILES_JSON`` over HTTP and over stdio) ×
+{own space, granted read, granted write, not granted, missing}, on SQLite and on the
 real Firestore emulator.
 
 Counterparts: the official ``mcp`` SDK's ``Client`` over real loopback HTTP (uvicorn)
@@ -19,8 +20,8 @@ every cell as subtests. What each cell must do:
 - a memory id of another space, wherever it is named, is "no memory with id";
 - granted read or write: the credential makes that space its own default
   (``set_default_space``) and its next call naming no space acts there, then moves it
-  back; the admin token keeps no record, so it is refused saying how the operator
-  changes it.
+  back; the admin token and the environment's client keep it in the server's
+  configuration, so it is refused saying how the operator changes it.
 
 The admin token is the owner's: it holds every space at write, so its cells are
 own (``default``), granted write and missing.
@@ -55,11 +56,26 @@ from tests.spaces.team import (
     WRITABLE,
     mint_grant,
 )
-from tests.spaces.world import ROUTES, STORES, Answer, Connection, RouteName, World, world
+from tests.spaces.world import (
+    ENVIRONMENT_CLIENT_ID,
+    ROUTES,
+    STDIO_ROUTES,
+    STORES,
+    Answer,
+    Connection,
+    RouteName,
+    World,
+    world,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(300)]
 
 ALL_SPACES: Final = (DEFAULT_SPACE, *SPACES)
+ENVIRONMENT_REFUSAL: Final = (
+    f"client {ENVIRONMENT_CLIENT_ID!r} is defined in MCP_CLIENT_PROFILES_JSON: its default "
+    "space is that entry's defaultSpace, which the operator changes there (then restarts the "
+    "server)"
+)
 
 
 @pytest.fixture(scope="module")
@@ -321,6 +337,9 @@ class Walk:
         if self.route == "admin":
             _tool_error(moved, "failed_precondition", ADMIN_REFUSAL)
             return
+        if self.route.startswith("environment"):
+            _tool_error(moved, "failed_precondition", ENVIRONMENT_REFUSAL)
+            return
         assert _ok(moved)["default_space"] == cell.space
         assert _ok(moved)["previous_default_space"] == OWN
         listed = _ok(await self.conn.tool("list_context", {"filter_topic": "lockers"}))
@@ -514,7 +533,7 @@ async def not_granted_reads_as_missing(walk: Walk) -> None:
     missing += await walk.unreachable(MISSING)
     for (name, refused), (_, absent) in zip(not_granted, missing, strict=True):
         assert _normalized(refused, NOT_GRANTED) == _normalized(absent, MISSING), name
-        if walk.route != "stdio":
+        if walk.route not in STDIO_ROUTES:
             # The two keys have as many letters: the bodies are as long, too.
             sizes = {len(_without_request_id(a.wire[1])) for a in (refused, absent) if a.wire}
             assert len(sizes) == 1, name

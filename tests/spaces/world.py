@@ -5,7 +5,11 @@ loopback HTTP, and the four routes a credential reaches it by.
 - ``client``: Ann's stored client endpoint ``/clients/ann-laptop/mcp``;
 - ``oauth``: an OAuth access token of Ann's grant at ``/mcp``;
 - ``stdio``: ``metacortex stdio --client ann-laptop``, a real subprocess on the same
-  store, driven by the SDK's stdio client.
+  store, driven by the SDK's stdio client;
+- ``environment``: Ann's client defined in ``MCP_CLIENT_PROFILES_JSON`` (an entry of the
+  very shape of the stored one, with the same grants), ``/clients/ann-desk/mcp``;
+- ``environment-stdio``: ``metacortex stdio --client ann-desk``, that variable in the
+  subprocess's environment.
 
 Every request goes through the official ``mcp`` SDK's ``Client``. Over HTTP the raw
 response body of each request is kept as well (``WireTap``), so two answers can be
@@ -39,16 +43,36 @@ from metacortex.config import Settings
 from metacortex.providers.base import Embedder
 from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.server import create_app
+from metacortex.server.profiles import new_token
 from metacortex.service import MemoryService
 from metacortex.storage.base import MemoryStore
 from metacortex.storage.sqlite import SQLiteStore
 from tests.firestore_support import Emulator
 from tests.oauth_support import loopback_listener, serving
-from tests.spaces.team import CLIENT_ID, GRANTS, OWN, Team, add_ann_client, build_team, mint_grant
+from tests.spaces.team import (
+    CLIENT_ID,
+    GRANTS,
+    OWN,
+    Team,
+    add_ann_client,
+    build_team,
+    client_entry,
+    mint_grant,
+)
 
 StoreKind = Literal["sqlite", "firestore"]
-RouteName = Literal["admin", "client", "oauth", "stdio"]
-ROUTES: Final[tuple[RouteName, ...]] = ("admin", "client", "oauth", "stdio")
+RouteName = Literal["admin", "client", "oauth", "stdio", "environment", "environment-stdio"]
+ROUTES: Final[tuple[RouteName, ...]] = (
+    "admin",
+    "client",
+    "oauth",
+    "stdio",
+    "environment",
+    "environment-stdio",
+)
+STDIO_ROUTES: Final[frozenset[RouteName]] = frozenset({"stdio", "environment-stdio"})
+# Ann's client of MCP_CLIENT_PROFILES_JSON: the stored one's entry, under another id.
+ENVIRONMENT_CLIENT_ID: Final = "ann-desk"
 ADMIN_TOKEN: Final = "admin-" + "S1p2A3c4E5s6I7s8O9l0A1t2I3o4N5x6"
 # A project of its own on the emulator: the contract suites wipe theirs per test.
 FIRESTORE_PROJECT: Final = "demo-metacortex-spaces"
@@ -76,6 +100,8 @@ class World:
     grant_id: str
     oauth_token: str
     stdio_env: dict[str, str]
+    environment_token: str
+    profiles_json: str  # MCP_CLIENT_PROFILES_JSON, as the server and stdio read it
 
     def credential(self, route: RouteName) -> str:
         """The credential id a route's calls are recorded under (``Access.principal``)."""
@@ -84,11 +110,13 @@ class World:
             "client": CLIENT_ID,
             "oauth": f"oauth-{self.grant_id}",
             "stdio": CLIENT_ID,
+            "environment": ENVIRONMENT_CLIENT_ID,
+            "environment-stdio": ENVIRONMENT_CLIENT_ID,
         }[route]
 
     @asynccontextmanager
     async def connect(self, route: RouteName) -> AsyncIterator[Connection]:
-        if route == "stdio":
+        if route in STDIO_ROUTES:
             server = StdioServerParameters(
                 command=sys.executable,
                 args=[
@@ -98,9 +126,9 @@ class World:
                     "--data-dir",
                     str(self.data_dir),
                     "--client",
-                    CLIENT_ID,
+                    self.credential(route),
                 ],
-                env=self.stdio_env,
+                env=self.stdio_env | {"MCP_CLIENT_PROFILES_JSON": self.profiles_json},
                 cwd=self.data_dir.parent,
             )
             async with Client(server, mode="legacy") as client:
@@ -110,6 +138,7 @@ class World:
             "admin": ("/mcp", ADMIN_TOKEN),
             "client": (f"/clients/{CLIENT_ID}/mcp", self.client_token),
             "oauth": ("/mcp", self.oauth_token),
+            "environment": (f"/clients/{ENVIRONMENT_CLIENT_ID}/mcp", self.environment_token),
         }[route]
         tap = WireTap()
         async with (
@@ -194,11 +223,12 @@ class Connection:
 
 
 # ------------------------------------------------------------------- building one
-def _settings(data_dir: Path) -> Settings:
+def _settings(data_dir: Path, profiles_json: str) -> Settings:
     return Settings(
         _env_file=None,  # type: ignore[call-arg]
         metacortex_data_dir=data_dir,
         mcp_admin_token=SecretStr(ADMIN_TOKEN),
+        mcp_client_profiles_json=SecretStr(profiles_json),
         metacortex_oauth=True,
         metacortex_rate_limit_per_minute=1_000_000,
         metacortex_admin_rate_limit_per_minute=1_000_000,
@@ -249,7 +279,15 @@ def world(kind: StoreKind, directory: Path, request: pytest.FixtureRequest) -> I
         service = MemoryService(store, local_embedder(), merger=SentenceUnionMerger())
         team = build_team(store, service)
         client_token = add_ann_client(team)
-        app = create_app(_settings(data_dir), service)
+        environment_token = new_token()
+        profiles_json = json.dumps(
+            [
+                client_entry(
+                    ENVIRONMENT_CLIENT_ID, environment_token, team.ann.email or "", GRANTS, OWN
+                )
+            ]
+        )
+        app = create_app(_settings(data_dir, profiles_json), service)
         listener = loopback_listener()
         url = f"http://127.0.0.1:{listener.getsockname()[1]}"
         grant_id, oauth_token = mint_grant(
@@ -268,4 +306,6 @@ def world(kind: StoreKind, directory: Path, request: pytest.FixtureRequest) -> I
                 grant_id,
                 oauth_token,
                 {"METACORTEX_EMBEDDINGS": "local", **environment},
+                environment_token,
+                profiles_json,
             )

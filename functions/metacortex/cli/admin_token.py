@@ -8,6 +8,7 @@ it and only say where it is.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from dataclasses import dataclass
@@ -73,6 +74,16 @@ def _create(path: Path) -> str | None:
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
         return None
-    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        handle.write(token + "\n")
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(token + "\n")
+    except OSError as error:
+        path.unlink(missing_ok=True)  # never an empty or partial token left behind
+        if error.errno == errno.ENOSPC:
+            raise ConfigurationError(
+                f"the disk holding {path} is full: the admin token cannot be written. Free "
+                "space on that disk, or choose another directory with METACORTEX_DATA_DIR or "
+                "--data-dir"
+            ) from None
+        raise
     return token

@@ -3,7 +3,9 @@ owner's command).
 
 Deprecation keeps a record for history; erasure destroys its content, retrieval
 text, embedding, keyword-index entries and write fingerprints and leaves a
-tombstone (id, when, by whom). It acts in one space (``--space``, else
+tombstone (id, when, by whom). A document goes whole with any of its passages, and a
+topic's documents with the topic: every version's record, extracted text, original bytes,
+passages and their relations (``usecases/document_erase``). It acts in one space (``--space``, else
 ``default``). It first says how many memories it will erase and which
 consolidated memories took text from them (those stay: erase or correct them
 too), then asks (``confirmed``, which ``space remove --erase`` asks with too).
@@ -84,19 +86,23 @@ def _erase(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> 
             f"{tombstone['id']} was already erased on {tombstone['erased_at']} "
             f"by {tombstone['erased_by']}"
         )
-    if count == 0:
+    if count == 0 and not plan["documents"]:
         print("nothing to erase")
         return 0
     where = f" of topic {plan['topic']!r}" if plan["topic"] else ""
     if args.space != DEFAULT_SPACE:
         where += f" in the space {args.space!r}"
-    print(f"{memories(count)}{where} will be erased for good:")
+    what = memories(count)
+    if plan["documents"]:
+        what += f" and {documents(len(plan['documents']))}"
+    print(f"{what}{where} will be erased for good:")
     for record in plan["records"][:_SHOWN]:
         print(f"  {record['id']}  [{record['branch_state']}]  {record['summary']}")
     if count > _SHOWN:
         print(f"  ... and {count - _SHOWN} more")
+    _print_documents(plan["documents"])
     _print_derived(plan["derived"], "would keep")
-    refused = confirmed("erase", count, yes=args.yes)
+    refused = confirmed("erase", what, yes=args.yes)
     if refused is not None:
         return refused
     summary: dict[str, Any] = {"via": "cli", "selection": "topic" if plan["topic"] else "ids"}
@@ -118,23 +124,27 @@ def _erase(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> 
         settings, store, "erase", summary, erase, space=args.space, answer=event_summary
     )
     print(f"erased {memories(result['erased_count'])}; a tombstone (id, time, who) stays for each")
+    if result["erased_document_ids"]:
+        gone = documents(len(result["erased_document_ids"]))
+        print(f"erased {gone} whole: record, extracted text, original bytes")
     _print_derived(result["derived"], "kept")
     return 0
 
 
-def confirmed(command: str, count: int, *, yes: bool) -> int | None:
-    """Ask before erasing ``count`` memories: None to go ahead, else the exit status
-    (refused without a terminal, declined by any answer but ``yes``)."""
+def confirmed(command: str, what: str, *, yes: bool) -> int | None:
+    """Ask before erasing ``what`` ("3 memories", "3 memories and 1 document"): None to
+    go ahead, else the exit status (refused without a terminal, declined by any answer
+    but ``yes``)."""
     if yes:
         return None
     if not sys.stdin.isatty():
         print(
-            f"metacortex {command}: not erasing {memories(count)} without a confirmation: "
+            f"metacortex {command}: not erasing {what} without a confirmation: "
             "standard input is not a terminal. Run it in a terminal, or pass --yes.",
             file=sys.stderr,
         )
         return EXIT_REFUSED
-    answer = input(f"Erase {memories(count)}? This cannot be undone. Type yes to confirm: ")
+    answer = input(f"Erase {what}? This cannot be undone. Type yes to confirm: ")
     if answer.strip().lower() != "yes":
         print("nothing was erased")
         return 1
@@ -166,5 +176,21 @@ def _print_derived(derived: list[dict[str, Any]], verb: str) -> None:
         print(f"  {record['id']}  [{record['topic']}]  {record['summary']}")
 
 
+def _print_documents(plan: list[dict[str, Any]]) -> None:
+    """The documents that go whole (every version, its text and bytes with its passages)."""
+    for document in plan[:_SHOWN]:
+        note = "  (an erase of it was cut short: finished now)" if document["unfinished"] else ""
+        print(
+            f"  document {document['id']}  v{document['version']}  [{document['topic']}]  "
+            f"{document['title']}{note}"
+        )
+    if len(plan) > _SHOWN:
+        print(f"  ... and {len(plan) - _SHOWN} more documents")
+
+
 def memories(count: int) -> str:
     return f"{count} memory" if count == 1 else f"{count} memories"
+
+
+def documents(count: int) -> str:
+    return f"{count} document" if count == 1 else f"{count} documents"

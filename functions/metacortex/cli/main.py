@@ -13,6 +13,7 @@ as the operator runs them (``cli.program.spelled_in``).
 from __future__ import annotations
 
 import argparse
+import errno
 import gc
 import importlib
 import sys
@@ -112,15 +113,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler: Handler = args.run
     try:
         return handler(args)
-    except ConfigurationError as error:
-        return _fail(f"configuration error: {error}")
-    except ValidationError as error:
-        return _fail("configuration error: " + _settings_problems(error))
-    except MetaCortexError as error:
-        # A command the message names is spelled as the operator runs it from here.
-        return _fail(spelled_in(error.message, getattr(args, "data_dir", None)))
     except KeyboardInterrupt:
         return 130
+    except BaseException as raised:
+        # A server's task group wraps what stopped it (``stdio``): the one error inside.
+        message = _refusal(_alone(raised), args)
+        if message is None:
+            raise
+        return _fail(message)
+
+
+def _alone(error: BaseException) -> BaseException:
+    """The only error inside (nested) exception groups of one error each, else ``error``."""
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return error
+
+
+def _refusal(error: BaseException, args: argparse.Namespace) -> str | None:
+    """The one line an expected failure prints, or None for a bug (its traceback shows)."""
+    if isinstance(error, ConfigurationError):
+        return f"configuration error: {error}"
+    if isinstance(error, ValidationError):
+        return "configuration error: " + _settings_problems(error)
+    if isinstance(error, MetaCortexError):
+        # A command the message names is spelled as the operator runs it from here.
+        return spelled_in(error.message, getattr(args, "data_dir", None))
+    if isinstance(error, OSError) and error.errno == errno.ENOSPC:
+        where = error.filename or getattr(args, "data_dir", None) or "the data directory"
+        return f"the disk holding {where} is full: free space on it, then run this again"
+    return None
 
 
 def _fail(message: str) -> int:

@@ -19,7 +19,7 @@ from typing import Any, Final
 from metacortex.cli.admin_token import ensure_admin_token
 from metacortex.cli.data_dir import add_data_dir_option, settings_for, start_fresh, store_errors
 from metacortex.cli.status import status
-from metacortex.composition import build_service, load_embedder_ahead, open_store
+from metacortex.composition import build_service, embedder_loading_ahead, open_store
 from metacortex.config import Settings
 from metacortex.errors import ConfigurationError
 from metacortex.guard.hosts import is_loopback_host
@@ -92,8 +92,7 @@ def run(args: argparse.Namespace) -> int:
         # its session) and the store's vectors on another (SQLite reads them with the
         # GIL released, ``sqlite_mirror_rows``) while this one imports the app, which is
         # pure Python and most of a start (docs/benchmarks.md, "Start-up after spaces").
-        with _short_turns():
-            load_embedder_ahead(settings)
+        with _short_turns(), embedder_loading_ahead(settings):
             with store_errors(settings):
                 store = open_store(settings, load_vectors_ahead=True)
                 try:

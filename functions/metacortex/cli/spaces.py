@@ -4,7 +4,7 @@ A space is a key (what the tools' ``space`` argument takes), a name and a
 description (``docs/SPACES.md``). ``list`` shows each space's memories, members and
 the client endpoints that may use it, at the level each gets there now
 (``ClientManager``: ``server.profiles.with_directory``). ``remove`` is refused while
-the space holds memories, saying how many, unless ``--erase``, which erases them
+the space holds memories or documents, saying how many, unless ``--erase``, which erases them
 for good after the question ``metacortex erase`` asks (``--yes`` for scripts);
 it also takes the space out of every person's membership and every stored
 client's and OAuth grant's spaces (``operations.space_removal``). The default
@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from metacortex.cli.erase import confirmed, erasing, memories
+from metacortex.cli.erase import confirmed, documents, erasing, memories
 from metacortex.cli.owner_changes import (
     add_common_options,
     applies_within,
@@ -34,7 +34,7 @@ from metacortex.clients.manage import ClientManager, ClientView
 from metacortex.config import Settings
 from metacortex.domain.records import ALL_STATES
 from metacortex.errors import InvalidArgument
-from metacortex.operations.space_removal import RemovedSpace, SpaceRemoval, refusal
+from metacortex.operations.space_removal import RemovedSpace, SpaceRemoval, holdings, refusal
 from metacortex.spaces.model import DEFAULT_SPACE, Directory, Space
 from metacortex.spaces.registry import Registry
 from metacortex.storage.base import MemoryFilter, MemoryStore
@@ -137,19 +137,25 @@ def run_remove(args: argparse.Namespace) -> int:
         if refused is not None:
             raise refused
         count = plan.memories if args.erase else None
-        if count:
+        documents = plan.documents if args.erase else 0
+        if count or documents:
+            what = holdings(plan)
             print(
-                f"{memories(count)} in the space {args.key!r} will be erased for good with it",
+                f"{what} in the space {args.key!r} will be erased for good with it",
                 file=sys.stderr if args.json else sys.stdout,  # --json: stdout is the answer
             )
-            declined = confirmed("space remove", count, yes=args.yes)
+            declined = confirmed("space remove", what, yes=args.yes)
             if declined is not None:
                 return declined
 
         def run() -> RemovedSpace:
             with erasing(count or 0) as advance:
                 return removal.remove(
-                    args.key, erased_by=ERASED_BY, erase_count=count, progress=advance
+                    args.key,
+                    erased_by=ERASED_BY,
+                    erase_count=count,
+                    erase_documents=documents,
+                    progress=advance,
                 )
 
         removed = recorded(
@@ -230,6 +236,7 @@ def _print_report(report: dict[str, Any]) -> None:
 def _removal_summary(removed: RemovedSpace) -> dict[str, Any]:
     return {
         "erased_count": removed.erased,
+        "erased_document_count": removed.erased_documents,
         "members": [p.id for p in removed.members],
         "clients": [c.id for c in removed.clients],
         "grants": list(removed.grants),
@@ -240,6 +247,7 @@ def _removal_public(removed: RemovedSpace) -> dict[str, Any]:
     return {
         "removed": removed.space.key,
         "erased": removed.erased,
+        "erased_documents": removed.erased_documents,
         "members": [{"id": p.id, "email": p.email} for p in removed.members],
         "clients": [
             {"id": c.id, "levels": c.levels, "default_space": c.default_space}
@@ -253,6 +261,8 @@ def _removal_public(removed: RemovedSpace) -> dict[str, Any]:
 def _print_removal(removed: RemovedSpace, settings: Settings) -> None:
     key = removed.space.key
     erased = f"; {memories(removed.erased)} erased" if removed.erased else ""
+    if removed.erased_documents:
+        erased += f"; {documents(removed.erased_documents)} erased whole"
     print(f"space {key!r} removed from {store_name(settings)}{erased}; {applies_within(settings)}")
     if removed.members:
         names = ", ".join(p.email or p.id for p in removed.members)

@@ -210,14 +210,19 @@ class ConsoleBase:
     def refused(
         self, request: Request, session: Session, error: MetaCortexError, title: str
     ) -> Response:
-        """A domain error as a page: its message, the HTTP status of its code."""
-        return self.render(
+        """A domain error as a page: its message, the HTTP status of its code (and when
+        to retry, for a busy server: ``Retry-After``)."""
+        page = self.render(
             request,
             session,
             "refused.html",
             {"title": title, "error": error.message, "code": error.code},
             status_code=self.status_of(error),
         )
+        retry_after = getattr(error, "retry_after_seconds", None)
+        if retry_after is not None:
+            page.headers["retry-after"] = str(retry_after)
+        return page
 
     @staticmethod
     def status_of(error: MetaCortexError) -> int:

@@ -29,6 +29,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Message, Receive
 
+from metacortex.cancellation import until_caller_gone
 from metacortex.console.base import ConsoleBase, access_for, form_text
 from metacortex.domain.records import Memory
 from metacortex.errors import DocumentRefused, Forbidden, InvalidArgument, MetaCortexError
@@ -196,15 +197,22 @@ async def upload(console: ConsoleBase, request: Request, session: Session) -> Re
             await form.close()  # its spooled file
         source = form_text(form, "source") or file.filename
         summary["size"] = len(data)
-        result = await console.call(
-            console.service.create_document,
-            access=access,
-            data=data,
-            media_type=_media_type(file.filename, file.content_type),
-            title=form_text(form, "title"),
-            source=source,
-            topic=form_text(form, "topic"),
-            space=space,
+        media_type = _media_type(file.filename, file.content_type)
+        title, topic = form_text(form, "title"), form_text(form, "topic")
+        # Stopped if the browser goes away (a closed tab, a timeout): nothing is kept.
+        result = await until_caller_gone(
+            lambda cancellation: console.service.create_document(
+                access,
+                data=data,
+                media_type=media_type,
+                title=title,
+                source=source,
+                topic=topic,
+                space=space,
+                cancellation=cancellation,
+            ),
+            request.receive,
+            "the console's document upload",
         )
     except MetaCortexError as error:
         console.record_action(request, "create_document", started, summary, error=error)

@@ -3,8 +3,9 @@ members and the client endpoints that may use it; add a space, rename one, remov
 empty one.
 
 Each change goes through what ``metacortex space`` uses (``spaces.registry.Registry``,
-``operations.space_removal.SpaceRemoval``): a space that holds memories is not removed
-(the command's ``--erase`` has no button here; erase them first, or move them). Every
+``operations.space_removal.SpaceRemoval``): a space that holds memories or documents is
+not removed (the command's ``--erase`` has no button here; erase them first, or move
+them). Every
 server applies a change within ``METACORTEX_CLIENT_REFRESH_SECONDS``; each is recorded
 as an ``owner_action`` event naming the space.
 """
@@ -58,6 +59,7 @@ def _rows(console: ConsoleBase, directory: Directory) -> list[dict[str, Any]]:
                 "description": space.description,
                 "created_at": space.created_at,
                 "memories": store.count_memories(MemoryFilter(states=ALL_STATES, space=space.key)),
+                "documents": store.count_documents(space=space.key),
                 "members": members,
                 "clients": sorted(c.id for c in clients if space.key in (c.levels or {})),
                 "removable": space.key != DEFAULT_SPACE,

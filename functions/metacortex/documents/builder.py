@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from metacortex.documents.model import Block, BlockKind
+
+if TYPE_CHECKING:
+    from metacortex.documents.limits import DocumentLimits
 
 SEPARATOR: Final = "\n\n"
 
 
 class BlockBuilder:
-    """Blocks in reading order; ``text`` joins them with a blank line."""
+    """Blocks in reading order; ``text`` joins them with a blank line. With ``limits``,
+    a text growing past ``max_chars`` is refused as it grows (the reader stops there)."""
 
-    def __init__(self) -> None:
+    def __init__(self, limits: DocumentLimits | None = None) -> None:
+        self._limits = limits
         self._parts: list[str] = []
         self._blocks: list[Block] = []
         self._length = 0
@@ -57,6 +62,8 @@ class BlockBuilder:
         start = self._length
         self._parts.append(text)
         self._length += len(text)
+        if self._limits is not None:
+            self._limits.check_chars(self._length)
         path = tuple(heading for _, heading in self._headings)
         self._blocks.append(
             Block(kind, text, path, start, self._length, page, page_end or page, level)

@@ -103,7 +103,7 @@ def _table_rows(table: Table, builder: BlockBuilder) -> None:
 def extract_docx(data: bytes, limits: DocumentLimits) -> ExtractedDocument:
     _check_package(data, limits)
     document: DocxDocument = docx.Document(io.BytesIO(data))
-    builder = BlockBuilder()
+    builder = BlockBuilder(limits)
     first_heading: str | None = None
     for item in document.iter_inner_content():
         if isinstance(item, Table):

@@ -61,7 +61,7 @@ def extract(data: bytes, media_type: str, limits: DocumentLimits) -> ExtractedDo
         )
     limits.check_size(len(data))
     try:
-        return _dispatch(data, kind, charset, limits)
+        document = _dispatch(data, kind, charset, limits)
     except DocumentRefused:
         raise
     except RecursionError:
@@ -80,3 +80,5 @@ def extract(data: bytes, media_type: str, limits: DocumentLimits) -> ExtractedDo
             f"the {_NAMES[kind]} is damaged and cannot be read ({type(error).__name__}): "
             "open and save it again, or send another copy",
         ) from None
+    limits.check_chars(len(document.text))  # here, before the text leaves the reader
+    return document

@@ -194,7 +194,7 @@ def extract_html(
         summary = Readability(text).summary(html_partial=True)
         content = lxml_html.fragment_fromstring(summary, create_parent="div", parser=parser)
         in_article = True  # readability kept an article's own header and footer
-    builder = BlockBuilder()
+    builder = BlockBuilder(limits)
     walker = _Walker(builder)
     walker.walk(content, in_article)
     walker.flush()

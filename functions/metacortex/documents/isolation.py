@@ -28,9 +28,10 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import metacortex
 from metacortex.documents.limits import DocumentLimits
@@ -43,6 +44,20 @@ from metacortex.errors import DocumentRefused, Unavailable
 START_SECONDS: Final = 60.0
 # Idle hosts kept for the next documents.
 MAX_IDLE_HOSTS: Final = 2
+# How often a reader's wait looks whether its caller is gone (``Cancellation``).
+_WATCH_SECONDS: Final = 0.1
+
+
+class Cancellation(Protocol):
+    """``metacortex.cancellation.Cancellation`` as a reader's wait uses it (this package
+    imports nothing outside itself)."""
+
+    @property
+    def cancelled(self) -> bool: ...
+
+    def check(self) -> None:
+        """Raise (``CallerGone``) once cancelled."""
+        ...
 
 
 class _Host:
@@ -112,6 +127,20 @@ class _Hosts:
 _HOSTS: Final = _Hosts()
 
 
+def _answered(host: _Host, seconds: float, cancellation: Cancellation | None) -> bool:
+    """Whether the reader answered within ``seconds``; False at once when cancelled."""
+    if cancellation is None:
+        return host.answers.poll(seconds)
+    deadline = time.monotonic() + seconds
+    while not cancellation.cancelled:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        if host.answers.poll(min(left, _WATCH_SECONDS)):
+            return True
+    return False
+
+
 def shut_down() -> None:
     """End the idle reader hosts (they also end when this process's pipes close)."""
     _HOSTS.close()
@@ -133,15 +162,26 @@ def _outcome(wire: dict[str, Any], limits: DocumentLimits) -> ExtractedDocument:
     )
 
 
-def extract_isolated(data: bytes, media_type: str, limits: DocumentLimits) -> ExtractedDocument:
+def extract_isolated(
+    data: bytes,
+    media_type: str,
+    limits: DocumentLimits,
+    cancellation: Cancellation | None = None,
+) -> ExtractedDocument:
     """``extract`` in a reader process: its result, its refusal, or ``DocumentRefused``
-    (``too_slow``) when it runs past ``limits.seconds`` (the reader is killed)."""
+    (``too_slow``) when it runs past ``limits.seconds`` (the reader is killed). When
+    ``cancellation`` is cancelled meanwhile (the caller is gone), the reader is killed
+    within ``_WATCH_SECONDS`` and ``CallerGone`` raised."""
     limits.check_size(len(data))  # before paying for a process
+    if cancellation is not None:
+        cancellation.check()
     host = _HOSTS.take()
     try:
         host.jobs.send_bytes(pickle.dumps((data, media_type, limits)))
-        if not host.answers.poll(limits.seconds):
+        if not _answered(host, limits.seconds, cancellation):
             host.kill()
+            if cancellation is not None:
+                cancellation.check()
             raise DocumentRefused(
                 "too_slow",
                 f"reading the document took longer than {limits.seconds:g} seconds "

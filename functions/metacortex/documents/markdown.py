@@ -94,6 +94,6 @@ def extract_markdown(
     parser = MarkdownIt("commonmark", {"maxNesting": limits.max_depth + 1}).enable("table")
     tokens = parser.parse(body)
     limits.check_depth(max((token.level + 1 for token in tokens), default=0))
-    builder = BlockBuilder()
+    builder = BlockBuilder(limits)
     first_h1 = _walk(tokens, builder)
     return ExtractedDocument(media_type, title or first_h1, None, builder.text, builder.blocks)

@@ -20,6 +20,10 @@ class DocumentState(StrEnum):
     # shows this state: its writes are one transaction).
     INGESTING = "ingesting"
     READY = "ready"
+    # Being erased (``usecases/document_erase.py``): marked before its passages go, so an
+    # erase cut short (a crash, a kill) is found and finished by the next one; listed
+    # nowhere, never a duplicate of the same bytes added again.
+    ERASING = "erasing"
 
 
 @dataclass(frozen=True, slots=True)

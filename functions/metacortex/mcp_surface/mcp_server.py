@@ -54,8 +54,14 @@ def build_mcp_server(runtime: Runtime, profile_of: ProfileOf = profile_of_reques
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        request = ctx.request
         return await tools.call_tool(
-            runtime, await profile_of(ctx), params.name, params.arguments, ctx.protocol_version
+            runtime,
+            await profile_of(ctx),
+            params.name,
+            params.arguments,
+            ctx.protocol_version,
+            receive=getattr(request, "receive", None),  # HTTP: the client's disconnect
         )
 
     async def list_resources(

@@ -602,6 +602,11 @@ class EraseContextOutput(BaseModel):
     space: str | None = None
     erased_ids: list[str]
     erased_count: int
+    erased_document_ids: list[str] = Field(
+        default_factory=list,
+        description="Documents erased whole with the passages named (every version: record, "
+        "extracted text, original bytes, every passage).",
+    )
     already_erased_ids: list[str]
     erased_at: str = Field(description=_TIME)
     derived: list[DerivedOut] = Field(

@@ -30,6 +30,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 
 from metacortex.apps import caller, views
+from metacortex.cancellation import Receive, until_caller_gone
 from metacortex.clients.own_default import set_own_default
 from metacortex.domain import limits
 from metacortex.errors import Forbidden, InvalidArgument, MetaCortexError, Unavailable
@@ -59,6 +60,9 @@ class ToolSpec:
     annotations: types.ToolAnnotations
     run: ToolRunner
     on_credential: CredentialRunner | None = None
+    # Long work (a document read and embedded): ``run`` gets a ``cancellation`` argument,
+    # cancelled when the caller disconnects or cancels the request (``cancellation.py``).
+    cancellable: bool = False
 
     def definition(self) -> types.Tool:
         return types.Tool(
@@ -322,6 +326,7 @@ _SPECS: Final = (
         # The same file again is a duplicate; a changed one makes a new version.
         annotations=_write("Add a document", idempotent=True),
         run=lambda service, access, args: service.create_document(access, **args),
+        cancellable=True,
     ),
     ToolSpec(
         name="list_documents",
@@ -418,7 +423,10 @@ async def call_tool(
     name: str,
     arguments: Mapping[str, Any] | None,
     protocol_version: str | None = None,
+    receive: Receive | None = None,
 ) -> types.CallToolResult:
+    """``receive``: the HTTP request's (its body read), whose ``http.disconnect`` stops a
+    cancellable tool's work; None over stdio, where a cancelled request stops it."""
     started = time.perf_counter()
     raw = dict(arguments or {})
     if name in profile.chatgpt_tools:
@@ -444,12 +452,21 @@ async def call_tool(
         spec = _allowed_spec(profile, name)
         parsed = _parse(spec, raw)
         service = await runtime.ready_service()
-        work = (
-            partial(spec.on_credential, runtime, service, profile, parsed)
-            if spec.on_credential is not None
-            else partial(spec.run, service, profile.access, parsed)
-        )
-        payload = await anyio.to_thread.run_sync(work)
+        if spec.cancellable:
+            payload = await until_caller_gone(
+                lambda cancellation: spec.run(
+                    service, profile.access, {**parsed, "cancellation": cancellation}
+                ),
+                receive,
+                f"tool {spec.name}",
+            )
+        else:
+            work = (
+                partial(spec.on_credential, runtime, service, profile, parsed)
+                if spec.on_credential is not None
+                else partial(spec.run, service, profile.access, parsed)
+            )
+            payload = await anyio.to_thread.run_sync(work)
     except MetaCortexError as error:
         return _failure(runtime, profile, name, raw, error, started, protocol_version)
     except Exception:

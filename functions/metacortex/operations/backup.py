@@ -8,7 +8,9 @@ each file with its line count and sha256. Memories are ordered by (created_at, i
 space, one canonical JSON object per line, so the same store always gives the same
 bytes. Restore checks every file first, then writes the documents, the memories
 (re-embedded with the configured model, ids kept, so supersession links and
-provenance survive) and the relations. A full backup with vectors is the store's own:
+provenance survive; a passage only when its document was restored or is stored: the
+passages of a document refused are refused with it) and the relations (their
+summaries rebuilt from what the store holds). A full backup with vectors is the store's own:
 for SQLite, ``backup_sqlite_file`` (an online, consistent copy); for Firestore, a
 managed export (docs/DEPLOYMENT.md).
 """
@@ -277,6 +279,31 @@ def _accepted(
     return [memory for _, memory in memories.values()], refused
 
 
+def _with_their_documents(
+    store: MemoryStore, memories: list[Memory]
+) -> tuple[list[Memory], list[str]]:
+    """The memories to restore, without the passages of a document the store does not hold
+    after the documents' restore (refused there, or not in the backup): each is refused
+    with it, never written citing a document that does not exist."""
+    held: dict[tuple[str, str], bool] = {}
+    kept: list[Memory] = []
+    refused: list[str] = []
+    for memory in memories:
+        ref = memory.document
+        if ref is not None:
+            key = (memory.space, ref.id)
+            if key not in held:
+                held[key] = store.get_document(ref.id, space=memory.space) is not None
+            if not held[key]:
+                refused.append(
+                    f"id {memory.id!r}: a passage of the document {ref.id!r}, which was not "
+                    "restored (refused above, or not in the backup); refused with it"
+                )
+                continue
+        kept.append(memory)
+    return kept, refused
+
+
 def _put_absent(memories: list[Memory], vectors: list[Vector], txn: StoreTransaction) -> int:
     """Write the memories whose ids are still absent; how many were written."""
     written = 0
@@ -300,6 +327,8 @@ def restore_portable(store: MemoryStore, embedder: Embedder, directory: Path) ->
         if files.documents is not None
         else DocumentsRestored()
     )
+    memories, orphans = _with_their_documents(store, memories)
+    refused += orphans
     restored, skipped = _restore_memories(store, embedder, memories)
     relations = (
         restore_relations(store, text_lines(files.relations))

@@ -5,7 +5,9 @@ A line is one relation of any space, valid or invalidated: its ``space`` and
 text. Lines are ordered by space (``default`` first), then (created_at, id).
 
 Restore writes a relation (same id, type, note, authors, times) when both its ends are
-in the store, in its space: a memory, or a document (``part_of``'s target). One whose
+in the store, in its space: a memory, or a document (``part_of``'s target), with each
+end's state and summary taken from what the store holds (the archive's summaries are
+words of a memory it may not hold, or not as written there). One whose
 end is missing (the memory was refused, or left out of the archive) is skipped and
 counted; one already stored (restoring twice) is left as it is. A line a backup would
 not write (a field of the wrong type, an unknown type, a note over the limit) is
@@ -29,6 +31,7 @@ from metacortex.domain.relations import (
     relation_from_fields,
 )
 from metacortex.domain.stored_values import Refused, instant, kind
+from metacortex.domain.text import summarize
 from metacortex.errors import InvalidArgument
 from metacortex.spaces.model import check_space_key
 from metacortex.storage.base import MemoryStore
@@ -130,7 +133,8 @@ def restore_relations(store: MemoryStore, lines: Iterable[str]) -> RelationsRest
     restored = existing = missing = 0
     for space in dict.fromkeys(r.space for r in relations):
         mine = [r for r in relations if r.space == space]
-        states = _end_states(store, space, {end for r in mine for end in (r.source, r.target)})
+        ends = _ends(store, space, {end for r in mine for end in (r.source, r.target)})
+        states = {end: state for end, (state, _) in ends.items()}
         stored = {
             r.id
             for ids in _chunks(list(states))
@@ -143,11 +147,14 @@ def restore_relations(store: MemoryStore, lines: Iterable[str]) -> RelationsRest
             elif relation.id in stored or relation.id in fresh:
                 existing += 1
             else:
-                # Each end's state as the store holds it now (relations carry it).
+                # Each end's state and summary as the store holds it now (relations
+                # carry both): never the archive's words for a memory it does not hold.
                 fresh[relation.id] = replace(
                     relation,
-                    source_state=states[relation.source],
-                    target_state=states[relation.target],
+                    source_state=ends[relation.source][0],
+                    target_state=ends[relation.target][0],
+                    source_summary=ends[relation.source][1],
+                    target_summary=ends[relation.target][1],
                 )
         for chunk in _chunks(list(fresh.values())):
             store.relate(chunk)
@@ -155,17 +162,19 @@ def restore_relations(store: MemoryStore, lines: Iterable[str]) -> RelationsRest
     return RelationsRestored(restored, existing, missing, tuple(refused))
 
 
-def _end_states(store: MemoryStore, space: str, ends: set[str]) -> dict[str, str]:
-    """The ends the store holds in ``space``, each with its state ("" for a document)."""
-    states: dict[str, str] = {}
+def _ends(store: MemoryStore, space: str, ends: set[str]) -> dict[str, tuple[str, str]]:
+    """The ends the store holds in ``space``, each with its state ("" for a document) and
+    its summary as the tools write it (a memory's content, a document's title)."""
+    found: dict[str, tuple[str, str]] = {}
     for ids in _chunks(sorted(ends)):
         for memory_id, memory in zip(ids, store.get_many(ids, space=space), strict=True):
             if memory is not None:
-                states[memory_id] = memory.branch_state.value
-    for end in sorted(ends - set(states)):
-        if store.get_document(end, space=space) is not None:
-            states[end] = ""
-    return states
+                found[memory_id] = (memory.branch_state.value, summarize(memory.content))
+    for end in sorted(ends - set(found)):
+        document = store.get_document(end, space=space)
+        if document is not None:
+            found[end] = ("", summarize(document.title))
+    return found
 
 
 def _chunks(items: list[T]) -> Iterator[list[T]]:

@@ -1,4 +1,4 @@
-"""Remove a space: only empty (or with its memories erased for good), and taken out of
+"""Remove a space: only empty (or with its memories and documents erased for good), and taken out of
 every person's membership and every credential's grants first, so that nothing
 names it afterwards and a space made later with the same key inherits nothing.
 
@@ -6,14 +6,19 @@ The owner's API behind ``metacortex space remove`` (and the console)::
 
     removal = SpaceRemoval(store, settings)
     plan = removal.plan("work")     # what it holds and who holds it; nothing changes
-    removal.remove("work", erase_count=plan.memories, erased_by="owner (...)")
+    removal.remove("work", erase_count=plan.memories, erase_documents=plan.documents,
+                   erased_by="owner (...)")
 
 Refused, changing nothing, while a stored client or an OAuth grant holds only that
 space (it would hold nothing: the refusal names the command that grants it another
-or removes it) and, without ``erase_count``, while the space holds memories. With
-``erase_count`` (the count the owner confirmed) its memories are erased for good in
-batches, as ``metacortex erase`` does (a tombstone stays for each, in that space);
-a different count now erases nothing. Clients defined in ``MCP_CLIENT_PROFILES_JSON``
+or removes it) and, without ``erase_count``, while the space holds memories or
+documents (a document without text has no passage, and counts all the same). With
+``erase_count`` and ``erase_documents`` (the counts the owner confirmed) its documents
+are erased whole (every version: record, text, bytes, passages; as
+``usecases/document_erase`` does, so an erase cut short is finished by running the
+command again) and its memories for good, in batches, as ``metacortex erase`` does (a
+tombstone stays for each, in that space); different counts now erase nothing. A space
+made later with the same key starts empty. Clients defined in ``MCP_CLIENT_PROFILES_JSON``
 cannot be changed here: they are named in the result, to take the space out of
 that variable.
 
@@ -38,6 +43,7 @@ from metacortex.operations.walk import all_memories
 from metacortex.spaces.model import DEFAULT_SPACE, Person, Space
 from metacortex.spaces.registry import Registry
 from metacortex.storage.base import MAX_ERASE_BATCH, MemoryFilter, MemoryStore
+from metacortex.usecases import document_erase
 
 _PAGE: Final = 500
 
@@ -46,6 +52,8 @@ _PAGE: Final = 500
 class RemovalPlan:
     space: Space
     memories: int
+    # Document versions (every state): they go with the space, whole.
+    documents: int
     members: tuple[Person, ...]
     # Client endpoints granted the space (the environment's too) and OAuth grant ids.
     clients: tuple[ClientView, ...]
@@ -58,6 +66,7 @@ class RemovalPlan:
 class RemovedSpace:
     space: Space
     erased: int
+    erased_documents: int
     # The people who were members, and the stored clients changed (with their levels now).
     members: tuple[Person, ...]
     clients: tuple[ClientView, ...]
@@ -98,6 +107,7 @@ class SpaceRemoval:
         return RemovalPlan(
             space=space,
             memories=self._count(key),
+            documents=self._store.count_documents(space=key),
             members=tuple(self._registry.members(key)),
             clients=clients,
             grants=tuple(grants),
@@ -110,28 +120,34 @@ class SpaceRemoval:
         *,
         erased_by: str,
         erase_count: int | None = None,
+        erase_documents: int = 0,
         progress: Callable[[int], None] | None = None,
     ) -> RemovedSpace:
         """Remove the space (see the module's note); ``erase_count``: the number of
-        memories the owner confirmed erasing with it, None to refuse if it holds any."""
+        memories the owner confirmed erasing with it, None to refuse if it holds any
+        memory or document; ``erase_documents``: the document versions confirmed."""
         plan = self.plan(key)
         refused = refusal(plan, erase=erase_count is not None)
         if refused is not None:
             raise refused
-        erased = self._erase(key, erase_count, erased_by, progress) if erase_count else 0
+        erased, documents = (0, 0)
+        if erase_count is not None and (erase_count or erase_documents or plan.documents):
+            erased, documents = self._erase(key, erase_count, erase_documents, erased_by, progress)
         clients = self._clients.drop_space(key)
         grants = self._drop_from_grants(key)
         self._registry.remove_space(key)  # memberships, then the record
-        arrived = self._count(key)
+        arrived = self._count(key) + self._store.count_documents(space=key)
         if arrived:
             self._registry.add_space(key, plan.space.name, plan.space.description)
             raise Conflict(
-                f"{_memories(arrived)} saved to the space {key!r} while it was being removed, "
-                "so it was kept (now without members or grants); run the command again"
+                f"{_things(arrived, 'memory or document', 'memories or documents')} saved "
+                f"to the space {key!r} while it was being removed, so it was kept (now "
+                "without members or grants); run the command again"
             )
         return RemovedSpace(
             space=plan.space,
             erased=erased,
+            erased_documents=documents,
             members=plan.members,
             clients=tuple(clients),
             grants=grants,
@@ -146,23 +162,37 @@ class SpaceRemoval:
         self,
         key: str,
         expected: int,
+        expected_documents: int,
         erased_by: str,
         progress: Callable[[int], None] | None,
-    ) -> int:
+    ) -> tuple[int, int]:
+        """Erase every document (whole) and memory of the space: (memories, versions)."""
         ids = [memory.id for page in all_memories(self._store, _PAGE, key) for memory in page]
-        if len(ids) != expected:
+        documents = self._store.document_versions(space=key)
+        if (len(ids), len(documents)) != (expected, expected_documents):
+            confirmed = (
+                _holding(expected, expected_documents)
+                if documents or expected_documents
+                else str(expected)
+            )
             raise Conflict(
-                f"the space {key!r} now holds {_memories(len(ids))}, not the {expected} you "
-                "confirmed; nothing was erased. Review it and confirm again."
+                f"the space {key!r} now holds {_holding(len(ids), len(documents))}, not the "
+                f"{confirmed} you confirmed; nothing was erased. Review it and confirm again."
             )
         erased_at = utc_now()
-        erased = 0
-        for start in range(0, len(ids), MAX_ERASE_BATCH):
-            batch = ids[start : start + MAX_ERASE_BATCH]
+        # Documents first (marked, their passages erased, then their records, text and
+        # bytes), so that a run cut short leaves them for the next run to find.
+        passages = document_erase.erase_versions(
+            self._store, documents, erased_by, erased_at, key, progress
+        )
+        erased = len(passages)
+        rest = [memory_id for memory_id in ids if memory_id not in set(passages)]
+        for start in range(0, len(rest), MAX_ERASE_BATCH):
+            batch = rest[start : start + MAX_ERASE_BATCH]
             erased += len(self._store.erase(batch, erased_by, erased_at, space=key))
             if progress is not None:
                 progress(erased)
-        return erased
+        return erased, len(documents)
 
     # ------------------------------------------------------------ OAuth grants
     def _grants_holding(self, key: str) -> dict[str, dict[str, Any]]:
@@ -194,14 +224,35 @@ def refusal(plan: RemovalPlan, *, erase: bool) -> FailedPrecondition | None:
     key = plan.space.key
     if plan.blockers:
         return FailedPrecondition(f"the space {key!r} was not removed: " + "; ".join(plan.blockers))
-    if plan.memories and not erase:
+    if (plan.memories or plan.documents) and not erase:
         return FailedPrecondition(
-            f"the space {key!r} holds {_memories(plan.memories)}, and only an empty space is "
+            f"the space {key!r} holds {holdings(plan)}, and only an empty space is "
             f"removed; to erase them for good with it, run `metacortex space remove {key} "
             "--erase`"
         )
     return None
 
 
+def holdings(plan: RemovalPlan) -> str:
+    """What the space holds, in words: "3 memories", "3 memories and 1 document"."""
+    return _holding(plan.memories, plan.documents)
+
+
+def _holding(memories: int, documents: int) -> str:
+    if not documents:
+        return _memories(memories)
+    if not memories:
+        return _documents(documents)
+    return f"{_memories(memories)} and {_documents(documents)}"
+
+
+def _things(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
+
+
 def _memories(count: int) -> str:
-    return f"{count} memory" if count == 1 else f"{count} memories"
+    return _things(count, "memory", "memories")
+
+
+def _documents(count: int) -> str:
+    return _things(count, "document", "documents")

@@ -203,11 +203,15 @@ def _shared() -> MiniLMEmbedder:
         return _loaded()
 
 
-def load_ahead() -> None:
+def load_ahead() -> threading.Thread:
     """Start loading the process-wide model on a thread, for a caller with other work
     meanwhile (``metacortex serve`` imports its app). An error is left to ``load``,
-    which loads again and raises it."""
-    threading.Thread(target=_load_quietly, name="metacortex-model", daemon=True).start()
+    which loads again and raises it. The caller joins the thread before its process
+    may exit: one that exits while onnxruntime builds the session aborts inside the
+    runtime (SIGABRT, "terminate called without an active exception")."""
+    thread = threading.Thread(target=_load_quietly, name="metacortex-model", daemon=True)
+    thread.start()
+    return thread
 
 
 def _load_quietly() -> None:

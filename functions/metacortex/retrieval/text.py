@@ -83,6 +83,14 @@ def term_frequencies(text: str) -> Mapping[str, int]:
     return counts
 
 
+def forget_texts() -> None:
+    """Drop every text this process keeps for analysis (``term_frequencies``' keys, the
+    words ``_stem`` has seen): called the moment records are erased, so that no copy of
+    their words stays in a server's memory until the caches happen to evict it."""
+    term_frequencies.cache_clear()
+    _stem.cache_clear()
+
+
 def term_count(text: str) -> int:
     """Length of the analyzed term stream of ``text``: BM25's document length."""
     return sum(term_frequencies(text).values())

@@ -25,7 +25,7 @@ from typing import Final
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
-from metacortex.errors import ErrorCode, MetaCortexError, RateLimited
+from metacortex.errors import Busy, ErrorCode, MetaCortexError, RateLimited
 from metacortex.guard.routes import resolve
 
 HTTP_STATUS: Final[Mapping[ErrorCode, int]] = {
@@ -53,7 +53,7 @@ async def domain_error(request: Request, error: Exception) -> Response:
         raise error
     status = HTTP_STATUS.get(error.code, 400)
     headers = dict(_PAGE_HEADERS)
-    if isinstance(error, RateLimited):
+    if isinstance(error, (RateLimited, Busy)):
         headers["retry-after"] = str(error.retry_after_seconds)
     route = resolve(request.url.path)
     if route is not None and route.kind == "auth":

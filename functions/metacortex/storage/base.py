@@ -449,7 +449,30 @@ class MemoryStore(Protocol):
     def remove_document(self, document_id: str, *, space: str = DEFAULT_SPACE) -> bool:
         """Delete a document's record, its text and its bytes (the bytes only when no
         other document record holds the same ones); True when it existed. Its passages are
-        the caller's to erase first (``erase``: tombstones)."""
+        the caller's to erase first (``erase``: tombstones). The SQLite store also scrubs
+        the text from the database file and its WAL, as ``erase`` does."""
+        ...
+
+    def document_versions(
+        self, *, space: str = DEFAULT_SPACE, topic: str | None = None, erasing: bool = False
+    ) -> list[Document]:
+        """Every version of the space's documents in every state (being written, ready,
+        superseded, being erased), oldest first by (created_at, id); only those of
+        ``topic`` when given; only those being erased with ``erasing``. What erasing a
+        topic or a space takes whole, and what an erase cut short left to finish."""
+        ...
+
+    def count_documents(self, *, space: str = DEFAULT_SPACE) -> int:
+        """How many versions the space holds, in every state (one aggregation where the
+        backend has one): a space holding any is not empty."""
+        ...
+
+    def mark_erasing(self, document_ids: Sequence[str], *, space: str = DEFAULT_SPACE) -> None:
+        """Mark these versions (those that exist; at most ``MAX_ERASE_BATCH``) ``erasing``
+        in one atomic write: from
+        then on none is listed, found by its bytes or source, or shown, and
+        ``document_versions(erasing=True)`` finds them until ``remove_document`` takes
+        each, so an erase cut short is finished by the next (``usecases/document_erase``)."""
         ...
 
     # ------------------------------------------------------------- relations

@@ -62,6 +62,7 @@ from metacortex.domain.records import (
 )
 from metacortex.domain.relations import Relation
 from metacortex.errors import ConfigurationError, FailedPrecondition, Unavailable
+from metacortex.retrieval.text import forget_texts
 from metacortex.storage.base import (
     MAX_ERASE_BATCH,
     DocumentOutcome,
@@ -805,6 +806,7 @@ class FirestoreStore:
             return erased
 
         erased = self._run(body)
+        forget_texts()  # this instance's copies of their words; others keep theirs
         # After the commit (a query inside would lock every event it reads): the names
         # of the topics this erase emptied leave memory_events (storage/event_topics.py).
         ordered = sorted(topics)
@@ -929,6 +931,22 @@ class FirestoreStore:
     @_translated
     def remove_document(self, document_id: str, *, space: str = DEFAULT_SPACE) -> bool:
         return self._documents.remove(document_id, space)
+
+    @_translated
+    def document_versions(
+        self, *, space: str = DEFAULT_SPACE, topic: str | None = None, erasing: bool = False
+    ) -> list[Document]:
+        return self._documents.versions(space, topic, erasing)
+
+    @_translated
+    def count_documents(self, *, space: str = DEFAULT_SPACE) -> int:
+        return self._documents.count(space)
+
+    @_translated
+    def mark_erasing(self, document_ids: Sequence[str], *, space: str = DEFAULT_SPACE) -> None:
+        if len(document_ids) > MAX_ERASE_BATCH:
+            raise ValueError(f"mark_erasing takes at most {MAX_ERASE_BATCH} ids at a time")
+        self._documents.mark_erasing(document_ids, space)
 
     # ------------------------------------------------------------- relations
     @_translated

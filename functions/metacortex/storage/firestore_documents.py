@@ -649,6 +649,35 @@ class FirestoreDocuments:
             else:
                 transaction.delete(snapshot.reference)
 
+    def versions(self, space: str, topic: str | None, erasing: bool) -> list[Document]:
+        """Equality filters only (the automatic single-field indexes serve them), ordered
+        here: a space's versions are few beside its records."""
+        query: Any = self.documents(space)
+        if topic is not None:
+            query = query.where(filter=FieldFilter("topic", "==", topic))
+        if erasing:
+            query = query.where(filter=FieldFilter("state", "==", DocumentState.ERASING.value))
+        found = [decode_document(s.id, fields_of(s), space) for s in query.stream()]
+        return sorted(found, key=lambda document: (document.created_at, document.id))
+
+    def count(self, space: str) -> int:
+        collection: Any = self.documents(space)  # the client's stubs mistype count()
+        return int(collection.count().get()[0][0].value)
+
+    def mark_erasing(self, document_ids: Sequence[str], space: str) -> None:
+        if not document_ids:
+            return
+        references = [self.documents(space).document(i) for i in document_ids if storable_id(i)]
+
+        def body(transaction: Transaction) -> None:
+            for snapshot in self._client.get_all(
+                references, field_paths=["state"], transaction=transaction
+            ):
+                if snapshot.exists:
+                    transaction.update(snapshot.reference, {"state": DocumentState.ERASING.value})
+
+        self._run(body)
+
     def remove(self, document_id: str, space: str) -> bool:
         found = self.get(document_id, space)
         if found is None:
@@ -662,8 +691,14 @@ class FirestoreDocuments:
         return True
 
     def _drop_keys(self, transaction: Transaction, document: Document) -> None:
+        """Delete the keys naming the version; a key it was only pending on (another
+        version still current) is released instead, as an undone write releases it."""
         keys = self._key_refs(document)
         for snapshot in self._client.get_all(keys, transaction=transaction):
             data = fields_of(snapshot)
-            if snapshot.exists and document.id in (data.get("document_id"), data.get("pending")):
+            if not snapshot.exists:
+                continue
+            if data.get("document_id") == document.id:
                 transaction.delete(snapshot.reference)
+            elif data.get("pending") == document.id:
+                transaction.update(snapshot.reference, {"pending": None, "pending_at": None})

@@ -50,8 +50,9 @@ from metacortex.domain.records import (
     utc_now,
 )
 from metacortex.domain.relations import Relation
-from metacortex.errors import ConfigurationError, FailedPrecondition, StorageFull, StoreBusy
+from metacortex.errors import FailedPrecondition, StorageFull, StoreBusy
 from metacortex.retrieval import typos as spelling
+from metacortex.retrieval.text import forget_texts
 from metacortex.retrieval.text import terms as analyze
 from metacortex.storage import sqlite_faults, sqlite_files, sqlite_relations
 from metacortex.storage.base import (
@@ -69,7 +70,7 @@ from metacortex.storage.base import (
 )
 from metacortex.storage.sqlite_document_files import DocumentFiles
 from metacortex.storage.sqlite_documents import SQLiteDocuments, ref_columns, ref_of
-from metacortex.storage.sqlite_erasure import erase_rows, keyword_merge_pending, reuse_wal
+from metacortex.storage.sqlite_erasure import erase_rows, reuse_wal, scrub_pending
 from metacortex.storage.sqlite_keyword_keeper import INLINE_BELOW as KEYWORDS_INLINE_BELOW
 from metacortex.storage.sqlite_keyword_keeper import KeywordKeeper
 from metacortex.storage.sqlite_keywords import KeywordHit
@@ -269,18 +270,14 @@ class SQLiteStore:
             conn = self._conn()
             conn.execute("PRAGMA journal_mode = WAL")
             migrate(conn)
-            pending = keyword_merge_pending(conn)
+            pending = scrub_pending(conn)
         except NewerSchema as newer:
             self.close()
             raise sqlite_faults.newer_schema(self._path, newer.version) from None
         except sqlite3.Error as error:
             self.close()
-            if sqlite_files.is_full(error):
-                raise ConfigurationError(
-                    f"the disk holding {self._path} is full: the database cannot be created or "
-                    "upgraded. Free space on it, or choose another directory with "
-                    "METACORTEX_DATA_DIR or --data-dir"
-                ) from None
+            if sqlite_files.out_of_room(self._path, error):
+                raise sqlite_files.full_at_open(self._path) from None
             raise sqlite_faults.unusable(self._path, error) or error from None
         sqlite_files.keep_reserve(self._path)
         self._scrubber.opened(conn, unfinished=pending)
@@ -349,7 +346,7 @@ class SQLiteStore:
                     conn.execute("ROLLBACK")
                 raise
         except sqlite3.OperationalError as error:
-            if sqlite_files.is_full(error):
+            if sqlite_files.out_of_room(self._path, error):
                 raise sqlite_files.full_error(self._path) from None
             if sqlite_faults.is_busy(error):
                 raise self._busy() from None
@@ -1007,11 +1004,13 @@ class SQLiteStore:
 
     def _forget_erased(self) -> None:
         """Drop what this process holds in memory of every record erased so far (by any
-        connection): the vector mirror's rows and a keyword index holding their terms."""
+        connection): the vector mirror's rows, a keyword index holding their terms, and
+        the texts kept for analysis (``retrieval.text.forget_texts``)."""
         mirror = self._mirror
         if mirror is not None and mirror.change_seq > 0:
             self._synced_mirror()
         self._keywords.forget_erased()
+        forget_texts()
 
     def erasures_forgotten(self, timeout: float) -> bool:
         """Wait until this process holds nothing in memory of any record erased so far
@@ -1115,7 +1114,23 @@ class SQLiteStore:
         )
 
     def remove_document(self, document_id: str, *, space: str = DEFAULT_SPACE) -> bool:
-        return self._documents.remove(document_id, space)
+        removed = self._documents.remove(document_id, space)
+        if removed:
+            self._scrubber.scrub()  # the text's pages, zeroed in the file, are still in the WAL
+        return removed
+
+    def document_versions(
+        self, *, space: str = DEFAULT_SPACE, topic: str | None = None, erasing: bool = False
+    ) -> list[Document]:
+        return self._documents.versions(space, topic, erasing)
+
+    def count_documents(self, *, space: str = DEFAULT_SPACE) -> int:
+        return self._documents.count(space)
+
+    def mark_erasing(self, document_ids: Sequence[str], *, space: str = DEFAULT_SPACE) -> None:
+        if len(document_ids) > MAX_ERASE_BATCH:
+            raise ValueError(f"mark_erasing takes at most {MAX_ERASE_BATCH} ids at a time")
+        self._documents.mark_erasing(document_ids, space)
 
     # ------------------------------------------------------------- relations
     def relate(self, relations: Sequence[Relation]) -> None:

@@ -19,12 +19,13 @@ from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
-from metacortex.domain.documents import Document
+from metacortex.domain.documents import Document, DocumentState
 from metacortex.domain.records import DocumentRef, Memory
 from metacortex.errors import Conflict
 from metacortex.storage import sqlite_relations
 from metacortex.storage.base import DocumentOutcome, DocumentWrite, PageKey, checked_relations
 from metacortex.storage.sqlite_document_files import DocumentFiles
+from metacortex.storage.sqlite_erasure import mark_wal_scrub
 
 if TYPE_CHECKING:
     from metacortex.storage.base import Vector
@@ -32,6 +33,10 @@ if TYPE_CHECKING:
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _MS: Final = timedelta(milliseconds=1)
 _DOCUMENT_COLUMNS: Final = "id, space, sha256, source, created_at, superseded_by, data"
+# A current version: the newest of its source, not being erased (its state is in ``data``).
+_CURRENT: Final = (
+    f"superseded_by IS NULL AND json_extract(data, '$.state') IS NOT '{DocumentState.ERASING}'"
+)
 
 WriteRecord = Callable[[sqlite3.Connection, Memory, "Vector | None"], int]
 WriteTransaction = Callable[[], AbstractContextManager[sqlite3.Connection]]
@@ -136,13 +141,12 @@ class SQLiteDocuments:
         column, value = ("sha256", sha256) if sha256 is not None else ("source", source)
         return self._one(
             conn or self._conn(),
-            f"space = ? AND {column} = ? AND superseded_by IS NULL"
-            " ORDER BY created_at DESC, id DESC LIMIT 1",
+            f"space = ? AND {column} = ? AND {_CURRENT} ORDER BY created_at DESC, id DESC LIMIT 1",
             (space, value),
         )
 
     def page(self, space: str, limit: int, after: PageKey | None) -> list[Document]:
-        clause = "space = ? AND superseded_by IS NULL"
+        clause = f"space = ? AND {_CURRENT}"
         params: list[Any] = [space]
         if after is not None:
             at = _ms(after.created_at)
@@ -154,6 +158,25 @@ class SQLiteDocuments:
             [*params, limit],
         )
         return [_decode(row) for row in rows]
+
+    def versions(self, space: str, topic: str | None, erasing: bool) -> list[Document]:
+        clause = "space = ?"
+        params: list[Any] = [space]
+        if topic is not None:
+            clause += " AND json_extract(data, '$.topic') = ?"
+            params.append(topic)
+        if erasing:
+            clause += " AND json_extract(data, '$.state') = ?"
+            params.append(DocumentState.ERASING.value)
+        rows = self._conn().execute(
+            f"SELECT {_DOCUMENT_COLUMNS} FROM documents WHERE {clause} ORDER BY created_at, id",
+            params,
+        )
+        return [_decode(row) for row in rows]
+
+    def count(self, space: str) -> int:
+        row = self._conn().execute("SELECT COUNT(*) FROM documents WHERE space = ?", (space,))
+        return int(row.fetchone()[0])
 
     def text(self, document_id: str, start: int, end: int, space: str) -> str:
         if end <= start:
@@ -248,6 +271,17 @@ class SQLiteDocuments:
                 "to replace it"
             )
 
+    def mark_erasing(self, document_ids: Sequence[str], space: str) -> None:
+        if not document_ids:
+            return
+        marks = ",".join("?" * len(document_ids))
+        with self._write_txn() as conn:
+            conn.execute(
+                "UPDATE documents SET data = json_set(data, '$.state', ?)"
+                f" WHERE space = ? AND id IN ({marks})",
+                [DocumentState.ERASING.value, space, *document_ids],
+            )
+
     def remove(self, document_id: str, space: str) -> bool:
         with self._write_txn() as conn:
             document = self._one(conn, "id = ? AND space = ?", (document_id, space))
@@ -255,6 +289,7 @@ class SQLiteDocuments:
                 return False
             conn.execute("DELETE FROM document_texts WHERE document_id = ?", (document_id,))
             conn.execute("DELETE FROM documents WHERE id = ?", (document_id,))
+            mark_wal_scrub(conn)  # the text's old pages: the store empties the WAL after
             still_held = conn.execute(
                 "SELECT 1 FROM documents WHERE sha256 = ? LIMIT 1", (document.sha256,)
             ).fetchone()

@@ -17,6 +17,10 @@
    holding the write lock. So it runs without waiting (``busy_timeout`` 0): with a
    reader in the way it checkpoints what it can and reports that the WAL is not
    empty yet; the store tries again until it is (``sqlite.SQLiteStore``'s watcher).
+   A second mark in ``store_meta`` (``WAL_SCRUB_PENDING``, set with the deletions,
+   by a document's removal too) stays until a checkpoint emptied the WAL after it
+   (``wal_scrubbed``), so a process that erased and exited while another connection
+   read leaves it to whichever process opens or watches the store next.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import json
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
+from pathlib import Path
 from typing import Final
 
 from metacortex.domain.records import DEFAULT_SPACE
@@ -33,6 +38,7 @@ from metacortex.storage.event_topics import MEMORY_EVENTS, scrubbed
 from metacortex.storage.sqlite_faults import is_busy
 
 KEYWORD_MERGE_PENDING: Final = "keyword_merge_pending"
+WAL_SCRUB_PENDING: Final = "wal_scrub_pending"
 
 
 def erase_rows(
@@ -80,7 +86,15 @@ def erase_rows(
     conn.execute(
         "INSERT OR REPLACE INTO store_meta (key, value) VALUES (?, '1')", (KEYWORD_MERGE_PENDING,)
     )
+    mark_wal_scrub(conn)
     return erased
+
+
+def mark_wal_scrub(conn: sqlite3.Connection) -> None:
+    """Inside a write transaction that deleted text: the WAL must be emptied after it."""
+    conn.execute(
+        "INSERT OR REPLACE INTO store_meta (key, value) VALUES (?, '1')", (WAL_SCRUB_PENDING,)
+    )
 
 
 def _holds(conn: sqlite3.Connection, topic: str) -> bool:
@@ -115,28 +129,51 @@ def keyword_merge_pending(conn: sqlite3.Connection) -> bool:
     return row.fetchone() is not None
 
 
+def scrub_pending(conn: sqlite3.Connection) -> bool:
+    """Whether an erase (of this process or another, perhaps ended) left a step to do."""
+    row = conn.execute(
+        "SELECT 1 FROM store_meta WHERE key IN (?, ?) LIMIT 1",
+        (KEYWORD_MERGE_PENDING, WAL_SCRUB_PENDING),
+    )
+    return row.fetchone() is not None
+
+
 def merge_keyword_index(conn: sqlite3.Connection, busy_timeout_ms: int) -> bool:
     """Step 2, in its own transaction, without waiting for the write lock: one segment,
     the mark cleared. False when another connection holds the lock (try again later)."""
     if not keyword_merge_pending(conn):
         return True
+    with _locked_now(conn, busy_timeout_ms) as locked:
+        if locked and keyword_merge_pending(conn):
+            conn.execute("INSERT INTO memory_terms (memory_terms) VALUES ('optimize')")
+            conn.execute("DELETE FROM store_meta WHERE key = ?", (KEYWORD_MERGE_PENDING,))
+    return locked
+
+
+@contextmanager
+def _locked_now(conn: sqlite3.Connection, busy_timeout_ms: int) -> Iterator[bool]:
+    """A write transaction begun without waiting for the lock: False (nothing begun)
+    when another connection holds it. Committed when the block ends (unless the block
+    ended it), rolled back when it raises."""
     with _not_waiting(conn, busy_timeout_ms):
         try:
             conn.execute("BEGIN IMMEDIATE")
+            locked = True
         except sqlite3.OperationalError as error:
-            if is_busy(error):
-                return False
-            raise
+            if not is_busy(error):
+                raise
+            locked = False
+    if not locked:
+        yield False
+        return
     try:
-        if keyword_merge_pending(conn):
-            conn.execute("INSERT INTO memory_terms (memory_terms) VALUES ('optimize')")
-            conn.execute("DELETE FROM store_meta WHERE key = ?", (KEYWORD_MERGE_PENDING,))
-        conn.execute("COMMIT")
+        yield True
+        if conn.in_transaction:
+            conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         raise
-    return True
 
 
 @contextmanager
@@ -155,6 +192,30 @@ def empty_wal(conn: sqlite3.Connection, busy_timeout_ms: int) -> bool:
     with _not_waiting(conn, busy_timeout_ms):
         busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
     return not busy
+
+
+def wal_scrubbed(conn: sqlite3.Connection, wal: Path, busy_timeout_ms: int) -> bool:
+    """Step 3, done: clear ``WAL_SCRUB_PENDING`` if nothing was committed since the WAL
+    was emptied (its file is still empty while this holds the write lock), without
+    waiting for the lock. True when no scrub is left to do."""
+    if not conn.execute("SELECT 1 FROM store_meta WHERE key = ?", (WAL_SCRUB_PENDING,)).fetchone():
+        return True
+    with _locked_now(conn, busy_timeout_ms) as locked:
+        if not locked:
+            return False
+        if _size(wal) > 0:  # a commit since the checkpoint: empty it again first
+            conn.execute("ROLLBACK")
+            return False
+        conn.execute("DELETE FROM store_meta WHERE key = ?", (WAL_SCRUB_PENDING,))
+    empty_wal(conn, busy_timeout_ms)  # it holds the mark's page alone: no text
+    return True
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
 
 
 def reuse_wal(conn: sqlite3.Connection, busy_timeout_ms: int) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import shutil
 import sqlite3
 import stat
 import uuid
@@ -37,6 +38,9 @@ RESERVE_BYTES: Final = 1024 * 1024
 # takes the last room a save needs.
 _RESERVE_ONLY_ABOVE: Final = 8 * RESERVE_BYTES
 _SQLITE_FULL: Final = 13
+_SQLITE_IOERR: Final = 10
+# Less room than this, and an I/O error of SQLite's is the disk being full.
+_LOW_ROOM: Final = RESERVE_BYTES
 _NOT_WRITABLE: Final = (errno.EACCES, errno.EPERM, errno.EROFS)
 
 logger = logging.getLogger("metacortex.storage")
@@ -173,6 +177,34 @@ def is_full(error: sqlite3.Error) -> bool:
     """SQLITE_FULL: the disk (or the database's page limit) has no room left."""
     code = getattr(error, "sqlite_errorcode", None)
     return isinstance(code, int) and code & 0xFF == _SQLITE_FULL
+
+
+def out_of_room(database: Path, error: sqlite3.Error) -> bool:
+    """``is_full``, or an I/O error while the disk holding the database has less than
+    ``_LOW_ROOM`` free: where SQLite sizes its shared-memory file (``-shm``, 32 KiB at
+    a connection's first read) a full disk is "disk I/O error", not SQLITE_FULL."""
+    if is_full(error):
+        return True
+    code = getattr(error, "sqlite_errorcode", None)
+    primary = code & 0xFF if isinstance(code, int) else None
+    return primary == _SQLITE_IOERR and free_bytes(database.parent) < _LOW_ROOM
+
+
+def free_bytes(directory: Path) -> int:
+    try:
+        return shutil.disk_usage(directory).free
+    except OSError:
+        return _LOW_ROOM  # cannot tell: not called full for that
+
+
+def full_at_open(database: Path) -> ConfigurationError:
+    """The one line for a store that cannot be opened (created, upgraded) on a full disk."""
+    free = free_bytes(database.parent)
+    return ConfigurationError(
+        f"the disk holding {database} is full ({free // 1024:,} KiB free): the memory store "
+        "cannot be opened there. Free space on that disk, or choose another directory with "
+        "METACORTEX_DATA_DIR or --data-dir"
+    )
 
 
 def full_error(database: Path, *, erased: int | None = None) -> StorageFull:

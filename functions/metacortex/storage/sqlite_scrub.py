@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Final
 
 from metacortex.storage import sqlite_files
-from metacortex.storage.sqlite_erasure import empty_wal, merge_keyword_index
+from metacortex.storage.sqlite_erasure import empty_wal, merge_keyword_index, wal_scrubbed
 from metacortex.storage.sqlite_locks import describe_holders
 from metacortex.storage.sqlite_watcher import Ticker
 
@@ -60,6 +60,7 @@ class Scrubber:
         """``connection``: the calling thread's connection to the store; ``forget``: drop
         from this process's memory every record erased so far."""
         self._path = path
+        self._wal = path.with_name(path.name + "-wal")
         self._connection = connection
         self._forget = forget
         self._busy_timeout_ms = busy_timeout_ms
@@ -75,7 +76,8 @@ class Scrubber:
 
     def opened(self, conn: sqlite3.Connection, *, unfinished: bool) -> None:
         """At the store's open: what was erased before needs no forgetting; an erase
-        whose scrub never finished (a crash, a full disk) is finished now."""
+        whose scrub never finished (a crash, a full disk, a reader in the way until the
+        process that erased had ended) is finished now."""
         self._forgotten = highest_erasure(conn)
         if unfinished:
             self.scrub()
@@ -106,8 +108,10 @@ class Scrubber:
             conn = self._connection()
             failed = False
             try:
-                done = merge_keyword_index(conn, self._busy_timeout_ms) and empty_wal(
-                    conn, self._busy_timeout_ms
+                done = (
+                    merge_keyword_index(conn, self._busy_timeout_ms)
+                    and empty_wal(conn, self._busy_timeout_ms)
+                    and wal_scrubbed(conn, self._wal, self._busy_timeout_ms)
                 )
             except sqlite3.OperationalError as error:
                 logger.debug("scrubbing %s after an erase waits: %s", self._path, error)

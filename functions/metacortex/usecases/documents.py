@@ -22,13 +22,17 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-from collections.abc import Callable, Sequence
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Final
 
 from metacortex.domain import limits
-from metacortex.domain.documents import Document
+from metacortex.domain.documents import Document, DocumentState
 from metacortex.domain.records import (
     DEFAULT_TOPIC,
     Attribution,
@@ -37,7 +41,7 @@ from metacortex.domain.records import (
     new_memory_id,
     utc_now,
 )
-from metacortex.errors import DocumentRefused, InvalidArgument, NotFound
+from metacortex.errors import Busy, DocumentRefused, InvalidArgument, NotFound
 from metacortex.providers.base import Embedder
 from metacortex.retrieval import bm25
 from metacortex.retrieval.text import query_terms, term_frequencies
@@ -50,6 +54,7 @@ from metacortex.usecases.options import DEFAULT_PASSAGE_CHARS
 from metacortex.usecases.passage_relations import RelationChange, reading_order, relation_change
 
 if TYPE_CHECKING:  # the readers load on the first document (0.1 s a server need not pay)
+    from metacortex.cancellation import Cancellation
     from metacortex.documents import DocumentLimits, ExtractedDocument
 
 Extractor = Callable[[bytes, str, "DocumentLimits"], "ExtractedDocument"]
@@ -64,6 +69,8 @@ EMBED_CHUNK: Final = 256
 DEFAULT_TEXT_CHARS: Final = 10_000
 MAX_TEXT_CHARS: Final = 50_000
 UNTITLED: Final = "Untitled document"
+# What "busy" answers: a document of ordinary size is read and embedded within it.
+RETRY_AFTER_SECONDS: Final = 5
 
 
 class Documents:
@@ -83,6 +90,8 @@ class Documents:
         self._limits: DocumentLimits | None = None
         self._passage_chars = passage_chars
         self._extractor = extractor
+        self._slots: DocumentSlots | None = None
+        self._slots_lock = threading.Lock()
 
     @property
     def limits(self) -> DocumentLimits:
@@ -93,12 +102,23 @@ class Documents:
             self._limits = self._make_limits() if self._make_limits else DocumentLimits()
         return self._limits
 
-    def _extract(self, data: bytes, media_type: str) -> ExtractedDocument:
+    @property
+    def slots(self) -> DocumentSlots:
+        """The documents this server reads and embeds at once (built with ``limits``)."""
+        with self._slots_lock:
+            if self._slots is None:
+                limits = self.limits
+                self._slots = DocumentSlots(limits.concurrent, limits.concurrent_per_credential)
+            return self._slots
+
+    def _extract(
+        self, data: bytes, media_type: str, cancellation: Cancellation | None
+    ) -> ExtractedDocument:
         if self._extractor is not None:
             return self._extractor(data, media_type, self.limits)
         from metacortex.documents import extract_isolated
 
-        return extract_isolated(data, media_type, self.limits)
+        return extract_isolated(data, media_type, self.limits, cancellation)
 
     # ---------------------------------------------------------------- create
     def create_document(
@@ -114,10 +134,14 @@ class Documents:
         topic: str | None = None,
         space: str | None = None,
         progress: Progress | None = None,
+        cancellation: Cancellation | None = None,
     ) -> dict[str, Any]:
         """Add a document (or a new version of ``source``), given as ``content`` (text),
         ``content_base64`` (the tool's) or ``data`` (the bytes: ``metacortex ingest``, the
-        console's upload); ``progress`` is told how many passages are embedded so far."""
+        console's upload); ``progress`` is told how many passages are embedded so far.
+        Within the bounds of ``DocumentLimits`` (text, passages, seconds to embed; how
+        many documents at once: ``Busy`` past them); ``cancellation`` (the caller gone)
+        stops it between steps, keeping nothing."""
         space_key = access.space(space, Level.WRITE)
         source = _optional_text(source, "source", MAX_SOURCE_CHARS)
         wanted_title = _optional_text(title, "title", MAX_TITLE_CHARS)
@@ -127,13 +151,35 @@ class Documents:
         existing = self._store.find_document(space=space_key, sha256=digest)
         if existing is not None:
             return _created(existing, access, "duplicate", 0, 0, 0)
+        with self.slots.taken(access.principal):
+            return self._create(
+                access, data, kind, digest, space_key, source, wanted_title, topic_name,
+                progress, cancellation,
+            )  # fmt: skip
+
+    def _create(
+        self,
+        access: Access,
+        data: bytes,
+        kind: str,
+        digest: str,
+        space_key: str,
+        source: str | None,
+        wanted_title: str | None,
+        topic_name: str,
+        progress: Progress | None,
+        cancellation: Cancellation | None,
+    ) -> dict[str, Any]:
+        """The work ``create_document`` bounds: read, cut, embed, write."""
         previous = self._store.find_document(space=space_key, source=source) if source else None
-        extracted = self._extract(data, kind)
+        extracted = self._extract(data, kind, cancellation)
+        self.limits.check_chars(len(extracted.text))  # a custom extractor's too
         now = utc_now()
         adder = Attribution(access.person, access.principal)
         from metacortex.documents.passages import cut_passages
 
         passages = [] if extracted.no_text else cut_passages(extracted, self._passage_chars)
+        self.limits.check_passages(len(passages))
         document = Document(
             id=new_memory_id(),
             title=wanted_title or extracted.title or _title_from(source) or UNTITLED,
@@ -158,7 +204,11 @@ class Documents:
         old = self._store.document_passages(previous.id, space=space_key) if previous else []
         change = version_change(document, passages, previous, old, now, adder)
         links = self._relations(document, change, old, now, adder)
-        vectors = self._embed([p.retrieval_text(document.title) for p, _ in change.fresh], progress)
+        vectors = self._embed(
+            [p.retrieval_text(document.title) for p, _ in change.fresh], progress, cancellation
+        )
+        if cancellation is not None:
+            cancellation.check()  # the last point where nothing was written
         outcome = self._store.add_document(
             DocumentWrite(
                 document=document,
@@ -251,12 +301,23 @@ class Documents:
             raise InvalidArgument("the document is empty")
         return data, kind
 
-    def _embed(self, texts: Sequence[str], progress: Progress | None) -> list[Any]:
+    def _embed(
+        self, texts: Sequence[str], progress: Progress | None, cancellation: Cancellation | None
+    ) -> list[Any]:
+        """In chunks of ``EMBED_CHUNK``; between two, the caller gone stops it, and so
+        does the document's embedding time past ``DocumentLimits.embed_seconds``."""
+        deadline = time.monotonic() + self.limits.embed_seconds
         vectors: list[Any] = []
         for start in range(0, len(texts), EMBED_CHUNK):
+            if cancellation is not None:
+                cancellation.check()
+            if start and time.monotonic() > deadline:
+                raise self.limits.embedding_refusal(len(vectors), len(texts))
             vectors += self._embedder.embed_documents(texts[start : start + EMBED_CHUNK])
             if progress is not None:
                 progress(len(vectors))
+        if texts and time.monotonic() > deadline:
+            raise self.limits.embedding_refusal(len(vectors), len(texts))
         return vectors
 
     # ------------------------------------------------------------------ read
@@ -287,7 +348,7 @@ class Documents:
         """One version (current or superseded) the caller may read, else ``NotFound``."""
         space_key = access.space(space)
         found = self._store.get_document(limits.check_id(document_id), space=space_key)
-        if found is None:
+        if found is None or found.state is DocumentState.ERASING:  # half-erased is erased
             raise NotFound(f"no document with id {document_id!r}")
         return found
 
@@ -398,3 +459,56 @@ def _title_from(source: str | None) -> str | None:
         return None
     name = PurePath(source.rstrip("/").split("?", 1)[0]).stem
     return name or None
+
+
+class DocumentSlots:
+    """How many documents this server reads and embeds at once, in all and per credential
+    (``DocumentLimits.concurrent``, ``concurrent_per_credential``). Past either bound a
+    document is refused at once with ``Busy`` (retry after ``RETRY_AFTER_SECONDS``), never
+    queued: a queue would hold its caller's connection, and its bytes in memory, for as
+    long as the others take. Each document runs one reader process at a time."""
+
+    def __init__(self, limit: int, per_credential: int) -> None:
+        self._limit = limit
+        self._per_credential = per_credential
+        self._lock = threading.Condition()
+        self._running: Counter[str] = Counter()
+
+    @contextmanager
+    def taken(self, credential: str) -> Iterator[None]:
+        with self._lock:
+            if self._running.total() >= self._limit:
+                raise Busy(
+                    f"the server is reading {self._running.total()} documents already, as many "
+                    f"as it reads at once (METACORTEX_DOCUMENT_CONCURRENCY={self._limit}): "
+                    f"busy, retry after {RETRY_AFTER_SECONDS} s",
+                    RETRY_AFTER_SECONDS,
+                )
+            if self._running[credential] >= self._per_credential:
+                raise Busy(
+                    f"this credential is adding {self._running[credential]} document(s) "
+                    "already, as many as one credential adds at once "
+                    f"(METACORTEX_DOCUMENT_CONCURRENCY_PER_CREDENTIAL={self._per_credential}):"
+                    f" busy, retry after {RETRY_AFTER_SECONDS} s, once it is done",
+                    RETRY_AFTER_SECONDS,
+                )
+            self._running[credential] += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._running[credential] -= 1
+                if self._running[credential] <= 0:
+                    del self._running[credential]
+                self._lock.notify_all()
+
+    @property
+    def running(self) -> int:
+        with self._lock:
+            return self._running.total()
+
+    def idle(self, timeout: float) -> bool:
+        """Wait until no document is being read or embedded here (one whose caller went
+        away included: it ends at its next check); False if ``timeout`` passes first."""
+        with self._lock:
+            return self._lock.wait_for(lambda: not self._running, timeout)

@@ -11,6 +11,11 @@ The owner is shown what will go before anything changes (``plan_erase``: the
 count, and the records whose text came from them) and confirms exactly that:
 ``erase`` takes the same selection and the count confirmed, and refuses if a
 topic's count changed in between.
+
+Documents go whole (``usecases/document_erase``): a passage named, or a topic holding a
+document (or its passages), takes every version of that document with it (record,
+extracted text, original bytes, every passage, their relations); the plan names them and
+counts their passages. An erase cut short is finished by the next erase in the space.
 """
 
 from __future__ import annotations
@@ -20,11 +25,13 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from metacortex.domain import limits
+from metacortex.domain.documents import Document
 from metacortex.domain.records import ALL_STATES, Memory, Tombstone, to_wire_time, utc_now
 from metacortex.domain.text import summarize
 from metacortex.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from metacortex.spaces.model import Level
 from metacortex.storage.base import MAX_ERASE_BATCH, MemoryFilter, MemoryStore, PageKey
+from metacortex.usecases import document_erase
 from metacortex.usecases.access import Access
 
 # Ids one selection may name; a topic has no limit (it is erased in batches).
@@ -41,11 +48,13 @@ _EVENT_IDS: Final = 1_000
 
 @dataclass(frozen=True, slots=True)
 class _Selection:
-    """The records a request names: those stored, and those already erased."""
+    """The records a request names (those stored, and those already erased) and the
+    documents that go whole with them; ``records`` holds every passage of ``documents``."""
 
     records: list[Memory]
     already_erased: list[Tombstone]
     topic: str | None
+    documents: list[Document]
 
 
 class Erasure:
@@ -73,6 +82,7 @@ class Erasure:
             "ids": erased_ids,
             "records": [_brief(memory) for memory in selection.records[:_PREVIEWED]],
             "already_erased": [_tombstone(t) for t in selection.already_erased],
+            "documents": [document_erase.brief(d) for d in selection.documents],
             "derived": self._derived(erased_ids, space_key),
         }
 
@@ -103,9 +113,14 @@ class Erasure:
                 "again."
             )
         erased_at = utc_now()
-        erased: list[str] = []
-        for start in range(0, len(targets), MAX_ERASE_BATCH):
-            batch = targets[start : start + MAX_ERASE_BATCH]
+        # The documents first: their passages, then each version's record, text and bytes.
+        erased = document_erase.erase_versions(
+            self._store, selection.documents, erased_by, erased_at, space_key, progress
+        )
+        done = set(erased)
+        rest = [memory_id for memory_id in targets if memory_id not in done]
+        for start in range(0, len(rest), MAX_ERASE_BATCH):
+            batch = rest[start : start + MAX_ERASE_BATCH]
             erased += self._store.erase(batch, erased_by, erased_at, space=space_key)
             if progress is not None:
                 progress(len(erased))
@@ -113,6 +128,7 @@ class Erasure:
             "space": space_key,
             "erased_ids": erased,
             "erased_count": len(erased),
+            "erased_document_ids": [document.id for document in selection.documents],
             "already_erased_ids": [t.id for t in selection.already_erased],
             "erased_at": to_wire_time(erased_at),
             "derived": self._derived(erased, space_key),
@@ -149,11 +165,28 @@ class Erasure:
             named = ", ".join(repr(i) for i in unknown[:3])
             more = f" and {len(unknown) - 3} more" if len(unknown) > 3 else ""
             raise NotFound(f"no memory with id {named}{more}; nothing was erased")
-        return _Selection(
-            [readable[i] for i in wanted if i in readable],
-            [tombstones[i] for i in wanted if i in tombstones],
-            None,
+        records = [readable[i] for i in wanted if i in readable]
+        documents = document_erase.of_passages(self._store, records, space)
+        if documents or tombstones:  # a passage: an erase of it may have been cut short
+            documents += document_erase.unfinished(self._store, space)
+        return self._with_documents(
+            records, [tombstones[i] for i in wanted if i in tombstones], None, documents, space
         )
+
+    def _with_documents(
+        self,
+        records: list[Memory],
+        already_erased: list[Tombstone],
+        topic: str | None,
+        documents: list[Document],
+        space: str,
+    ) -> _Selection:
+        """The selection with every version of ``documents`` and all their passages."""
+        versions = document_erase.whole(self._store, documents)
+        held = {memory.id for memory in records}
+        passages = document_erase.passages_of(self._store, versions, space)
+        records = records + [passage for passage in passages if passage.id not in held]
+        return _Selection(records, already_erased, topic, versions)
 
     def _topic(self, access: Access, topic: str, space: str) -> _Selection:
         where = MemoryFilter(
@@ -169,9 +202,14 @@ class Erasure:
             if len(page) < _TOPIC_PAGE:
                 break
             after = PageKey(page[-1].created_at, page[-1].id)
-        if not records:
+        documents = [
+            *self._store.document_versions(space=space, topic=topic),
+            *document_erase.of_passages(self._store, records, space),
+            *document_erase.unfinished(self._store, space),
+        ]
+        if not records and not documents:
             raise NotFound(f"topic {topic!r} has no memories; nothing was erased")
-        return _Selection(records, [], topic)
+        return self._with_documents(records, [], topic, documents, space)
 
     # -------------------------------------------------------------- lineage
     def _derived(self, erased_ids: Sequence[str], space: str) -> list[dict[str, Any]]:
@@ -204,6 +242,7 @@ def event_summary(result: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "erased_count": result["erased_count"],
         "erased_ids": result["erased_ids"][:_EVENT_IDS],
+        "erased_document_ids": result["erased_document_ids"][:_EVENT_IDS],
         "already_erased_count": len(result["already_erased_ids"]),
         "derived_ids": [record["id"] for record in result["derived"]][:_EVENT_IDS],
     }

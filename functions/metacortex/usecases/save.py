@@ -26,7 +26,7 @@ from metacortex.errors import FailedPrecondition, Forbidden, InvalidArgument
 from metacortex.providers.base import Embedder, ImageDescriber
 from metacortex.spaces.model import Level
 from metacortex.storage.base import MemoryStore
-from metacortex.usecases.access import Access, parse_enum
+from metacortex.usecases.access import Access, all_visible, parse_enum
 from metacortex.usecases.relations import between, requested
 
 if TYPE_CHECKING:
@@ -179,8 +179,11 @@ class Saving:
         provenance = self._provenance(origin, source_session, derived_from, confidence)
         refs = limits.check_artifact_refs(list(artifact_refs or ()))
         topic_name = limits.check_topic(topic if topic is not None else DEFAULT_TOPIC)
-        # Checked before anything is saved: each a memory the caller reads in this space.
+        # Checked before anything is saved: each a memory the caller reads in this space
+        # (derived_from's ids too, refused as relations' are: "not granted" is "missing").
         linked = requested(self._store, access, space_key, relations)
+        if provenance.derived_from:
+            all_visible(self._store, access, provenance.derived_from, space_key)
 
         identity = WriteIdentity(
             content=text,

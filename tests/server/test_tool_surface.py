@@ -18,18 +18,11 @@ import pytest
 
 from metacortex.cli.surface import surface
 from metacortex.clients import stored
-from metacortex.clients.manage import DEFAULT_TOOLS
-from metacortex.mcp_surface.tools import TOOLS
-from metacortex.server.profiles import (
-    CREDENTIAL_TOOL_NAMES,
-    Profile,
-    load_profiles,
-    new_token,
-    token_digest,
-)
+from metacortex.server.profiles import Profile, load_profiles, new_token, token_digest
+from metacortex.tool_catalogue import CATALOGUE, Group, default_tools
 from tests.server.conftest import READER_TOKEN, WEB_TOKEN, Harness, make_settings
+from tests.server.surface_snapshot import SNAPSHOT
 
-SNAPSHOT = Path(__file__).parent / "snapshots" / "tool_surface.json"
 PROFILE_TOKENS = {"default": None, "web": WEB_TOKEN, "reader": READER_TOKEN}
 
 
@@ -41,7 +34,7 @@ def profiles(tmp_path: Path) -> dict[str, Profile]:
     entry = {
         "id": "laptop",
         "token_sha256": token_digest(new_token()).hex(),
-        "allowedTools": list(DEFAULT_TOOLS),
+        "allowedTools": list(default_tools()),
     }
     laptop = stored.decode("laptop", stored.record(entry, created_by="test")).profile(settings)
     return {profile.id: profile for profile in (*loaded.all(), laptop)}
@@ -60,15 +53,17 @@ def test_the_tool_surface_matches_the_snapshot(tmp_path: Path) -> None:
         "the model-facing tool surface changed; if deliberate, regenerate with "
         "METACORTEX_UPDATE_SNAPSHOTS=1 and review the diff of " + str(SNAPSHOT)
     )
-    # The admin token lists every tool but the credential's own (it keeps no record);
-    # a stored client lists set_default_space.
+    # The admin token lists every tool of the catalogue but the credential's own (it
+    # keeps no record), the owner's (not turned on) and ChatGPT's shapes (not asked for);
+    # a stored client with the default tools lists set_default_space.
+    apart = (Group.CREDENTIAL, Group.OWNER, Group.CHATGPT)
     assert [tool["name"] for tool in frozen["default"]["tools"]] == [
-        name for name in TOOLS if name not in CREDENTIAL_TOOL_NAMES
+        tool.name for tool in CATALOGUE.values() if tool.group not in apart
     ]
     assert [tool["name"] for tool in frozen["laptop"]["tools"]] == [
-        name for name in TOOLS if name in DEFAULT_TOOLS
+        tool.name for tool in CATALOGUE.values() if tool.default
     ]
-    assert "set_default_space" in DEFAULT_TOOLS
+    assert "set_default_space" in default_tools()
 
 
 @pytest.mark.anyio

@@ -23,6 +23,7 @@ from tests.server.conftest import (
     WEB_TOKEN,
     Harness,
 )
+from tests.server.surface_snapshot import tool_names
 
 pytestmark = pytest.mark.anyio
 ERAS = pytest.mark.parametrize("mode", [HANDSHAKE_MODE, STATELESS_MODE])
@@ -59,26 +60,13 @@ async def test_each_profile_lists_only_its_tools_and_the_prompt_where_usable(
     async with harness.connect(mode=mode) as admin:
         names = [tool.name for tool in (await admin.list_tools()).tools]
         prompts = [prompt.name for prompt in (await admin.list_prompts()).prompts]
-    assert names == [
-        "save_context",
-        "search_context",
-        "fetch_context",
-        "list_context",
-        "deprecate_context",
-        "promote_context",
-        "consolidate_context",
-        "related_context",
-        "list_spaces",
-        "who_am_i",
-        "create_document",
-        "list_documents",
-        "get_document",
-    ]
+    assert names == tool_names("default")
     assert prompts == ["correct_memory", "context"]
     async with harness.connect("/clients/web/mcp", WEB_TOKEN, mode) as web:
         names = [tool.name for tool in (await web.list_tools()).tools]
         prompts = [prompt.name for prompt in (await web.list_prompts()).prompts]
-    assert names == ["save_context", "search_context", "fetch_context"]
+    assert names == tool_names("web")
+    assert "deprecate_context" not in names
     assert prompts == ["context"]  # correct_memory needs deprecate_context
 
 

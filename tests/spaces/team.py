@@ -26,11 +26,12 @@ from typing import Any, Final
 from metacortex.auth import scopes
 from metacortex.auth.tokens import TokenStore
 from metacortex.clients import stored
-from metacortex.server.profiles import TOOL_NAMES, new_token, token_digest
+from metacortex.server.profiles import new_token, token_digest
 from metacortex.service import Access, MemoryService
 from metacortex.spaces.model import DEFAULT_SPACE, Level, Person, Role
 from metacortex.spaces.registry import Registry
 from metacortex.storage.base import MemoryStore
+from metacortex.tool_catalogue import model_tools
 
 SPACES: Final = {"family": "Family", "work": "Work", "lab": "Lab", "vault": "Vault"}
 OWN: Final = "family"
@@ -105,7 +106,7 @@ def client_entry(
     return {
         "id": client_id,
         "token_sha256": token_digest(token).hex(),
-        "allowedTools": list(TOOL_NAMES),
+        "allowedTools": list(model_tools()),
         "allowedFilterStates": ["active", "wip", "merged", "deprecated"],
         "mayWriteLifecycle": True,
         "chatgptDataTools": True,

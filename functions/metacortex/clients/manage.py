@@ -31,6 +31,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from metacortex import tool_catalogue
 from metacortex.clients import stored
 from metacortex.clients.stored import Source, StoredClient
 from metacortex.config import Settings
@@ -54,21 +55,6 @@ from metacortex.spaces.model import DEFAULT_SPACE, OWNER_ID, Directory, Grants, 
 from metacortex.spaces.registry import read_directory
 from metacortex.storage.base import MemoryStore
 
-DEFAULT_TOOLS: Final = (
-    "save_context",
-    "search_context",
-    "fetch_context",
-    "related_context",
-    "list_spaces",
-    "who_am_i",
-    # Its own default space, among those it holds (the spaces view's "Make default").
-    "set_default_space",
-    # Reading the documents kept: what an agent answering from them needs. Adding one
-    # (create_document: up to a 720 KiB file and a thousand passages a call) is granted
-    # by name, as `metacortex ingest` is the owner's way for files.
-    "list_documents",
-    "get_document",
-)
 # OAuth grants are named ``oauth-<grant id>`` in events and on the clients page
 # (``auth.presets.grant_profile``): a stored client may not take such a name.
 RESERVED_PREFIX: Final = "oauth-"
@@ -225,7 +211,7 @@ class ClientManager:
         self,
         client_id: str,
         *,
-        tools: Sequence[str] = DEFAULT_TOOLS,
+        tools: Sequence[str] | None = None,
         states: Sequence[str] | None = None,
         origins: Sequence[str] = (),
         url_token: bool = False,
@@ -239,7 +225,8 @@ class ClientManager:
         default_space: str | None = None,
     ) -> CreatedClient:
         """A new client endpoint with a new token (256 random bits), ``person``'s (an
-        email, or ``owner``), granted ``spaces`` (key -> level, None: the person's own
+        email, or ``owner``), allowed ``tools`` (None: the catalogue's default tools),
+        granted ``spaces`` (key -> level, None: the person's own
         level there) with ``default_space`` among them (see the module's note for what
         is granted when they are left out). InvalidArgument names what is wrong with the
         options; NotFound an unknown person or space; FailedPrecondition a space the
@@ -286,7 +273,7 @@ class ClientManager:
         entry: dict[str, Any] = {
             "id": client_id,
             "token_sha256": token_digest(token).hex(),
-            "allowedTools": list(tools),
+            "allowedTools": list(tool_catalogue.default_tools() if tools is None else tools),
             **_grant_fields(levels, default),
         }
         if not owner.is_owner:

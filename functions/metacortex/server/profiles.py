@@ -139,14 +139,17 @@ class Profile:
 
     @property
     def tools(self) -> tuple[str, ...]:
-        """Allowed tools in catalogue order (what tools/list shows); a credential tool only
-        where the credential keeps its own grants (it would be refused elsewhere)."""
+        """Allowed tools in catalogue order (what tools/list shows), but none its model
+        could only be refused: a credential tool only where the credential keeps its own
+        grants, a tool that changes memory only where it may write in some space."""
+        writes = Level.WRITE in self.levels.values()
         return tuple(
             tool.name
             for tool in tool_catalogue.CATALOGUE.values()
             if tool.name in self.allowed_tools
             and tool.group is not Group.CHATGPT
             and (tool.group is not Group.CREDENTIAL or self.keeps_own_grants)
+            and (writes or not tool.changes_memory)
         )
 
     @property

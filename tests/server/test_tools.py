@@ -199,6 +199,30 @@ async def test_a_scoped_client_is_held_to_its_profile(harness: Harness) -> None:
         assert [item["id"] for item in drafts["items"]] == [draft_id]
 
 
+async def test_a_client_that_saves_a_draft_reads_it_back_and_no_one_elses(
+    harness: Harness,
+) -> None:
+    """The web profile reads active memories only and may save a draft (draft=true): the
+    id it is given fetches that draft (it used to be not_found), while a draft someone
+    else saved stays exactly a missing id, and asking for drafts stays forbidden."""
+    async with harness.connect() as admin:
+        others = (await save(admin, "The owner's draft about caching.", draft=True))["item"]
+    async with harness.connect("/clients/web/mcp", WEB_TOKEN) as web:
+        saved = (await save(web, "Draft: move the offsite to May.", draft=True))["item"]
+        fetched = ok(await web.call_tool("fetch_context", {"id": saved["id"]}))["item"]
+        again = await save(web, "Draft: move the offsite to May.", draft=True)
+        hidden = failed(await web.call_tool("fetch_context", {"id": others["id"]}))
+        drafts = failed(
+            await web.call_tool("search_context", {"query": "offsite", "filter_state": "wip"})
+        )
+
+    assert (fetched["id"], fetched["content"]) == (saved["id"], "Draft: move the offsite to May.")
+    assert fetched["metadata"]["branch_state"] == "wip"
+    assert (again["write_status"], again["item"]["id"]) == ("duplicate", saved["id"])
+    assert hidden["code"] == "not_found"
+    assert drafts["code"] == "forbidden"
+
+
 @ERAS
 async def test_list_context_pages_newest_first_with_cursors(harness: Harness, mode: str) -> None:
     async with harness.connect(mode=mode) as admin:

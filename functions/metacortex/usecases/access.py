@@ -96,6 +96,19 @@ class Access:
     def readable_spaces(self) -> list[str]:
         return sorted(self.levels)
 
+    def sees(self, memory: Memory) -> bool:
+        """Whether the caller may read ``memory`` (of a space it reads): a record in a
+        state it reads, or a draft this very credential saved, which a credential that
+        may save a draft reads back whatever states it reads."""
+        if memory.branch_state in self.readable_states:
+            return True
+        author = memory.created_by
+        return (
+            memory.branch_state is BranchState.WIP
+            and author is not None
+            and (author.person, author.via) == (self.person, self.principal)
+        )
+
 
 def parse_enum(enum_type: type[E], value: str | None, field_name: str) -> E | None:
     if value is None:
@@ -108,11 +121,11 @@ def parse_enum(enum_type: type[E], value: str | None, field_name: str) -> E | No
 
 
 def visible(store: MemoryStore, access: Access, memory_id: str, space: str) -> Memory:
-    """The record of ``space``, when it exists in a state the caller may read; else
+    """The record of ``space``, when the caller may read it (``Access.sees``); else
     ``NotFound`` (saying so when the record was erased). ``space`` comes from
     ``Access.space``: a record of any other space is not found."""
     memory = store.get(memory_id, space=space)
-    if memory is None or memory.branch_state not in access.readable_states:
+    if memory is None or not access.sees(memory):
         raise not_found(store, access, memory_id, memory, space)
     return memory
 
@@ -123,7 +136,7 @@ def all_visible(
     """``visible`` of each id, read in one round trip."""
     found = store.get_many(memory_ids, space=space)
     for memory_id, memory in zip(memory_ids, found, strict=True):
-        if memory is None or memory.branch_state not in access.readable_states:
+        if memory is None or not access.sees(memory):
             raise not_found(store, access, memory_id, memory, space)
     return [memory for memory in found if memory is not None]
 

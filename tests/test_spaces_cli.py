@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from metacortex.access.registry import Registry
 from metacortex.auth.tokens import GRANT
 from metacortex.domain.records import ALL_STATES
 from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.server.events import MEMORY_EVENTS
 from metacortex.service import Access, MemoryService
-from metacortex.spaces.registry import Registry
 from metacortex.storage.base import MemoryFilter
 from tests.fakes import HashingEmbedder
 from tests.owner_commands import Operator

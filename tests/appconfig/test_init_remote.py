@@ -19,11 +19,11 @@ from typing import Final
 
 import pytest
 
+from metacortex.access.profiles import token_digest
 from metacortex.cli.main import main
 from metacortex.clients import ClientManager
 from metacortex.clients.lookup import profiles_with_stored
 from metacortex.config import Settings
-from metacortex.server.profiles import token_digest
 from metacortex.storage.sqlite import SQLiteStore
 from tests.appconfig.support import (
     GOLDEN,

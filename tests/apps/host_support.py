@@ -34,11 +34,11 @@ from starlette.applications import Starlette
 from starlette.responses import FileResponse
 from starlette.routing import Route
 
+from metacortex.access.registry import Registry
 from metacortex.clients.manage import ClientManager
 from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.server import create_app
 from metacortex.service import Access, MemoryService
-from metacortex.spaces.registry import Registry
 from metacortex.storage.sqlite import SQLiteStore
 from metacortex.tool_catalogue import model_tools
 from tests.fakes import FixedImageDescriber, HashingEmbedder

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
+from metacortex.access.profiles import load_profiles
 from metacortex.cli.main import main
 from metacortex.config import Settings
 from metacortex.errors import ConfigurationError
 from metacortex.migration.profiles import migrate_profiles
-from metacortex.server.profiles import load_profiles
 from metacortex.tool_catalogue import model_tools
 
 STRONG = "k3Jd9fQ2mZx7Lr1Vb8Nc4Wt6Yp0Hs5Ga2Ue9Io3Kq7"

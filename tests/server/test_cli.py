@@ -17,11 +17,11 @@ import httpx2
 import pytest
 from pydantic import SecretStr
 
+from metacortex.access.profiles import load_profiles
 from metacortex.cli.admin_token import ensure_admin_token
 from metacortex.cli.main import _COMMANDS, main
 from metacortex.cli.surface import surface
 from metacortex.config import Settings
-from metacortex.server.profiles import load_profiles
 from metacortex.storage.base import EmbeddingIdentity
 from metacortex.storage.sqlite import SQLiteStore
 from tests.server.conftest import ADMIN_TOKEN, client_profiles

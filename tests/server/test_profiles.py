@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
+from metacortex.access.profiles import load_profiles, new_token, token_digest
 from metacortex.config import Settings
 from metacortex.domain.records import BranchState
 from metacortex.errors import ConfigurationError
-from metacortex.server.profiles import load_profiles, new_token, token_digest
 from metacortex.tool_catalogue import model_tools
 from tests.server.surface_snapshot import tool_names
 

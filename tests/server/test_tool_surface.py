@@ -16,18 +16,18 @@ from typing import Any
 
 import pytest
 
-from metacortex.cli.surface import surface
-from metacortex.clients import stored
-from metacortex.config import Settings
-from metacortex.server.profiles import (
+from metacortex.access import stored_clients
+from metacortex.access.model import FRESH
+from metacortex.access.profiles import (
     Profile,
     load_profiles,
     new_token,
     token_digest,
     with_directory,
 )
+from metacortex.cli.surface import surface
+from metacortex.config import Settings
 from metacortex.service import MemoryService
-from metacortex.spaces.model import FRESH
 from metacortex.tool_catalogue import CATALOGUE, Group, default_tools, model_tools
 from tests.server.conftest import READER_TOKEN, WEB_TOKEN, Harness, make_settings, started
 from tests.server.surface_snapshot import SNAPSHOT, frozen_surface, tool_names
@@ -48,10 +48,14 @@ def profiles(tmp_path: Path) -> dict[str, Profile]:
         "token_sha256": token_digest(new_token()).hex(),
         "allowedTools": list(default_tools()),
     }
-    laptop = stored.decode("laptop", stored.record(entry, created_by="test")).profile(settings)
-    viewer = stored.decode("viewer", stored.record(viewer_entry(), created_by="test"))
-    stored_clients = (laptop, with_directory(viewer.profile(settings), FRESH))
-    return {profile.id: profile for profile in (*loaded.all(), *stored_clients)}
+    laptop = stored_clients.decode(
+        "laptop", stored_clients.record(entry, created_by="test")
+    ).profile(settings)
+    viewer = stored_clients.decode(
+        "viewer", stored_clients.record(viewer_entry(), created_by="test")
+    )
+    clients = (laptop, with_directory(viewer.profile(settings), FRESH))
+    return {profile.id: profile for profile in (*loaded.all(), *clients)}
 
 
 def viewer_entry(token: str | None = None) -> dict[str, Any]:

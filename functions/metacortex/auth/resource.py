@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import replace
-from types import MappingProxyType
 from typing import Any, Final
 
 import anyio.to_thread
@@ -27,15 +25,15 @@ from starlette.requests import Request
 from starlette.types import Scope
 
 from metacortex import tool_catalogue
-from metacortex.auth import scopes as scope_names
-from metacortex.auth.presets import grant_profile
+from metacortex.access import scopes as scope_names
+from metacortex.access.grants import grant_profile
+from metacortex.access.profiles import CLIENT_ID_PATTERN, Profile, Profiles
 from metacortex.auth.tokens import TokenStore
 from metacortex.config import Settings
 from metacortex.guard.bearer import BearerIdentity
 from metacortex.guard.rejections import Rejection
 from metacortex.guard.routes import FUNCTION_PREFIX, Route, resolve
 from metacortex.owner.web import public_base
-from metacortex.server.profiles import CLIENT_ID_PATTERN, Profile, Profiles, with_directory
 
 WELL_KNOWN_PRM: Final = "/.well-known/oauth-protected-resource"
 
@@ -84,24 +82,12 @@ class OAuthResource:
         grant = await anyio.to_thread.run_sync(self._tokens.grant, grant_id)
         if grant is None:
             return None
-        profiles = self._profiles()
-        profile = with_directory(
-            grant_profile(
-                grant_id, grant, endpoint, self._settings.metacortex_rate_limit_per_minute
-            ),
-            profiles.directory,
-        )
-        # Never more than the endpoint itself holds, space by space.
-        levels = {
-            key: min(level, endpoint.levels[key])
-            for key, level in profile.levels.items()
-            if key in endpoint.levels
-        }
-        profile = replace(
-            profile,
-            levels=MappingProxyType(levels),
-            paused=grant.get("paused") is True or endpoint.paused,
-            person_active=profile.person_active and endpoint.person_active,
+        profile = grant_profile(
+            grant_id,
+            grant,
+            endpoint,
+            self._settings.metacortex_rate_limit_per_minute,
+            self._profiles().directory,
         )
         return BearerIdentity(profile=profile, scopes=frozenset(record.get("scopes", ())))
 

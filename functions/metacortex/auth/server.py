@@ -41,8 +41,20 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from metacortex.access import scopes as scope_names
+from metacortex.access.grants import (
+    BY_ID,
+    PRESETS,
+    describe,
+    granted_scopes,
+    known_client,
+    preselected,
+    states_at,
+    tools_at,
+)
+from metacortex.access.model import Level
+from metacortex.access.profiles import Profile
 from metacortex.auth import redirects
-from metacortex.auth import scopes as scope_names
 from metacortex.auth.assertions import (
     ALGORITHMS,
     ASSERTION_TYPE,
@@ -66,16 +78,6 @@ from metacortex.auth.limits import (
     registration_problem,
     state_problem,
 )
-from metacortex.auth.presets import (
-    BY_ID,
-    PRESETS,
-    describe,
-    granted_scopes,
-    known_client,
-    preselected,
-    states_at,
-    tools_at,
-)
 from metacortex.auth.resource import WELL_KNOWN_PRM, OAuthResource, resource_of, served
 from metacortex.auth.tokens import CODE, REFRESH, Issued, Presenter, TokenStore, pkce_matches
 from metacortex.config import Settings
@@ -86,9 +88,7 @@ from metacortex.owner import OwnerWeb, public_base, templates
 from metacortex.owner.callers import Caller
 from metacortex.owner.web import origin_of
 from metacortex.server.logs import bounded_text, log
-from metacortex.server.profiles import Profile
 from metacortex.server.runtime import Runtime
-from metacortex.spaces.model import Level
 from metacortex.storage.base import MemoryStore
 
 HERE: Final = Path(__file__).parent

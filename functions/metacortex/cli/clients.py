@@ -31,6 +31,7 @@ from dataclasses import asdict
 from typing import Any, Final, TypeVar
 
 from metacortex import tool_catalogue
+from metacortex.access.model import OWNER_ID
 from metacortex.cli import owner_changes
 from metacortex.cli.data_dir import add_data_dir_option, settings_for
 from metacortex.cli.owner_changes import (
@@ -48,7 +49,6 @@ from metacortex.cli.server_address import server_url
 from metacortex.clients import ClientManager, ClientView, Endpoint, client_endpoint, render
 from metacortex.clients.snippets import ADMIN_TOKEN_VARIABLE, APPS
 from metacortex.config import Settings
-from metacortex.spaces.model import OWNER_ID
 from metacortex.storage.base import MemoryStore
 
 __all__ = ["add_parser", "recorded", "store_name"]

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from metacortex.access.profiles import load_profiles
 from metacortex.appconfig import remote
 from metacortex.appconfig.edit import Plan, write
 from metacortex.appconfig.place import Place
@@ -46,7 +47,6 @@ from metacortex.clients import ClientManager, token_variable_for
 from metacortex.composition import build_store
 from metacortex.config import ApplicationDirs, Settings
 from metacortex.errors import FailedPrecondition, InvalidArgument, MetaCortexError, NotFound
-from metacortex.server.profiles import load_profiles
 from metacortex.storage.base import MemoryStore
 from metacortex.tool_catalogue import default_tools
 

@@ -3,7 +3,7 @@
 A space is a key (what the tools' ``space`` argument takes), a name and a
 description (``docs/SPACES.md``). ``list`` shows each space's memories, members and
 the client endpoints that may use it, at the level each gets there now
-(``ClientManager``: ``server.profiles.with_directory``). ``remove`` is refused while
+(``ClientManager``: ``access.profiles.with_directory``). ``remove`` is refused while
 the space holds memories, saying how many, unless ``--erase``, which erases them
 for good after the question ``metacortex erase`` asks (``--yes`` for scripts);
 it also takes the space out of every person's membership and every stored
@@ -18,6 +18,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from metacortex.access.model import DEFAULT_SPACE, Directory, Space
+from metacortex.access.registry import Registry
 from metacortex.cli.erase import confirmed, erasing, memories
 from metacortex.cli.owner_changes import (
     add_common_options,
@@ -35,8 +37,6 @@ from metacortex.config import Settings
 from metacortex.domain.records import ALL_STATES
 from metacortex.errors import InvalidArgument
 from metacortex.operations.space_removal import RemovedSpace, SpaceRemoval, refusal
-from metacortex.spaces.model import DEFAULT_SPACE, Directory, Space
-from metacortex.spaces.registry import Registry
 from metacortex.storage.base import MemoryFilter, MemoryStore
 
 ERASED_BY = "owner (metacortex space remove)"

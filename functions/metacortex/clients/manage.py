@@ -17,11 +17,11 @@ level gets the person's own level there; a client given no space gets its defaul
 space (``default`` unless said) at the person's level. A space the person is not a
 member of is refused, naming the ``metacortex person grant`` that makes them one.
 What a client may do now in each space (``ClientView.levels``) is computed by
-``server.profiles.with_directory`` with the store's spaces and people, never here.
+``access.profiles.with_directory`` with the store's spaces and people, never here.
 
 Clients defined in ``MCP_CLIENT_PROFILES_JSON`` are listed too, as read-only: they
 change only where they are defined. A change reaches every server process within
-``METACORTEX_CLIENT_REFRESH_SECONDS`` (``clients.directory``).
+``METACORTEX_CLIENT_REFRESH_SECONDS`` (``access.client_directory``).
 """
 
 from __future__ import annotations
@@ -32,8 +32,18 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from metacortex import tool_catalogue
-from metacortex.clients import stored
-from metacortex.clients.stored import Source, StoredClient
+from metacortex.access import stored_clients
+from metacortex.access.model import DEFAULT_SPACE, OWNER_ID, Directory, Grants, Level, Person
+from metacortex.access.profiles import (
+    CLIENT_ID_PATTERN,
+    Profile,
+    load_profiles,
+    new_token,
+    token_digest,
+    with_directory,
+)
+from metacortex.access.registry import read_directory
+from metacortex.access.stored_clients import Source, StoredClient
 from metacortex.config import Settings
 from metacortex.domain.records import to_wire_time, utc_now
 from metacortex.errors import (
@@ -43,20 +53,10 @@ from metacortex.errors import (
     InvalidArgument,
     NotFound,
 )
-from metacortex.server.profiles import (
-    CLIENT_ID_PATTERN,
-    Profile,
-    load_profiles,
-    new_token,
-    token_digest,
-    with_directory,
-)
-from metacortex.spaces.model import DEFAULT_SPACE, OWNER_ID, Directory, Grants, Level, Person
-from metacortex.spaces.registry import read_directory
 from metacortex.storage.base import MemoryStore
 
 # OAuth grants are named ``oauth-<grant id>`` in events and on the clients page
-# (``auth.presets.grant_profile``): a stored client may not take such a name.
+# (``access.grants.grant_profile``): a stored client may not take such a name.
 RESERVED_PREFIX: Final = "oauth-"
 ENVIRONMENT: Final = "MCP_CLIENT_PROFILES_JSON"
 
@@ -88,7 +88,7 @@ class ClientView:
     # What it was granted (space key -> "read" | "write") and its default space.
     grants: dict[str, str] = field(default_factory=lambda: {DEFAULT_SPACE: Level.WRITE.word})
     default_space: str = DEFAULT_SPACE
-    # The level it gets in each space now: ``server.profiles.with_directory`` with the
+    # The level it gets in each space now: ``access.profiles.with_directory`` with the
     # store's spaces and people. None when they were not read (pause and resume
     # answer without reading them).
     levels: dict[str, str] | None = None
@@ -176,7 +176,9 @@ class ClientManager:
         levels each gets now."""
         directory = self.directory()
         views = [_view(profile, "environment", directory) for profile in self._environment.values()]
-        views += [self._stored_view(client, directory) for client in stored.read_all(self._store)]
+        views += [
+            self._stored_view(client, directory) for client in stored_clients.read_all(self._store)
+        ]
         return sorted(views, key=lambda view: (view.id, view.source))
 
     def get(self, client_id: str) -> ClientView:
@@ -187,10 +189,10 @@ class ClientManager:
         return self._stored_view(self._stored(client_id), self.directory())
 
     def _stored(self, client_id: str) -> StoredClient:
-        data = self._store.auth_get(stored.KIND, client_id)
+        data = self._store.auth_get(stored_clients.KIND, client_id)
         if data is None:
             raise NotFound(f"no client {client_id!r}")
-        return stored.decode(client_id, data)
+        return stored_clients.decode(client_id, data)
 
     def _stored_view(self, client: StoredClient, directory: Directory | None) -> ClientView:
         description = client.entry.get("description")
@@ -292,15 +294,15 @@ class ClientManager:
             entry["chatgptDataTools"] = True
         if description:
             entry["description"] = description.strip()
-        data = stored.record(entry, created_by=created_by)
-        client = stored.decode(client_id, data)
+        data = stored_clients.record(entry, created_by=created_by)
+        client = stored_clients.decode(client_id, data)
         try:
             client.profile(self._settings)
         except ConfigurationError as error:
             raise InvalidArgument(str(error)) from None
-        if not self._store.auth_create(stored.KIND, client_id, data, None):
+        if not self._store.auth_create(stored_clients.KIND, client_id, data, None):
             raise Conflict(f"client {client_id!r} already exists; choose another id")
-        stored.mark_changed(self._store)
+        stored_clients.mark_changed(self._store)
         return CreatedClient(self._stored_view(client, self.directory()), token)
 
     def pause(self, client_id: str) -> ClientView:
@@ -313,21 +315,21 @@ class ClientManager:
     def remove(self, client_id: str) -> None:
         """Delete the client: its token never works again (a new client gets a new one)."""
         self.require_stored(client_id, "removed")
-        if not self._store.auth_delete(stored.KIND, client_id):
+        if not self._store.auth_delete(stored_clients.KIND, client_id):
             raise NotFound(f"no client {client_id!r}")
-        stored.mark_changed(self._store)
+        stored_clients.mark_changed(self._store)
 
     def _set_paused(self, client_id: str, *, paused: bool) -> ClientView:
         self.require_stored(client_id, "paused" if paused else "resumed")
         changed = self._store.auth_update(
-            stored.KIND,
+            stored_clients.KIND,
             client_id,
             {"paused": paused, "changed_at": to_wire_time(utc_now())},
         )
         if changed is None:
             raise NotFound(f"no client {client_id!r}")
-        stored.mark_changed(self._store)
-        return self._stored_view(stored.decode(client_id, changed), None)
+        stored_clients.mark_changed(self._store)
+        return self._stored_view(stored_clients.decode(client_id, changed), None)
 
     # ------------------------------------------------------------- spaces
     def grant(
@@ -390,7 +392,7 @@ class ClientManager:
         changed. Refused, changing nothing (FailedPrecondition), while a client holds
         only that space: it would hold nothing."""
         changes: builtins.list[tuple[StoredClient, dict[str, Level], str]] = []
-        for client in stored.read_all(self._store):
+        for client in stored_clients.read_all(self._store):
             try:
                 grants = self._profile(client).grants
             except InvalidArgument:
@@ -408,7 +410,7 @@ class ClientManager:
             changes.append((client, rest, default))
         changed = [self._set_grants(c, rest, default, mark=False) for c, rest, default in changes]
         if changed:
-            stored.mark_changed(self._store)
+            stored_clients.mark_changed(self._store)
         return changed
 
     def _profile(self, client: StoredClient) -> Profile:
@@ -458,13 +460,13 @@ class ClientManager:
     ) -> ClientView:
         entry = {**client.entry, **_grant_fields(levels, default)}
         changed = self._store.auth_update(
-            stored.KIND, client.id, {"entry": entry, "changed_at": to_wire_time(utc_now())}
+            stored_clients.KIND, client.id, {"entry": entry, "changed_at": to_wire_time(utc_now())}
         )
         if changed is None:
             raise NotFound(f"no client {client.id!r}")
         if mark:
-            stored.mark_changed(self._store)
-        return self._stored_view(stored.decode(client.id, changed), self.directory())
+            stored_clients.mark_changed(self._store)
+        return self._stored_view(stored_clients.decode(client.id, changed), self.directory())
 
     def require_stored(self, client_id: str, done: str) -> None:
         """FailedPrecondition when the client is the environment's (``done``: "removed")."""
@@ -476,7 +478,7 @@ class ClientManager:
 
 
 def _grant_fields(levels: Mapping[str, Level], default: str) -> dict[str, Any]:
-    """A profile entry's ``spaces`` and ``defaultSpace`` (``server.profiles.entry_grants``)."""
+    """A profile entry's ``spaces`` and ``defaultSpace`` (``access.profiles.entry_grants``)."""
     return {
         "spaces": {key: level.word for key, level in sorted(levels.items())},
         "defaultSpace": default,

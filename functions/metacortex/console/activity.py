@@ -19,6 +19,7 @@ from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import Response
 
+from metacortex.access.model import Directory
 from metacortex.clients.grants import client_labels, label_of, list_grants
 from metacortex.console import charts
 from metacortex.console.base import ConsoleBase, access_for
@@ -27,7 +28,6 @@ from metacortex.console.words import refusal
 from metacortex.domain.records import utc_now
 from metacortex.owner import Session
 from metacortex.server.events import MEMORY_EVENTS
-from metacortex.spaces.model import Directory
 
 DAYS: Final = 14
 # Events read for the charts (newest days first matter; the window bounds the read).

@@ -19,7 +19,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from metacortex import tool_catalogue
-from metacortex.auth.presets import BY_ID, granted_scopes
+from metacortex.access.grants import BY_ID, granted_scopes
+from metacortex.access.profiles import ADMIN_PROFILE_ID
 from metacortex.clients import ClientManager
 from metacortex.clients.grants import GrantView, list_grants
 from metacortex.console.activity import DAYS, read_activity
@@ -28,7 +29,6 @@ from metacortex.console.client_page import NOTICES, client_page
 from metacortex.errors import InvalidArgument, MetaCortexError
 from metacortex.guard.routes import resolve
 from metacortex.owner import Session
-from metacortex.server.profiles import ADMIN_PROFILE_ID
 
 # Last use is looked up over the activity page's window of events (they are kept 90 days
 # by default): reading them all would make the page's time grow with the retention

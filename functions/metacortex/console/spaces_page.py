@@ -2,7 +2,7 @@
 members and the client endpoints that may use it; add a space, rename one, remove an
 empty one.
 
-Each change goes through what ``metacortex space`` uses (``spaces.registry.Registry``,
+Each change goes through what ``metacortex space`` uses (``access.registry.Registry``,
 ``operations.space_removal.SpaceRemoval``): a space that holds memories is not removed
 (the command's ``--erase`` has no button here; erase them first, or move them). Every
 server applies a change within ``METACORTEX_CLIENT_REFRESH_SECONDS``; each is recorded
@@ -19,14 +19,14 @@ from urllib.parse import urlencode
 from starlette.requests import Request
 from starlette.responses import Response
 
+from metacortex.access.model import DEFAULT_SPACE, Directory
+from metacortex.access.registry import Registry
 from metacortex.console.base import ConsoleBase, form_text
 from metacortex.console.clients import manager
 from metacortex.domain.records import ALL_STATES
 from metacortex.errors import MetaCortexError
 from metacortex.operations.space_removal import SpaceRemoval, refusal
 from metacortex.owner import Session
-from metacortex.spaces.model import DEFAULT_SPACE, Directory
-from metacortex.spaces.registry import Registry
 from metacortex.storage.base import MemoryFilter
 
 PAGE: Final = "/console/spaces"

@@ -27,14 +27,14 @@ import anyio.to_thread
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
+from metacortex.access.model import Level
+from metacortex.access.profiles import Profile
 from metacortex.domain import limits
 from metacortex.errors import InvalidArgument, MetaCortexError, Unavailable
 from metacortex.mcp_surface import context_prompt
 from metacortex.mcp_surface.recording import record_request
-from metacortex.server.profiles import Profile
 from metacortex.server.runtime import Runtime
 from metacortex.service import Access
-from metacortex.spaces.model import Level
 
 PROMPT_NAME: Final = "correct_memory"
 _NEEDS: Final = frozenset({"save_context", "deprecate_context"})

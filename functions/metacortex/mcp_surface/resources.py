@@ -41,12 +41,12 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from metacortex import tool_catalogue
+from metacortex.access.profiles import Profile
 from metacortex.apps import views
 from metacortex.domain.records import BranchState
 from metacortex.domain.text import summarize
 from metacortex.errors import InvalidArgument, MetaCortexError, Unavailable
 from metacortex.mcp_surface.recording import record_request
-from metacortex.server.profiles import Profile
 from metacortex.server.runtime import Runtime
 from metacortex.service import MemoryService
 from metacortex.tool_catalogue import Group

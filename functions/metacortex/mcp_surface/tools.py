@@ -30,6 +30,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 
 from metacortex import tool_catalogue
+from metacortex.access.profiles import Profile
 from metacortex.apps import caller, views
 from metacortex.clients.own_default import set_own_default
 from metacortex.domain import limits
@@ -37,7 +38,6 @@ from metacortex.errors import Forbidden, InvalidArgument, MetaCortexError, Unava
 from metacortex.mcp_surface import chatgpt_tools, document_schemas, schemas
 from metacortex.mcp_surface.recording import record_request
 from metacortex.mcp_surface.summaries import summarize_result
-from metacortex.server.profiles import Profile
 from metacortex.server.runtime import Runtime
 from metacortex.service import Access, MemoryService
 from metacortex.tool_catalogue import Group

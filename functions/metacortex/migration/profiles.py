@@ -26,10 +26,7 @@ from typing import Any, BinaryIO, Final
 from urllib.parse import urlsplit
 
 from metacortex import tool_catalogue
-from metacortex.config import Settings
-from metacortex.domain.records import ALL_STATES
-from metacortex.errors import ConfigurationError
-from metacortex.server.profiles import (
+from metacortex.access.profiles import (
     ADMIN_PROFILE_ID,
     CLIENT_ID_PATTERN,
     load_profiles,
@@ -37,6 +34,9 @@ from metacortex.server.profiles import (
     token_digest,
     token_weakness,
 )
+from metacortex.config import Settings
+from metacortex.domain.records import ALL_STATES
+from metacortex.errors import ConfigurationError
 
 # Fields the original's profiles had that mean the same here.
 _CARRIED: Final = ("allowedFilterStates", "defaultFilterState", "rateLimitPerMinute")

@@ -22,13 +22,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from metacortex.access.model import Person
+from metacortex.access.registry import read_directory
 from metacortex.errors import Forbidden, MetaCortexError, NotFound
 from metacortex.guard.routes import FUNCTION_PREFIX
 from metacortex.owner import invitations
 from metacortex.owner.invitations import INVITE_PATH, InvitationGone
 from metacortex.owner.passphrase import RULE, passphrase_weakness, set_person_passphrase
-from metacortex.spaces.model import Person
-from metacortex.spaces.registry import read_directory
 
 if TYPE_CHECKING:
     from metacortex.owner.web import OwnerWeb

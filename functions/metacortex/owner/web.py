@@ -35,6 +35,8 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from metacortex.access.model import OWNER_ID, Directory
+from metacortex.access.registry import read_directory
 from metacortex.config import Settings
 from metacortex.guard.addresses import client_address
 from metacortex.guard.ratelimit import RateLimiter
@@ -46,8 +48,6 @@ from metacortex.owner.devices import OwnerDevices
 from metacortex.owner.invitation_pages import InvitationPages
 from metacortex.owner.passphrase import is_set, verify_passphrase, verify_person_passphrase
 from metacortex.owner.sessions import OwnerSessions, Session
-from metacortex.spaces.model import OWNER_ID, Directory
-from metacortex.spaces.registry import read_directory
 from metacortex.storage.base import MemoryStore
 
 if TYPE_CHECKING:

@@ -24,7 +24,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
-from metacortex.clients.directory import ClientDirectory
+from metacortex.access.client_directory import ClientDirectory
+from metacortex.access.profiles import load_profiles
 from metacortex.composition import check_configuration
 from metacortex.config import Settings
 from metacortex.errors import MetaCortexError
@@ -34,7 +35,6 @@ from metacortex.mcp_surface.mcp_server import build_mcp_server
 from metacortex.server.domain_errors import domain_error
 from metacortex.server.lifecycle import running
 from metacortex.server.logs import log
-from metacortex.server.profiles import load_profiles
 from metacortex.server.runtime import Runtime
 from metacortex.service import MemoryService
 from metacortex.storage.base import MemoryStore

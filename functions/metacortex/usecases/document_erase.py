@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from metacortex.access.model import Level
+from metacortex.access.rules import Access
 from metacortex.domain import limits
 from metacortex.domain.documents import Document
 from metacortex.domain.records import to_wire_time, utc_now
 from metacortex.errors import Forbidden, NotFound
-from metacortex.spaces.model import Level
 from metacortex.storage.base import MAX_ERASE_BATCH, MemoryStore
-from metacortex.usecases.access import Access
 
 
 class DocumentErasure:

@@ -6,6 +6,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from metacortex.access.model import Level
+from metacortex.access.rules import Access
 from metacortex.domain import limits
 from metacortex.domain.fingerprint import WriteIdentity
 from metacortex.domain.images import ImagePayload, decode_image
@@ -23,9 +25,8 @@ from metacortex.domain.records import (
 from metacortex.domain.relations import RELATED_PER_RESULT, RelationType
 from metacortex.errors import FailedPrecondition, Forbidden, InvalidArgument
 from metacortex.providers.base import Embedder, ImageDescriber
-from metacortex.spaces.model import Level
 from metacortex.storage.base import MemoryStore
-from metacortex.usecases.access import Access, parse_enum
+from metacortex.usecases.arguments import parse_enum
 from metacortex.usecases.relations import between, requested
 
 if TYPE_CHECKING:

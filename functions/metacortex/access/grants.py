@@ -1,9 +1,13 @@
-"""What a grant may do: the profile presets shown on the consent page.
+"""What an OAuth grant may do: the presets shown on the consent page, and the profile a
+request with a grant's token gets.
 
-A grant records the chosen preset's tools, readable states, lifecycle right and
-rate limit; at each request they are intersected with the endpoint's own profile
-(the admin profile's ``MCP_ALLOWED_*`` or the static client profile), so a grant
-never exceeds what the endpoint allows.
+A grant records the chosen preset (its tools are the tool catalogue's members of
+it), readable states, lifecycle right and rate limit; at each request they are
+intersected with the endpoint's own profile (the admin profile's ``MCP_ALLOWED_*``
+or the static client profile), and its levels capped by the endpoint's, space by
+space (``grant_profile``), so a grant never exceeds what the endpoint allows. An
+approver gives a connector at most their own level in a space, within the
+endpoint's (``grantable_levels``).
 
 The consent page preselects the smallest preset that covers the scopes the client
 asked for, as far as the endpoint offers them (a coding agent asking for
@@ -14,14 +18,16 @@ story: a "Read only" grant is ``memory:read``, whatever was asked.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Any, Final
 
 from metacortex import tool_catalogue
-from metacortex.auth import scopes as scope_names
+from metacortex.access import scopes as scope_names
+from metacortex.access.model import OWNER_ID, Directory, Level
+from metacortex.access.profiles import Profile, entry_grants, with_directory
 from metacortex.domain.records import ALL_STATES, BranchState
-from metacortex.server.profiles import Profile, entry_grants
-from metacortex.spaces.model import OWNER_ID
 from metacortex.tool_catalogue import Group
 
 
@@ -144,9 +150,44 @@ def granted_scopes(
 
 
 def grant_profile(
+    grant_id: str,
+    grant: dict[str, Any],
+    endpoint: Profile,
+    rate_limit_per_minute: int,
+    directory: Directory,
+) -> Profile:
+    """The profile a request with this grant's token gets at ``endpoint``: what the grant
+    records (``_granted``) with what it means now in ``directory`` (``with_directory``),
+    never more than the endpoint itself holds, space by space, and refused while the
+    grant or the endpoint is paused or the endpoint's person is inactive."""
+    profile = with_directory(_granted(grant_id, grant, endpoint, rate_limit_per_minute), directory)
+    levels = {
+        key: min(level, endpoint.levels[key])
+        for key, level in profile.levels.items()
+        if key in endpoint.levels
+    }
+    return replace(
+        profile,
+        levels=MappingProxyType(levels),
+        paused=grant.get("paused") is True or endpoint.paused,
+        person_active=profile.person_active and endpoint.person_active,
+    )
+
+
+def grantable_levels(own: Mapping[str, Level], endpoint: Profile | None) -> dict[str, Level]:
+    """Space key -> the highest level an approver whose own levels are ``own`` may give
+    a connector at ``endpoint`` (None: not one of this server's): theirs, capped by what
+    the endpoint holds (``grant_profile`` caps a grant by it at every request anyway)."""
+    if endpoint is None:
+        return dict(own)
+    held = endpoint.levels
+    return {key: min(level, held[key]) for key, level in own.items() if key in held}
+
+
+def _granted(
     grant_id: str, grant: dict[str, Any], endpoint: Profile, rate_limit_per_minute: int
 ) -> Profile:
-    """The profile a request with this grant's token gets at ``endpoint``."""
+    """The profile a grant record describes at ``endpoint``, before the directory."""
     preset = BY_ID[str(grant["preset"])]
     states = frozenset(states_at(preset, endpoint))
     default = endpoint.default_state if endpoint.default_state in states else min(states)

@@ -1,4 +1,5 @@
-"""Endpoint profiles: who may call which tools, read which states, from which origins.
+"""Endpoint profiles: who may call which tools, read which states, from which origins,
+as whom, in which spaces.
 
 The admin profile (``default``, served at ``/mcp``) comes from ``MCP_ADMIN_TOKEN``
 and the ``MCP_ALLOWED_*`` settings; scoped client profiles (served at
@@ -22,11 +23,7 @@ from types import MappingProxyType
 from typing import Any, Final, Literal
 
 from metacortex import tool_catalogue
-from metacortex.config import Settings
-from metacortex.domain.records import ALL_STATES, BranchState
-from metacortex.errors import ConfigurationError, MetaCortexError
-from metacortex.service import Access
-from metacortex.spaces.model import (
+from metacortex.access.model import (
     DEFAULT_SPACE,
     FRESH,
     OWNER_ID,
@@ -36,6 +33,10 @@ from metacortex.spaces.model import (
     check_space_key,
     effective_levels,
 )
+from metacortex.access.rules import Access
+from metacortex.config import Settings
+from metacortex.domain.records import ALL_STATES, BranchState
+from metacortex.errors import ConfigurationError, MetaCortexError
 from metacortex.tool_catalogue import Group
 
 ADMIN_PROFILE_ID: Final = "default"

@@ -43,7 +43,7 @@ from metacortex.domain.records import BranchState, Memory
 from metacortex.errors import NotFound
 from metacortex.mcp_surface import context_prompt, resources
 from metacortex.providers.offline_merge import SentenceUnionMerger
-from metacortex.server import create_app
+from metacortex.server.app import create_app
 from metacortex.service import Access, MemoryService, ServiceOptions
 from metacortex.storage.base import MemoryFilter, Neighbours
 from metacortex.storage.firestore import FirestoreStore

@@ -11,6 +11,8 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 import metacortex
 
 PACKAGE = Path(metacortex.__file__).parent
@@ -110,9 +112,57 @@ def test_a_loop_through_a_function_level_import_is_found() -> None:
 
 def test_the_server_guard_and_mcp_surface_modules_import_no_loop_even_for_type_checking() -> None:
     """The guard, the bearer seam and the runtime once imported each other under
-    ``TYPE_CHECKING`` (issue 33's circle); the three packages now read in one order."""
-    prefixes = ("metacortex.server", "metacortex.guard", "metacortex.mcp_surface")
+    ``TYPE_CHECKING``; the packages now read in one order."""
+    prefixes = (
+        "metacortex.kernel",
+        "metacortex.server",
+        "metacortex.guard",
+        "metacortex.mcp_surface",
+    )
     assert list(_loops(_graph(prefixes, type_checking=True))) == []
+
+
+def _package(module: str) -> str:
+    """``metacortex.kernel.runtime`` -> ``kernel``; a top-level module is its own."""
+    return module.split(".")[1] if "." in module else module
+
+
+def _built_on(package: str, graph: dict[str, set[str]]) -> set[str]:
+    """Every other package with a module importing one of ``package``'s."""
+    return {
+        _package(source)
+        for source, targets in graph.items()
+        if _package(source) != package and any(_package(t) == package for t in targets)
+    }
+
+
+@pytest.mark.parametrize("package", ["kernel", "access"])
+def test_a_package_below_imports_nothing_from_the_packages_built_on_it(package: str) -> None:
+    """The kernel (what the server's parts share) and ``access`` (who may do what) sit
+    below the packages that use them: neither imports one of those, not even for type
+    checking, and nothing they import needs them back (no circle between packages)."""
+    graph = _graph(("metacortex",), type_checking=True)
+    above = _built_on(package, graph)
+    mine = {name for name in graph if _package(name) == package}
+    reached: set[str] = set()
+    frontier = {target for name in mine for target in graph[name]} - mine
+    while frontier:
+        reached |= frontier
+        frontier = {target for name in frontier for target in graph[name]} - reached - mine
+    assert above, f"nothing imports metacortex.{package}"
+    assert sorted(name for name in reached if _package(name) in above) == []
+    assert sorted(name for name in reached if graph[name] & mine) == []
+
+
+def test_the_server_assembly_is_imported_by_the_entry_points_only() -> None:
+    """``metacortex.server`` puts the parts together: only the commands import it."""
+    graph = _graph(("metacortex",), type_checking=True)
+    importers = {
+        _package(source)
+        for source, targets in graph.items()
+        if any(_package(target) == "server" for target in targets)
+    }
+    assert importers <= {"server", "cli"}
 
 
 def test_no_module_of_the_package_imports_another_in_a_loop() -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from metacortex.server.events import MEMORY_EVENTS
+from metacortex.kernel.events import MEMORY_EVENTS
 from tests.owner_commands import Operator
 
 

@@ -11,8 +11,8 @@ import pytest
 from metacortex.access.registry import Registry
 from metacortex.auth.tokens import GRANT
 from metacortex.domain.records import ALL_STATES
+from metacortex.kernel.events import MEMORY_EVENTS
 from metacortex.providers.offline_merge import SentenceUnionMerger
-from metacortex.server.events import MEMORY_EVENTS
 from metacortex.service import Access, MemoryService
 from metacortex.storage.base import MemoryFilter
 from tests.fakes import HashingEmbedder

@@ -83,7 +83,7 @@ class Settings(BaseSettings):
     retrieval_event_logging_enabled: bool = False
     metacortex_event_retention_days: int = Field(default=90, ge=1)
     # Refusals happen before authentication: past this many events a minute they are
-    # only counted, in one requests_rejected_aggregate event (guard/rejections.py).
+    # only counted, in one requests_rejected_aggregate event (kernel/rejections.py).
     metacortex_rejection_events_per_minute: int = Field(default=60, ge=0)
     # Ranking: share of semantic evidence in the fused score, and whether memories
     # written together in a topic lend each other evidence (docs/benchmarks.md).

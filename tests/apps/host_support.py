@@ -37,7 +37,7 @@ from starlette.routing import Route
 from metacortex.access.registry import Registry
 from metacortex.clients.manage import ClientManager
 from metacortex.providers.offline_merge import SentenceUnionMerger
-from metacortex.server import create_app
+from metacortex.server.app import create_app
 from metacortex.service import Access, MemoryService
 from metacortex.storage.sqlite import SQLiteStore
 from metacortex.tool_catalogue import model_tools

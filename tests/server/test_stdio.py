@@ -25,7 +25,7 @@ from mcp.shared.exceptions import MCPError
 from metacortex.cli.main import main
 from metacortex.clients import ClientManager
 from metacortex.config import Settings
-from metacortex.server.events import MEMORY_EVENTS
+from metacortex.kernel.events import MEMORY_EVENTS
 from metacortex.storage.sqlite import SQLiteStore
 from tests.processes import WatchedProcess
 from tests.server.surface_snapshot import tool_names

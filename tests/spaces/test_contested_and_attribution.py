@@ -28,7 +28,7 @@ from metacortex.access.profiles import new_token
 from metacortex.access.registry import Registry
 from metacortex.config import Settings
 from metacortex.providers.offline_merge import SentenceUnionMerger
-from metacortex.server import create_app
+from metacortex.server.app import create_app
 from metacortex.service import Access, MemoryService
 from metacortex.storage.base import MemoryStore
 from metacortex.storage.sqlite import SQLiteStore

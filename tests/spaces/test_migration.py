@@ -30,7 +30,7 @@ from metacortex.domain.records import ALL_STATES
 from metacortex.errors import NotFound
 from metacortex.operations.backup import restore_portable
 from metacortex.providers.offline_merge import SentenceUnionMerger
-from metacortex.server import create_app
+from metacortex.server.app import create_app
 from metacortex.service import Access, MemoryService
 from metacortex.storage.base import MemoryStore
 from metacortex.storage.sqlite import SQLiteStore

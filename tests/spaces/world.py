@@ -38,7 +38,7 @@ from pydantic import SecretStr
 from metacortex.config import Settings
 from metacortex.providers.base import Embedder
 from metacortex.providers.offline_merge import SentenceUnionMerger
-from metacortex.server import create_app
+from metacortex.server.app import create_app
 from metacortex.service import MemoryService
 from metacortex.storage.base import MemoryStore
 from metacortex.storage.sqlite import SQLiteStore

@@ -87,7 +87,7 @@ class Profile:
     allowed_origins: frozenset[str]
     allow_url_token: bool
     rate_limit_per_minute: int
-    # Also offer ChatGPT's data-only shapes ``search``/``fetch`` (server.chatgpt_tools).
+    # Also offer ChatGPT's data-only shapes ``search``/``fetch`` (mcp_surface.chatgpt_tools).
     chatgpt_data_tools: bool = False
     # Paused by the owner (a stored client, or an OAuth grant): every request is refused.
     paused: bool = False

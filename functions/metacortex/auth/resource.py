@@ -30,9 +30,9 @@ from metacortex.access.grants import grant_profile
 from metacortex.access.profiles import CLIENT_ID_PATTERN, Profile, Profiles
 from metacortex.auth.tokens import TokenStore
 from metacortex.config import Settings
-from metacortex.guard.bearer import BearerIdentity
-from metacortex.guard.rejections import Rejection
-from metacortex.guard.routes import FUNCTION_PREFIX, Route, resolve
+from metacortex.kernel.bearer import BearerIdentity
+from metacortex.kernel.rejections import Rejection
+from metacortex.kernel.routes import FUNCTION_PREFIX, Route, resolve
 from metacortex.owner.web import public_base
 
 WELL_KNOWN_PRM: Final = "/.well-known/oauth-protected-resource"

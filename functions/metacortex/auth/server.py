@@ -83,12 +83,12 @@ from metacortex.auth.tokens import CODE, REFRESH, Issued, Presenter, TokenStore,
 from metacortex.config import Settings
 from metacortex.errors import InvalidArgument
 from metacortex.guard.addresses import client_address
-from metacortex.guard.routes import FUNCTION_PREFIX, resolve
+from metacortex.kernel.logs import bounded_text, log
+from metacortex.kernel.routes import FUNCTION_PREFIX, resolve
+from metacortex.kernel.runtime import Runtime
 from metacortex.owner import OwnerWeb, public_base, templates
 from metacortex.owner.callers import Caller
 from metacortex.owner.web import origin_of
-from metacortex.server.logs import bounded_text, log
-from metacortex.server.runtime import Runtime
 from metacortex.storage.base import MemoryStore
 
 HERE: Final = Path(__file__).parent

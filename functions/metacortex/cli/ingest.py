@@ -31,8 +31,8 @@ from metacortex.cli.data_dir import add_data_dir_option, settings_for, store_err
 from metacortex.composition import build_service
 from metacortex.config import Settings
 from metacortex.errors import DocumentRefused, MetaCortexError
+from metacortex.kernel.events import EventRecorder
 from metacortex.operations.progress import progress
-from metacortex.server.events import EventRecorder
 from metacortex.service import MemoryService
 
 EXIT_REFUSED: Final = 1

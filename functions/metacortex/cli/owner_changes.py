@@ -21,7 +21,7 @@ from metacortex.cli.data_dir import add_data_dir_option, settings_for
 from metacortex.composition import build_store
 from metacortex.config import Settings
 from metacortex.errors import InvalidArgument, MetaCortexError
-from metacortex.server.events import EventRecorder
+from metacortex.kernel.events import EventRecorder
 from metacortex.storage.base import MemoryStore
 
 T = TypeVar("T")

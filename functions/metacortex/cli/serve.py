@@ -24,7 +24,7 @@ from metacortex.composition import build_service, load_embedder_ahead, open_stor
 from metacortex.config import Settings
 from metacortex.errors import ConfigurationError
 from metacortex.guard.hosts import is_loopback_host
-from metacortex.server.logs import configure_logging
+from metacortex.kernel.logs import configure_logging
 from metacortex.service import Access, MemoryService
 
 DEFAULT_HOST: Final = "127.0.0.1"

@@ -28,7 +28,7 @@ from metacortex.clients import ClientManager
 from metacortex.config import Settings
 from metacortex.guard.connections import install_accept_error_filter, uvicorn_config
 from metacortex.heap import freeze_startup_heap, release_freed_memory
-from metacortex.server import create_app as create_app
+from metacortex.server.app import create_app as create_app
 from metacortex.service import MemoryService
 
 

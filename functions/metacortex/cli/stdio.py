@@ -26,7 +26,7 @@ from metacortex.clients.lookup import profiles_with_stored
 from metacortex.composition import check_configuration
 from metacortex.config import Settings
 from metacortex.errors import ConfigurationError
-from metacortex.server.logs import configure_logging
+from metacortex.kernel.logs import configure_logging
 from metacortex.server.stdio import serve_stdio
 
 

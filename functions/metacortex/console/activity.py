@@ -26,8 +26,8 @@ from metacortex.console.base import ConsoleBase, access_for
 from metacortex.console.switcher import ALL_SPACES, carried_space, space_labels
 from metacortex.console.words import refusal
 from metacortex.domain.records import utc_now
+from metacortex.kernel.events import MEMORY_EVENTS
 from metacortex.owner import Session
-from metacortex.server.events import MEMORY_EVENTS
 
 DAYS: Final = 14
 # Events read for the charts (newest days first matter; the window bounds the read).

@@ -39,11 +39,11 @@ from metacortex.console.switcher import all_spaces, carried_space, switcher
 from metacortex.console.words import merge_method
 from metacortex.domain.records import ALL_STATES, BranchState, utc_now
 from metacortex.errors import MetaCortexError
+from metacortex.kernel.domain_errors import HTTP_STATUS
+from metacortex.kernel.runtime import Runtime
 from metacortex.owner import OwnerWeb, Session, security_headers, templates
 from metacortex.owner.callers import Caller, home_space
 from metacortex.owner.web import ICON_PATH, STYLESHEET_PATH
-from metacortex.server.domain_errors import HTTP_STATUS
-from metacortex.server.runtime import Runtime
 from metacortex.service import Access, MemoryService
 from metacortex.usecases.undo import UNDO_WINDOW
 

@@ -27,7 +27,7 @@ from metacortex.console.activity import DAYS, read_activity
 from metacortex.console.base import ConsoleBase, form_text
 from metacortex.console.client_page import NOTICES, client_page
 from metacortex.errors import InvalidArgument, MetaCortexError
-from metacortex.guard.routes import resolve
+from metacortex.kernel.routes import resolve
 from metacortex.owner import Session
 
 # Last use is looked up over the activity page's window of events (they are kept 90 days

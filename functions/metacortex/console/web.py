@@ -50,7 +50,7 @@ from metacortex.console.base import (
 )
 from metacortex.console.switcher import ALL_SPACES, carried_space, keep_all_spaces
 from metacortex.errors import Forbidden, NotFound
-from metacortex.guard.routes import FUNCTION_PREFIX
+from metacortex.kernel.routes import FUNCTION_PREFIX
 from metacortex.owner import Session
 
 Handler = Callable[[ConsoleBase, Request, Session], Awaitable[Response]]

@@ -3,14 +3,14 @@
 ``request_guard.RequestGuard`` is the one ASGI middleware, in the order its
 docstring gives (route, Host, preflight, credential, method, Origin, content
 type, rate limit, body limit and deadline). Beside it, one concept a module:
-``routes`` (which paths exist), ``hosts`` (DNS-rebinding defence), ``addresses``
-(the caller's address behind proxies), ``ratelimit``, ``connections`` (slow
-bodies and when a connection is closed), ``keepalive`` (saying so, and lingering
-to read what a refused client still sends), ``rejections`` (the ``Rejection``
-shape and what recording one may cost) and ``bearer`` (the seam to the OAuth
-resource server in ``metacortex.auth``).
+``hosts`` (DNS-rebinding defence), ``addresses`` (the caller's address behind
+proxies), ``ratelimit``, ``connections`` (slow bodies and when a connection is
+closed) and ``keepalive`` (saying so, and lingering to read what a refused
+client still sends).
 
-It depends on ``metacortex.server`` (the runtime, profiles, logs and events)
-and never on ``metacortex.mcp_surface``: a refusal is decided without the MCP
-tools.
+It depends on ``metacortex.kernel`` (the runtime, the routes, the ``Rejection``
+shape and what recording one may cost, the ``bearer`` seam to the OAuth resource
+server in ``metacortex.auth``, logs and events) and ``metacortex.access`` (the
+profiles), and never on ``metacortex.mcp_surface``: a refusal is decided without
+the MCP tools.
 """

@@ -54,13 +54,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from metacortex.access.profiles import Profile, Profiles, token_digest
 from metacortex.guard.addresses import AddressResolver, client_address
-from metacortex.guard.bearer import BearerIdentity
 from metacortex.guard.hosts import HostPolicy, is_loopback_origin
 from metacortex.guard.ratelimit import RateLimiter
-from metacortex.guard.rejections import Rejection, bounded_request, loggable_path
-from metacortex.guard.routes import Route, resolve
-from metacortex.server.logs import bounded_text, log, redact_query, request_lines
-from metacortex.server.runtime import PROFILE_SCOPE_KEY, UNAVAILABLE_MESSAGE, Runtime
+from metacortex.kernel.bearer import BearerIdentity
+from metacortex.kernel.logs import bounded_text, log, redact_query, request_lines
+from metacortex.kernel.rejections import Rejection, bounded_request, loggable_path
+from metacortex.kernel.routes import Route, resolve
+from metacortex.kernel.runtime import PROFILE_SCOPE_KEY, UNAVAILABLE_MESSAGE, Runtime
 
 URL_TOKEN_PARAM: Final = "auth_" + "token"  # split: not a credential (ruff S105)
 _ALLOWED_METHODS: Final = "POST, OPTIONS"

@@ -31,9 +31,9 @@ from metacortex.access.model import Level
 from metacortex.access.profiles import Profile
 from metacortex.domain import limits
 from metacortex.errors import InvalidArgument, MetaCortexError, Unavailable
+from metacortex.kernel.runtime import Runtime
 from metacortex.mcp_surface import context_prompt
 from metacortex.mcp_surface.recording import record_request
-from metacortex.server.runtime import Runtime
 from metacortex.service import Access
 
 PROMPT_NAME: Final = "correct_memory"

@@ -46,8 +46,8 @@ from metacortex.apps import views
 from metacortex.domain.records import BranchState
 from metacortex.domain.text import summarize
 from metacortex.errors import InvalidArgument, MetaCortexError, Unavailable
+from metacortex.kernel.runtime import Runtime
 from metacortex.mcp_surface.recording import record_request
-from metacortex.server.runtime import Runtime
 from metacortex.service import MemoryService
 from metacortex.tool_catalogue import Group
 

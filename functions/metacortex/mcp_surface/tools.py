@@ -35,10 +35,10 @@ from metacortex.apps import caller, views
 from metacortex.clients.own_default import set_own_default
 from metacortex.domain import limits
 from metacortex.errors import Forbidden, InvalidArgument, MetaCortexError, Unavailable
+from metacortex.kernel.runtime import Runtime
 from metacortex.mcp_surface import chatgpt_tools, document_schemas, schemas
 from metacortex.mcp_surface.recording import record_request
 from metacortex.mcp_surface.summaries import summarize_result
-from metacortex.server.runtime import Runtime
 from metacortex.service import Access, MemoryService
 from metacortex.tool_catalogue import Group
 

@@ -40,7 +40,7 @@ from metacortex.access.registry import read_directory
 from metacortex.config import Settings
 from metacortex.guard.addresses import client_address
 from metacortex.guard.ratelimit import RateLimiter
-from metacortex.guard.routes import FUNCTION_PREFIX
+from metacortex.kernel.routes import FUNCTION_PREFIX
 from metacortex.owner import callers
 from metacortex.owner.callers import Caller, DirectorySource
 from metacortex.owner.devices import LIFETIME as DEVICE_LIFETIME

@@ -41,9 +41,9 @@ from mcp.shared.exceptions import MCPError
 from metacortex.access.client_directory import ClientDirectory
 from metacortex.access.profiles import Profile, load_profiles
 from metacortex.config import Settings
+from metacortex.kernel.runtime import Runtime
 from metacortex.mcp_surface.mcp_server import build_mcp_server
 from metacortex.server.lifecycle import running
-from metacortex.server.runtime import Runtime
 from metacortex.server.stdio_refusals import AnsweringReadStream
 
 

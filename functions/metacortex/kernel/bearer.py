@@ -13,8 +13,8 @@ from typing import Protocol
 from starlette.types import Scope
 
 from metacortex.access.profiles import Profile
-from metacortex.guard.rejections import Rejection
-from metacortex.guard.routes import Route
+from metacortex.kernel.rejections import Rejection
+from metacortex.kernel.routes import Route
 
 
 @dataclass(frozen=True, slots=True)

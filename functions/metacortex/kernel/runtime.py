@@ -25,8 +25,8 @@ from metacortex.access.client_directory import ClientDirectory
 from metacortex.access.profiles import Profile, Profiles
 from metacortex.config import Settings
 from metacortex.errors import Unavailable
-from metacortex.guard.bearer import BearerAuthority
-from metacortex.server.events import EventRecorder
+from metacortex.kernel.bearer import BearerAuthority
+from metacortex.kernel.events import EventRecorder
 from metacortex.service import MemoryService
 
 # Where the guard puts the profile it authenticated, in the ASGI scope.

@@ -233,6 +233,39 @@ class ClientManager:
         is granted when they are left out). InvalidArgument names what is wrong with the
         options; NotFound an unknown person or space; FailedPrecondition a space the
         person is not a member of; Conflict when the id is taken."""
+        client_id = self._new_id(client_id)
+        owner = self._person(person)
+        levels, default = self._client_spaces(owner, spaces, default_space)
+        token = new_token()
+        entry: dict[str, Any] = {
+            "id": client_id,
+            "token_sha256": token_digest(token).hex(),
+            "allowedTools": list(tool_catalogue.default_tools() if tools is None else tools),
+            **_grant_fields(levels, default),
+            **({} if owner.is_owner else {"person": owner.email}),
+            **_options(
+                states=states,
+                origins=origins,
+                url_token=url_token,
+                may_write_lifecycle=may_write_lifecycle,
+                rate_limit_per_minute=rate_limit_per_minute,
+                chatgpt_data_tools=chatgpt_data_tools,
+                description=description,
+            ),
+        }
+        data = stored_clients.record(entry, created_by=created_by)
+        client = stored_clients.decode(client_id, data)
+        try:
+            client.profile(self._settings)
+        except ConfigurationError as error:
+            raise InvalidArgument(str(error)) from None
+        if not self._store.auth_create(stored_clients.KIND, client_id, data, None):
+            raise Conflict(f"client {client_id!r} already exists; choose another id")
+        stored_clients.mark_changed(self._store)
+        return CreatedClient(self._stored_view(client, self.directory()), token)
+
+    def _new_id(self, client_id: str) -> str:
+        """``client_id`` as a new client's id, or what is wrong with it."""
         client_id = client_id.strip()
         if not CLIENT_ID_PATTERN.fullmatch(client_id):
             raise InvalidArgument(
@@ -245,7 +278,13 @@ class ClientManager:
             )
         if client_id in self._environment:
             raise Conflict(f"client {client_id!r} is already defined in {ENVIRONMENT}")
-        owner = self._person(person)
+        return client_id
+
+    def _client_spaces(
+        self, owner: Person, spaces: Mapping[str, Level | None] | None, default_space: str | None
+    ) -> tuple[dict[str, Level], str]:
+        """The levels a new client of ``owner`` gets in each space and its default space
+        (see the module's note for what is granted when they are left out)."""
         if not spaces and owner.level_in(default_space or DEFAULT_SPACE) is None:
             theirs = " ".join(
                 f"{key}:{level.word}"
@@ -271,39 +310,7 @@ class ClientManager:
                 f"its default space {default!r} must be one of the spaces it gets "
                 f"({', '.join(levels)})"
             )
-        token = new_token()
-        entry: dict[str, Any] = {
-            "id": client_id,
-            "token_sha256": token_digest(token).hex(),
-            "allowedTools": list(tool_catalogue.default_tools() if tools is None else tools),
-            **_grant_fields(levels, default),
-        }
-        if not owner.is_owner:
-            entry["person"] = owner.email
-        if states is not None:
-            entry["allowedFilterStates"] = list(states)
-        if origins:
-            entry["allowedOrigins"] = list(origins)
-        if url_token:
-            entry["allowUrlToken"] = True
-        if may_write_lifecycle:
-            entry["mayWriteLifecycle"] = True
-        if rate_limit_per_minute is not None:
-            entry["rateLimitPerMinute"] = rate_limit_per_minute
-        if chatgpt_data_tools:
-            entry["chatgptDataTools"] = True
-        if description:
-            entry["description"] = description.strip()
-        data = stored_clients.record(entry, created_by=created_by)
-        client = stored_clients.decode(client_id, data)
-        try:
-            client.profile(self._settings)
-        except ConfigurationError as error:
-            raise InvalidArgument(str(error)) from None
-        if not self._store.auth_create(stored_clients.KIND, client_id, data, None):
-            raise Conflict(f"client {client_id!r} already exists; choose another id")
-        stored_clients.mark_changed(self._store)
-        return CreatedClient(self._stored_view(client, self.directory()), token)
+        return levels, default
 
     def pause(self, client_id: str) -> ClientView:
         """Refuse every request of the client (403) until it is resumed."""
@@ -475,6 +482,29 @@ class ClientManager:
                 f"client {client_id!r} is defined in {ENVIRONMENT}, so it cannot be {done} "
                 "here: change that variable and restart the server"
             )
+
+
+def _options(
+    *,
+    states: Sequence[str] | None,
+    origins: Sequence[str],
+    url_token: bool,
+    may_write_lifecycle: bool,
+    rate_limit_per_minute: int | None,
+    chatgpt_data_tools: bool,
+    description: str | None,
+) -> dict[str, Any]:
+    """The optional fields of a new client's profile entry, only those given."""
+    fields: dict[str, Any] = {
+        "allowedFilterStates": None if states is None else list(states),
+        "allowedOrigins": list(origins) if origins else None,
+        "allowUrlToken": True if url_token else None,
+        "mayWriteLifecycle": True if may_write_lifecycle else None,
+        "rateLimitPerMinute": rate_limit_per_minute,
+        "chatgptDataTools": True if chatgpt_data_tools else None,
+        "description": description.strip() if description else None,
+    }
+    return {key: value for key, value in fields.items() if value is not None}
 
 
 def _grant_fields(levels: Mapping[str, Level], default: str) -> dict[str, Any]:

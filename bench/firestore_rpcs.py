@@ -73,7 +73,7 @@ from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.service import Access, MemoryService
 from metacortex.storage.firestore import FirestoreStore
 
-try:  # where who may do what lives since issue 38; before it, in server/ and clients/
+try:  # where who may do what lives now; older checkouts kept it in server/ and clients/
     from metacortex.access.client_directory import ClientDirectory
     from metacortex.access.profiles import load_profiles
 except ImportError:
@@ -144,7 +144,7 @@ def measure(
 
 def has_spaces() -> bool:
     """Whether the code measured has spaces (issue 30): a checkout from before has not
-    (``metacortex.access`` since issue 38, ``metacortex.spaces`` before it)."""
+    (``metacortex.access`` now, ``metacortex.spaces`` in older checkouts)."""
     return any(
         importlib.util.find_spec(name) is not None
         for name in ("metacortex.access", "metacortex.spaces")
@@ -155,7 +155,7 @@ def owner_in_spaces(store: FirestoreStore) -> Access:
     """The owner, after making ``SPACES`` as the owner does (``Registry.add_space``)."""
     try:
         from metacortex.access.registry import Registry
-    except ImportError:  # code from before issue 38
+    except ImportError:  # an older checkout
         from metacortex.spaces.registry import Registry  # type: ignore[import-not-found, no-redef]
 
     registry = Registry(store)

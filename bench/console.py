@@ -63,7 +63,7 @@ from metacortex.domain.records import (
 )
 from metacortex.heap import freeze_startup_heap
 from metacortex.owner import set_passphrase
-from metacortex.server import create_app
+from metacortex.server.app import create_app
 from metacortex.service import MemoryService
 from metacortex.storage.base import Event
 from tests.oauth_support import hidden, serving

@@ -37,10 +37,10 @@ import httpx2
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.console import ServerTimer
+from metacortex.access.profiles import new_token
 from metacortex.owner import set_passphrase
 from metacortex.providers.offline_merge import SentenceUnionMerger
-from metacortex.server import create_app
-from metacortex.server.profiles import new_token
+from metacortex.server.app import create_app
 from metacortex.service import MemoryService
 from metacortex.storage.sqlite import SQLiteStore
 from tests.fakes import HashingEmbedder

@@ -15,7 +15,7 @@ For each size a corpus is built, then measured:
   larger corpus starts as a copy of the largest smaller one already built and only
   the rest is restored.
 - spaces (``--spaces N``, issue 30): the 50 topics are dealt over N spaces
-  (``space-0`` ... ``space-<N-1>``, made with ``spaces.registry.Registry`` before any
+  (``space-0`` ... ``space-<N-1>``, made with ``access.registry.Registry`` before any
   memory is written), topic ``t`` in space ``t % N``, so every space holds an equal
   share and a topic lives in one space. With 1 (the default) everything is in the
   space ``default``, as before spaces. Corpora of N spaces are kept apart, under
@@ -78,10 +78,10 @@ import numpy as np
 import numpy.typing as npt
 from mcp import Client
 
+from metacortex.access.model import DEFAULT_SPACE
+from metacortex.access.registry import Registry
 from metacortex.domain.records import BranchState, Memory, Modality
 from metacortex.providers.local import DIMENSION, MODEL_NAME
-from metacortex.spaces.model import DEFAULT_SPACE
-from metacortex.spaces.registry import Registry
 from metacortex.storage.base import EmbeddingIdentity, StoreTransaction
 from metacortex.storage.sqlite import SQLiteStore
 

@@ -45,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.console import ServerTimer
 from bench.console import _percentile as percentile
 from metacortex.providers.offline_merge import SentenceUnionMerger
-from metacortex.server import create_app
+from metacortex.server.app import create_app
 from metacortex.service import MemoryService
 from metacortex.storage.sqlite import SQLiteStore
 from tests.fakes import HashingEmbedder

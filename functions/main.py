@@ -70,8 +70,8 @@ class _Process:
     async def _start(self) -> None:
         # Imported here so that discovering the function stays fast.
         from metacortex.config import Settings
-        from metacortex.server import create_app
-        from metacortex.server.logs import configure_logging
+        from metacortex.kernel.logs import configure_logging
+        from metacortex.server.app import create_app
 
         started = asyncio.Event()
         try:

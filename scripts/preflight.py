@@ -36,10 +36,10 @@ from pydantic import ValidationError  # noqa: E402
 
 from deploy_env import EnvFile, refusals  # noqa: E402
 from gen_firestore_indexes import INDEX_FILE, render  # noqa: E402
+from metacortex.access.profiles import load_profiles  # noqa: E402
 from metacortex.config import Settings  # noqa: E402
 from metacortex.errors import ConfigurationError  # noqa: E402
 from metacortex.providers.summary import models_summary  # noqa: E402
-from metacortex.server.profiles import load_profiles  # noqa: E402
 
 # Secret Manager secret names scripts/deploy binds to environment variables.
 SECRETS = {"MCP_ADMIN_TOKEN": "metacortex-admin-token"}

@@ -34,7 +34,7 @@ from starlette.applications import Starlette
 from metacortex.guard.connections import uvicorn_config
 from metacortex.owner import set_passphrase
 from metacortex.providers.offline_merge import SentenceUnionMerger
-from metacortex.server import create_app
+from metacortex.server.app import create_app
 from metacortex.service import MemoryService
 from metacortex.storage.sqlite import SQLiteStore
 from tests.fakes import FixedImageDescriber, HashingEmbedder

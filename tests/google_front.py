@@ -37,7 +37,7 @@ from typing import Final
 import httpx2
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from metacortex.guard.routes import FUNCTION_PREFIX
+from metacortex.kernel.routes import FUNCTION_PREFIX
 
 GOOGLE_404: Final = (
     b"<html><head>\n"

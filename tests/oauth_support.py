@@ -28,10 +28,10 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from metacortex.guard.routes import FUNCTION_PREFIX
+from metacortex.kernel.routes import FUNCTION_PREFIX
 from metacortex.owner import set_passphrase
 from metacortex.providers.offline_merge import SentenceUnionMerger
-from metacortex.server import create_app
+from metacortex.server.app import create_app
 from metacortex.service import MemoryService
 from metacortex.storage.sqlite import SQLiteStore
 from tests.fakes import FixedImageDescriber, HashingEmbedder

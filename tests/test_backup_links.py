@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from metacortex.access.registry import Registry
 from metacortex.cli.main import main
 from metacortex.documents.isolation import shut_down
 from metacortex.domain.documents import Document
@@ -24,7 +25,6 @@ from metacortex.domain.relations import Relation
 from metacortex.operations.backup import BackupError, export_portable, restore_portable
 from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.service import Access, MemoryService
-from metacortex.spaces.registry import Registry
 from metacortex.storage.base import MemoryFilter, MemoryStore
 from metacortex.storage.sqlite import SQLiteStore
 from tests.backup_stores import OpenStore, backup_stores

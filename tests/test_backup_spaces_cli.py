@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
+from metacortex.access.model import Level
+from metacortex.access.registry import Registry
 from metacortex.domain.records import ALL_STATES, Memory
 from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.service import MemoryService
-from metacortex.spaces.model import Level
-from metacortex.spaces.registry import Registry
 from metacortex.storage.base import MemoryFilter
 from metacortex.storage.sqlite import SQLiteStore
 from tests.contract.test_spaces import Team

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from metacortex.access.profiles import load_profiles
 from metacortex.cli.banner import banner
 from metacortex.clients import Endpoint, client_endpoint, render, snippet, token_variable_for
 from metacortex.clients.snippets import APPS
 from metacortex.config import Settings
-from metacortex.server.profiles import load_profiles
 
 URL = "https://memory.example.com/clients/laptop-codex/mcp"
 VARIABLE = "METACORTEX_TOKEN_LAPTOP_CODEX"

@@ -14,12 +14,12 @@ from typing import Final
 
 import pytest
 
+from metacortex.access.registry import Registry
 from metacortex.cli.main import main
 from metacortex.config import Settings
+from metacortex.kernel.events import MEMORY_EVENTS
 from metacortex.providers.offline_merge import SentenceUnionMerger
-from metacortex.server.events import MEMORY_EVENTS
 from metacortex.service import Access, MemoryService
-from metacortex.spaces.registry import Registry
 from metacortex.storage.sqlite import SQLiteStore
 from tests.fakes import HashingEmbedder
 

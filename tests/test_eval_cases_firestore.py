@@ -12,8 +12,8 @@ from metacortex.cli.main import main
 from metacortex.config import Settings
 from metacortex.domain.records import utc_now
 from metacortex.errors import ConfigurationError
+from metacortex.kernel.events import RETRIEVAL_QUERY_EVENTS
 from metacortex.operations.eval_cases import EVAL_CASES_COLLECTION, FileCases, case_store
-from metacortex.server.events import RETRIEVAL_QUERY_EVENTS
 from metacortex.storage.base import Event
 from tests.firestore_support import PROJECT, FirestoreStoreFactory
 

@@ -32,18 +32,19 @@ import httpx2
 import pytest
 from pydantic import SecretStr
 
+from metacortex.access.client_directory import ClientDirectory
+from metacortex.access.model import DEFAULT_SPACE
+from metacortex.access.profiles import load_profiles
+from metacortex.access.registry import Registry
 from metacortex.auth.tokens import REFRESH, Exchanged, Presenter, TokenStore
-from metacortex.clients import ClientDirectory, ClientManager
+from metacortex.clients import ClientManager
 from metacortex.config import Settings
 from metacortex.domain.records import BranchState, Memory
 from metacortex.errors import NotFound
 from metacortex.mcp_surface import context_prompt, resources
 from metacortex.providers.offline_merge import SentenceUnionMerger
-from metacortex.server import create_app
-from metacortex.server.profiles import load_profiles
+from metacortex.server.app import create_app
 from metacortex.service import Access, MemoryService, ServiceOptions
-from metacortex.spaces.model import DEFAULT_SPACE
-from metacortex.spaces.registry import Registry
 from metacortex.storage.base import MemoryFilter, Neighbours
 from metacortex.storage.firestore import FirestoreStore
 from tests.fakes import HashingEmbedder

@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from metacortex.access.profiles import load_profiles
 from metacortex.cli.banner import banner
 from metacortex.config import Settings
 from metacortex.providers.summary import models_summary
-from metacortex.server.profiles import load_profiles
 
 
 def shown(tmp_path: Path, **values: Any) -> list[str]:

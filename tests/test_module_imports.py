@@ -11,6 +11,8 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 import metacortex
 
 PACKAGE = Path(metacortex.__file__).parent
@@ -132,3 +134,46 @@ def test_the_http_guard_and_the_mcp_surface_never_import_each_other() -> None:
         if source.split(".")[1] != target.split(".")[1]
     }
     assert crossing == set()
+
+
+def _package(module: str) -> str:
+    """``metacortex.kernel.runtime`` -> ``kernel``; a top-level module is its own."""
+    return module.split(".")[1] if "." in module else module
+
+
+def _built_on(package: str, graph: dict[str, set[str]]) -> set[str]:
+    """Every other package with a module importing one of ``package``'s."""
+    return {
+        _package(source)
+        for source, targets in graph.items()
+        if _package(source) != package and any(_package(t) == package for t in targets)
+    }
+
+
+@pytest.mark.parametrize("package", ["kernel", "access"])
+def test_a_package_below_imports_nothing_from_the_packages_built_on_it(package: str) -> None:
+    """The kernel (what the server's parts share) and ``access`` (who may do what) sit
+    below the packages that use them: neither imports one of those, not even for type
+    checking, and nothing they import needs them back (no circle between packages)."""
+    graph = _graph(("metacortex",))
+    above = _built_on(package, graph)
+    mine = {name for name in graph if _package(name) == package}
+    reached: set[str] = set()
+    frontier = {target for name in mine for target in graph[name]} - mine
+    while frontier:
+        reached |= frontier
+        frontier = {target for name in frontier for target in graph[name]} - reached - mine
+    assert above, f"nothing imports metacortex.{package}"
+    assert sorted(name for name in reached if _package(name) in above) == []
+    assert sorted(name for name in reached if graph[name] & mine) == []
+
+
+def test_the_server_assembly_is_imported_by_the_entry_points_only() -> None:
+    """``metacortex.server`` puts the parts together: only the commands import it."""
+    graph = _graph(("metacortex",))
+    importers = {
+        _package(source)
+        for source, targets in graph.items()
+        if any(_package(target) == "server" for target in targets)
+    }
+    assert importers <= {"server", "cli"}

@@ -1,7 +1,7 @@
 """``metacortex person add|list|role|deactivate|reactivate|grant|ungrant`` as an
 operator runs them (issue 30 §4): each a fresh process on a real SQLite data
 directory. Each prints the person's own levels and the levels their clients get
-now, as ``server.profiles.with_directory`` computes them for a server."""
+now, as ``access.profiles.with_directory`` computes them for a server."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from metacortex.server.events import MEMORY_EVENTS
+from metacortex.kernel.events import MEMORY_EVENTS
 from tests.owner_commands import Operator
 
 

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from pydantic import AliasChoices, SecretStr
 
+from metacortex.access.profiles import load_profiles
 from metacortex.cli.surface import surface
 from metacortex.config import Settings
-from metacortex.server.profiles import load_profiles
 from tests.server.conftest import ADMIN_TOKEN
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from metacortex.access.registry import Registry
 from metacortex.auth.tokens import GRANT
 from metacortex.documents.isolation import shut_down
 from metacortex.domain.records import ALL_STATES
+from metacortex.kernel.events import MEMORY_EVENTS
 from metacortex.providers.offline_merge import SentenceUnionMerger
-from metacortex.server.events import MEMORY_EVENTS
 from metacortex.service import Access, MemoryService
-from metacortex.spaces.registry import Registry
 from metacortex.storage.base import MemoryFilter
 from tests.documents.craft import pdf_of_pages
 from tests.fakes import HashingEmbedder

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from metacortex.access.registry import Registry
 from metacortex.providers.local import MiniLMEmbedder
 from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.retrieval.text import query_terms, respelled
 from metacortex.service import Access, MemoryService, ServiceOptions
-from metacortex.spaces.registry import Registry
 from metacortex.storage.sqlite import SQLiteStore
 from tests.contract.test_typos import NOISE, PARCELS
 from tests.fakes import HashingEmbedder

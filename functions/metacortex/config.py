@@ -135,7 +135,7 @@ class Settings(BaseSettings):
     retrieval_event_logging_enabled: bool = False
     metacortex_event_retention_days: int = Field(default=90, ge=1)
     # Refusals happen before authentication: past this many events a minute they are
-    # only counted, in one requests_rejected_aggregate event (guard/rejections.py).
+    # only counted, in one requests_rejected_aggregate event (kernel/rejections.py).
     metacortex_rejection_events_per_minute: int = Field(default=60, ge=0)
     # Ranking: share of semantic evidence in the fused score, and whether memories
     # written together in a topic lend each other evidence (docs/benchmarks.md).
@@ -179,7 +179,7 @@ class Settings(BaseSettings):
     mcp_client_profiles_json: SecretStr | None = None
     # Client profiles kept in the store (created, paused, removed without a restart) are
     # cached per process: a change is in effect on every instance for the requests that
-    # arrive more than this many seconds after it (metacortex.clients.directory). Each
+    # arrive more than this many seconds after it (metacortex.access.client_directory). Each
     # refresh reads one small marker record; 0 reads it on every request.
     metacortex_client_refresh_seconds: float = Field(default=10.0, ge=0, le=3600)
     metacortex_max_body_bytes: int = Field(default=limits.DEFAULT_MAX_BODY_BYTES, ge=1024)

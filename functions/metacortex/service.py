@@ -14,9 +14,9 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING
 
+from metacortex.access.rules import Access
 from metacortex.providers.base import Embedder, Extractor, ImageDescriber, Merger
 from metacortex.storage.base import MemoryStore
-from metacortex.usecases.access import Access
 from metacortex.usecases.consolidation import Consolidation
 from metacortex.usecases.document_erase import DocumentErasure
 from metacortex.usecases.documents import Documents, DocumentSlots

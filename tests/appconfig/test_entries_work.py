@@ -25,10 +25,10 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
+from metacortex.access.profiles import token_digest
 from metacortex.cli.main import main
 from metacortex.clients.lookup import profiles_with_stored
 from metacortex.config import Settings
-from metacortex.server.profiles import token_digest
 from tests.appconfig.conftest import ENV_PREFIXES
 from tests.connectors.npm_tools import install
 from tests.processes import WatchedProcess

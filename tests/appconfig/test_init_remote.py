@@ -19,12 +19,11 @@ from typing import Final
 
 import pytest
 
+from metacortex.access.profiles import token_digest
 from metacortex.cli.main import main
 from metacortex.clients import ClientManager
 from metacortex.clients.lookup import profiles_with_stored
-from metacortex.clients.manage import DEFAULT_TOOLS
 from metacortex.config import Settings
-from metacortex.server.profiles import token_digest
 from metacortex.storage.sqlite import SQLiteStore
 from tests.appconfig.support import (
     GOLDEN,
@@ -34,6 +33,7 @@ from tests.appconfig.support import (
 )
 from tests.filesystems import can_mount, tmpfs
 from tests.firestore_support import PROJECT, FirestoreStoreFactory, firestore_settings
+from tests.server.surface_snapshot import tool_names
 
 URL: Final = "http://127.0.0.1:8765"
 EXPORT: Final = re.compile(r"^  export (?P<variable>[A-Z0-9_]+)='(?P<token>[^']+)'$", re.M)
@@ -91,7 +91,7 @@ def test_a_new_file_gets_an_http_entry_and_the_application_a_client(
     client = profiles_with_stored(settings(place)).get(target)
     assert client is not None
     assert client.token_sha256 == token_digest(token)
-    assert client.tools == DEFAULT_TOOLS
+    assert list(client.tools) == tool_names("laptop")
 
 
 @pytest.mark.parametrize(

@@ -17,11 +17,11 @@ from typing import Final
 
 import pytest
 
+from metacortex.access.profiles import token_digest
 from metacortex.appconfig.jsonfile import load
 from metacortex.cli.main import main
 from metacortex.clients.lookup import profiles_with_stored
 from metacortex.config import Settings
-from metacortex.server.profiles import token_digest
 from tests.appconfig.support import copy, run_init
 
 URL: Final = "http://127.0.0.1:8765"

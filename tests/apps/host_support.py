@@ -38,13 +38,13 @@ from starlette.applications import Starlette
 from starlette.responses import FileResponse, HTMLResponse
 from starlette.routing import Route
 
+from metacortex.access.registry import Registry
 from metacortex.clients.manage import ClientManager
 from metacortex.providers.offline_merge import SentenceUnionMerger
-from metacortex.server import create_app
-from metacortex.server.profiles import TOOL_NAMES
+from metacortex.server.app import create_app
 from metacortex.service import Access, MemoryService
-from metacortex.spaces.registry import Registry
 from metacortex.storage.sqlite import SQLiteStore
+from metacortex.tool_catalogue import model_tools
 from tests.fakes import FixedImageDescriber, HashingEmbedder
 from tests.oauth_support import loopback_listener, serving
 from tests.server.conftest import make_settings
@@ -214,7 +214,7 @@ def live_host(directory: Path) -> Iterator[Live]:
         {
             "id": credential,
             "token": token,
-            "allowedTools": list(TOOL_NAMES),
+            "allowedTools": list(model_tools()),
             "allowedOrigins": [host_origin],
             "spaces": spaces,
             "defaultSpace": "default",

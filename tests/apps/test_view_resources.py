@@ -10,13 +10,13 @@ import re
 import pytest
 from mcp.shared.exceptions import MCPError
 
+from metacortex.access.registry import Registry
 from metacortex.apps.caller import CALLER_KEY
 from metacortex.apps.documents import STATIC, document
 from metacortex.apps.views import APP_ONLY, CALLED_BY_VIEWS, VIEW_OF_TOOL, VIEWS
 from metacortex.clients.manage import ClientManager
 from metacortex.config import Settings
 from metacortex.mcp_surface.tools import TOOLS
-from metacortex.spaces.registry import Registry
 from tests.server.conftest import HANDSHAKE_MODE, Harness
 
 pytestmark = pytest.mark.anyio

@@ -186,9 +186,19 @@ def test_a_read_only_credential_s_views_offer_no_write_action(browser: Any, live
         names = set(host.view.locator("button:not(.link)").all_inner_texts())
         assert not names & {"Correct", "Deprecate", "Save", "Add"}, names
 
-        host.open("viewer", "save_context", {"content": "Should not be saved."})
-        expect(host.view.locator("#status")).to_contain_text("space 'default'")
-        expect(host.view.locator("#form")).to_be_hidden()
+        # Not offered save_context at all (it may write nowhere): no host opens the Save
+        # view for it, and a call made anyway is refused.
+        listed = host.page.evaluate(
+            "async () => (await host.client.listTools()).tools.map((tool) => tool.name)"
+        )
+        assert "fetch_context" in listed
+        assert not {"save_context", "deprecate_context", "create_document"} & set(listed)
+        called = host.page.evaluate(
+            "async () => await host.client.callTool("
+            "{name: 'save_context', arguments: {content: 'Should not be saved.'}})"
+        )
+        assert called["isError"] is True
+        assert "space 'default'" in called["content"][0]["text"]
 
         # Two spaces, and no way to make the other the default.
         host.open("viewer", "list_spaces", {})

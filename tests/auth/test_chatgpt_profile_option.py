@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from metacortex.access.profiles import load_profiles
 from metacortex.errors import ConfigurationError
 from metacortex.mcp_surface.tools import tool_definitions
-from metacortex.server.profiles import load_profiles
 from tests.server.conftest import make_settings
 
 TOKEN = "chatgpt-" + "P0o9I8u7Y6t5R4e3W2q1A2s3D4f5G6h7"

@@ -29,7 +29,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 
 from bench.cold_start import FunctionProcess, production_settings
-from metacortex.guard.routes import FUNCTION_PREFIX
+from metacortex.kernel.routes import FUNCTION_PREFIX
 from metacortex.owner import set_passphrase
 from metacortex.storage.firestore import FirestoreStore
 from tests import ts_oauth

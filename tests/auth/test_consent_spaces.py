@@ -14,8 +14,8 @@ from typing import Any
 import httpx2
 import pytest
 
+from metacortex.access.model import Role
 from metacortex.owner.passphrase import set_person_passphrase
-from metacortex.spaces.model import Role
 from tests.commands import COMMAND, fresh_clone_env, run_command
 from tests.oauth_support import (
     Browserless,

@@ -21,7 +21,7 @@ import pytest
 
 from metacortex.owner import set_passphrase
 from metacortex.providers.offline_merge import SentenceUnionMerger
-from metacortex.server import create_app
+from metacortex.server.app import create_app
 from metacortex.service import MemoryService
 from metacortex.storage.firestore import FirestoreStore
 from tests.fakes import HashingEmbedder

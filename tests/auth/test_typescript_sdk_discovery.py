@@ -14,7 +14,7 @@ from typing import Final
 import httpx2
 import pytest
 
-from metacortex.guard.routes import FUNCTION_PREFIX
+from metacortex.kernel.routes import FUNCTION_PREFIX
 from tests import ts_oauth
 from tests.oauth_support import CALLBACK, oauth_server, query_of, tools_list
 

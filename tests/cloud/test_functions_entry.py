@@ -25,10 +25,10 @@ from mcp.client.streamable_http import streamable_http_client
 
 from bench.cold_start import ADMIN_TOKEN, FunctionProcess, production_settings
 from metacortex.config import Settings
-from metacortex.server.profiles import ADMIN_TOOL_NAMES
 from metacortex.storage.firestore import FirestoreStore
 from tests.firestore_support import Emulator
 from tests.gemini_wire import FakeGemini, serve_over_http
+from tests.server.surface_snapshot import tool_names
 from tests.tool_results import error_code, payload
 
 pytestmark = [pytest.mark.anyio, pytest.mark.firestore, pytest.mark.slow]
@@ -99,7 +99,7 @@ async def test_the_function_serves_every_tool_on_firestore_and_gemini_under_its_
 ) -> None:
     topic = f"cloud-{mode}"
     async with deployed.connect("/metaCortexMcp/mcp", mode=mode) as admin:
-        assert len((await admin.list_tools()).tools) == len(ADMIN_TOOL_NAMES)
+        assert len((await admin.list_tools()).tools) == len(tool_names("default"))
         saved = payload(
             await admin.call_tool(
                 "save_context", {"content": f"Falcon ships in Q3 ({mode}).", "topic": topic}
@@ -193,7 +193,7 @@ async def test_the_bare_path_form_and_health_answer_as_cloudfunctions_net_delive
     deployed: DeployedFunction,
 ) -> None:
     async with deployed.connect("/mcp") as admin:
-        assert len((await admin.list_tools()).tools) == len(ADMIN_TOOL_NAMES)
+        assert len((await admin.list_tools()).tools) == len(tool_names("default"))
     async with httpx2.AsyncClient(base_url=deployed.process.url) as http:
         assert (await http.get("/healthz")).json() == {"status": "ok"}
         assert (await http.get("/metaCortexMcp/healthz")).json() == {"status": "ok"}

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from metacortex.guard.routes import FUNCTION_PREFIX
+from metacortex.kernel.routes import FUNCTION_PREFIX
 from tests.google_front import CloudFunctionsFrontEnd
 from tests.oauth_support import MetadataFixture, OAuthLive, loopback_listener, oauth_server, serving
 

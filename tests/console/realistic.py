@@ -6,7 +6,7 @@ many clients.
 
 Bulk records and events are seeded by ``bench/console.py``'s own seeders (records
 written with ``store.insert`` over 60 days in every state; events in the shape
-``server/events.py`` writes, tool calls with ``top_score`` for searches and refusals, over
+``kernel/events.py`` writes, tool calls with ``top_score`` for searches and refusals, over
 the 14 days the activity page reads), with this module's topics, texts and clients;
 every lifecycle link (deprecate, correct, consolidate, erase) goes through
 ``MemoryService``, as the tools and the console do.

@@ -16,12 +16,12 @@ import httpx2
 from starlette.applications import Starlette
 
 from metacortex.domain.records import utc_now
+from metacortex.kernel.runtime import Runtime
 from metacortex.owner import set_passphrase
 from metacortex.owner.sessions import KIND as SESSION_KIND
 from metacortex.owner.sessions import digest
 from metacortex.providers.offline_merge import SentenceUnionMerger
-from metacortex.server import create_app
-from metacortex.server.runtime import Runtime
+from metacortex.server.app import create_app
 from metacortex.service import Access, MemoryService
 from metacortex.storage.base import MemoryStore
 from metacortex.storage.sqlite import SQLiteStore

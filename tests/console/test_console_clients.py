@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from metacortex.clients.grants import list_grants
-from metacortex.server.events import MEMORY_EVENTS
+from metacortex.kernel.events import MEMORY_EVENTS
 from tests.console.support import ConsoleLive, Owner, console_server
 from tests.oauth_support import Browserless, OAuthLive, hidden, tool_call, tools_list
 

@@ -11,7 +11,7 @@ from html import unescape
 
 import pytest
 
-from metacortex.server.events import MEMORY_EVENTS
+from metacortex.kernel.events import MEMORY_EVENTS
 from tests.console.support import ADMIN, ConsoleLive, Owner, ids_in, seed
 
 pytestmark = pytest.mark.slow

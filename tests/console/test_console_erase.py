@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from metacortex.server.events import MEMORY_EVENTS
+from metacortex.kernel.events import MEMORY_EVENTS
 from tests.console.support import ADMIN, ConsoleLive, Owner, seed
 
 pytestmark = pytest.mark.slow

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from metacortex.server.events import MEMORY_EVENTS
+from metacortex.kernel.events import MEMORY_EVENTS
 from tests.console.support import ADMIN, Owner, console_on, make_events, seed
 from tests.firestore_support import FirestoreStoreFactory
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from metacortex.server.events import MEMORY_EVENTS
+from metacortex.kernel.events import MEMORY_EVENTS
 from tests.console.support import (
     ADMIN,
     ConsoleLive,

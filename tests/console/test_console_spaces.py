@@ -20,11 +20,11 @@ from typing import Any
 import httpx2
 import pytest
 
+from metacortex.access.model import Level, Person, Role
 from metacortex.domain.records import ALL_STATES, BranchState, utc_now
 from metacortex.errors import Forbidden
-from metacortex.server.events import MEMORY_EVENTS
+from metacortex.kernel.events import MEMORY_EVENTS
 from metacortex.service import Access
-from metacortex.spaces.model import Level, Person, Role
 from metacortex.storage.base import StoreTransaction
 from tests.console.support import ConsoleLive, Owner, console_server, ids_in
 from tests.oauth_support import hidden

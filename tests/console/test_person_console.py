@@ -14,10 +14,10 @@ import httpx2
 import pytest
 
 import metacortex
+from metacortex.access.model import Role
+from metacortex.kernel.events import MEMORY_EVENTS
 from metacortex.owner.passphrase import set_person_passphrase
-from metacortex.server.events import MEMORY_EVENTS
 from metacortex.service import Access
-from metacortex.spaces.model import Role
 from tests.console.support import ConsoleLive, Owner, console_server
 from tests.owner.people_support import (
     ANN_PASSPHRASE,

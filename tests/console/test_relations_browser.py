@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from metacortex.server.events import MEMORY_EVENTS
+from metacortex.kernel.events import MEMORY_EVENTS
 from metacortex.service import Access
 from tests.console.browser_checks import axe_script
 from tests.console.browsing import Browser, chromium_on

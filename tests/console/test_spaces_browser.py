@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from metacortex.domain.records import ALL_STATES
+from metacortex.kernel.events import MEMORY_EVENTS
 from metacortex.owner.passphrase import set_person_passphrase
-from metacortex.server.events import MEMORY_EVENTS
 from metacortex.storage.base import MemoryFilter
 from tests.console.browsing import chromium_on
 from tests.console.people_browser import PeopleLive, page_problems, people_server, screenshot

@@ -18,7 +18,7 @@ import pytest
 
 from metacortex.console.undoing import KIND
 from metacortex.domain.records import utc_now
-from metacortex.server.events import MEMORY_EVENTS
+from metacortex.kernel.events import MEMORY_EVENTS
 from tests.console.browsing import Browser, chromium_on
 from tests.console.support import ADMIN, ConsoleLive, seed
 

@@ -11,14 +11,15 @@ from datetime import timedelta
 import pytest
 from pydantic import SecretStr
 
+from metacortex.access import stored_clients
+from metacortex.access.client_directory import ClientDirectory
+from metacortex.access.profiles import load_profiles, token_digest
 from metacortex.auth.tokens import GRANT, REFRESH, Presenter, TokenStore
-from metacortex.clients import ClientDirectory, ClientManager
-from metacortex.clients import stored as stored_clients
+from metacortex.clients import ClientManager
 from metacortex.clients.grants import list_grants, pause_grant, resume_grant, revoke_grant
 from metacortex.config import Settings
 from metacortex.domain.records import utc_now
 from metacortex.errors import Conflict, FailedPrecondition, InvalidArgument, NotFound
-from metacortex.server.profiles import load_profiles, token_digest
 from tests.contract.conftest import StoreFactory
 
 ENV_TOKEN = "env-" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4"

@@ -22,6 +22,7 @@ from typing import Any, Final
 import pytest
 from pydantic import SecretStr
 
+from metacortex.access.registry import Registry
 from metacortex.config import Settings
 from metacortex.documents.isolation import shut_down
 from metacortex.domain.documents import DocumentState
@@ -30,7 +31,6 @@ from metacortex.errors import FailedPrecondition, NotFound
 from metacortex.operations.space_removal import SpaceRemoval
 from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.service import Access, MemoryService
-from metacortex.spaces.registry import Registry
 from metacortex.storage.base import MAX_ERASE_BATCH, MemoryFilter, MemoryStore
 from metacortex.storage.sqlite import SQLiteStore
 from tests.documents.craft import pdf_of_pages
@@ -237,7 +237,7 @@ _CHILD: Final = textwrap.dedent(
     import os, signal, sys
     sys.path.insert(0, {root!r})
     from metacortex.service import Access
-    from metacortex.spaces.registry import Registry
+    from metacortex.access.registry import Registry
     from tests.contract.test_document_erase import open_store, _settings
 
     store = open_store({backend!r}, {path!r})

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from metacortex.access.model import Level
 from metacortex.documents.isolation import shut_down
 from metacortex.domain.records import (
     BranchState,
@@ -23,7 +24,6 @@ from metacortex.domain.relations import Relation
 from metacortex.errors import Conflict, DocumentRefused, Forbidden, InvalidArgument, NotFound
 from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.service import Access, MemoryService
-from metacortex.spaces.model import Level
 from metacortex.storage.base import DocumentWrite, MemoryFilter, MemoryStore
 from tests.contract.test_spaces import Team
 from tests.documents.craft import pdf_of_pages

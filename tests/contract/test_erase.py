@@ -19,9 +19,9 @@ from google.cloud.firestore_v1.base_query import FieldFilter
 
 from metacortex.domain.records import BranchState
 from metacortex.errors import Conflict, Forbidden, InvalidArgument, NotFound
+from metacortex.kernel.events import MEMORY_EVENTS, EventRecorder
 from metacortex.mcp_surface.summaries import summarize_arguments, summarize_result
 from metacortex.providers.offline_merge import SentenceUnionMerger
-from metacortex.server.events import MEMORY_EVENTS, EventRecorder
 from metacortex.service import Access, MemoryService
 from metacortex.storage.base import MAX_ERASE_BATCH, MemoryFilter, MemoryStore
 from metacortex.storage.firestore import FINGERPRINTS_SUFFIX, FirestoreStore

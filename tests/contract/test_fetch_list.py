@@ -28,7 +28,14 @@ def test_a_missing_record_and_an_invisible_one_give_the_same_not_found(
     service: MemoryService, admin: Access
 ) -> None:
     draft = service.save(admin, content="secret draft", draft=True)["item"]["id"]
-    scoped = Access(frozenset({BranchState.ACTIVE}), BranchState.ACTIVE, may_write_lifecycle=False)
+    # Another credential, which reads active memories only (the one that saved a draft
+    # reads it back: Access.sees).
+    scoped = Access(
+        frozenset({BranchState.ACTIVE}),
+        BranchState.ACTIVE,
+        may_write_lifecycle=False,
+        principal="a-client",
+    )
 
     with pytest.raises(NotFound) as invisible:
         service.fetch(scoped, id=draft)

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
+from metacortex.access.profiles import Profile, load_profiles
 from metacortex.config import Settings
 from metacortex.domain.records import BranchState
 from metacortex.errors import Forbidden, NotFound
 from metacortex.mcp_surface import context_prompt, resources
-from metacortex.server.profiles import Profile, load_profiles
 from metacortex.service import Access, MemoryService
 
 

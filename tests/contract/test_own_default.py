@@ -11,18 +11,19 @@ from datetime import timedelta
 import pytest
 from pydantic import SecretStr
 
-from metacortex.auth.presets import grant_profile
+from metacortex.access import stored_clients
+from metacortex.access.client_directory import ClientDirectory
+from metacortex.access.grants import grant_profile
+from metacortex.access.model import Level, Role
+from metacortex.access.profiles import Profile, load_profiles
+from metacortex.access.registry import Registry
+from metacortex.access.rules import no_space_message
 from metacortex.auth.tokens import GRANT, TokenStore
-from metacortex.clients import ClientDirectory, ClientManager
-from metacortex.clients import stored as stored_clients
+from metacortex.clients import ClientManager
 from metacortex.clients.own_default import ADMIN_REFUSAL, set_own_default
 from metacortex.config import Settings
 from metacortex.errors import FailedPrecondition, NotFound
-from metacortex.server.profiles import Profile, load_profiles, with_directory
-from metacortex.spaces.model import Level, Role
-from metacortex.spaces.registry import Registry
 from metacortex.storage.base import MemoryStore
-from metacortex.usecases.access import no_space_message
 from tests.contract.conftest import StoreFactory
 
 ENV_TOKEN = "env-" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4"
@@ -98,12 +99,13 @@ def test_an_oauth_grant_s_default_moves_in_the_grant_record(store_factory: Store
             "default_space": "family",
         }
     )
-    endpoint = load_profiles(settings).admin
+    # As the server holds it: resolved with the same spaces and people.
+    endpoint = load_profiles(settings).resolved(directory).admin
 
     def served() -> Profile:
         grant = store_factory().auth_get(GRANT, grant_id)
         assert grant is not None
-        return with_directory(grant_profile(grant_id, grant, endpoint, 60), directory)
+        return grant_profile(grant_id, grant, endpoint, 60, directory)
 
     assert served().source == "grant"
     assert set_own_default(store, settings, served(), "work") == "family"

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from metacortex.access.model import Level
 from metacortex.errors import Forbidden, InvalidArgument, NotFound
 from metacortex.service import Access, MemoryService
-from metacortex.spaces.model import Level
 from metacortex.storage.base import MemoryStore
 from tests.contract.test_spaces import Team
 

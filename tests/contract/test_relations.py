@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
+from metacortex.access.model import Level
 from metacortex.domain.records import ALL_STATES, BranchState
 from metacortex.domain.relations import RelationType, relation_id
 from metacortex.errors import InvalidArgument, NotFound
 from metacortex.service import Access, MemoryService
-from metacortex.spaces.model import Level
 from metacortex.storage.base import MemoryFilter, MemoryStore
 from metacortex.usecases.undo import Undo
 from tests.contract.test_spaces import Team

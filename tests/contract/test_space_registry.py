@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from metacortex.access.model import OWNER_ID, Level, Role
+from metacortex.access.registry import Registry
 from metacortex.errors import FailedPrecondition, InvalidArgument
-from metacortex.spaces.model import OWNER_ID, Level, Role
-from metacortex.spaces.registry import Registry
 from metacortex.storage.base import MemoryStore
 
 W, R = Level.WRITE, Level.READ

@@ -7,6 +7,8 @@ from __future__ import annotations
 import pytest
 from pydantic import SecretStr
 
+from metacortex.access.model import Level, Role
+from metacortex.access.registry import Registry
 from metacortex.auth.tokens import GRANT
 from metacortex.clients.manage import ClientManager
 from metacortex.config import Settings
@@ -14,8 +16,6 @@ from metacortex.domain.records import ALL_STATES
 from metacortex.errors import Conflict, FailedPrecondition
 from metacortex.operations.space_removal import SpaceRemoval
 from metacortex.service import Access, MemoryService
-from metacortex.spaces.model import Level, Role
-from metacortex.spaces.registry import Registry
 from metacortex.storage.base import MAX_ERASE_BATCH, MemoryFilter, MemoryStore
 
 W, R = Level.WRITE, Level.READ

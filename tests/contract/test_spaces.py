@@ -8,6 +8,9 @@ from types import MappingProxyType
 
 import pytest
 
+from metacortex.access.model import Grants, Level, Person, Role
+from metacortex.access.profiles import Profile, with_directory
+from metacortex.access.registry import Registry
 from metacortex.domain.records import (
     ALL_STATES,
     BranchState,
@@ -17,10 +20,7 @@ from metacortex.domain.records import (
     utc_now,
 )
 from metacortex.errors import Forbidden, NotFound
-from metacortex.server.profiles import Profile, with_directory
 from metacortex.service import Access, MemoryService
-from metacortex.spaces.model import Grants, Level, Person, Role
-from metacortex.spaces.registry import Registry
 from metacortex.storage.base import Event, MemoryFilter, MemoryStore
 from tests.fakes import HashingEmbedder
 

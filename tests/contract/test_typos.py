@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from metacortex.access.registry import Registry
 from metacortex.domain.records import ALL_STATES
 from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.retrieval.text import query_terms
 from metacortex.service import Access, MemoryService, ServiceOptions
-from metacortex.spaces.registry import Registry
 from metacortex.storage.base import MemoryFilter, MemoryStore
 from tests.fakes import HashingEmbedder
 

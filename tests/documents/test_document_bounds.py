@@ -39,7 +39,7 @@ from metacortex.documents.media import DOCX
 from metacortex.errors import Busy, DocumentRefused
 from metacortex.mcp_surface.mcp_server import build_mcp_server
 from metacortex.providers.offline_merge import SentenceUnionMerger
-from metacortex.server import create_app
+from metacortex.server.app import create_app
 from metacortex.service import Access, MemoryService
 from metacortex.storage.sqlite import SQLiteStore
 from metacortex.usecases.documents import RETRY_AFTER_SECONDS

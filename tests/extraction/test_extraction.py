@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from metacortex.access.model import Level
 from metacortex.domain.records import BranchState
 from metacortex.service import Access, MemoryService
-from metacortex.spaces.model import Level
 from metacortex.storage.base import MemoryStore
 from tests.contract.test_spaces import Team
 from tests.extraction.wire import MODEL, facts, ran_report, request_text, structured_reply

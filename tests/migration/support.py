@@ -24,7 +24,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from metacortex.providers.offline_merge import SentenceUnionMerger
-from metacortex.server import create_app
+from metacortex.server.app import create_app
 from metacortex.service import MemoryService
 from metacortex.storage.base import MemoryStore
 from tests.fakes import HashingEmbedder

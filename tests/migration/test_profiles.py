@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
+from metacortex.access.profiles import load_profiles
 from metacortex.cli.main import main
 from metacortex.config import Settings
 from metacortex.errors import ConfigurationError
 from metacortex.migration.profiles import migrate_profiles
-from metacortex.server.profiles import TOOL_NAMES, load_profiles
+from metacortex.tool_catalogue import model_tools
 
 STRONG = "k3Jd9fQ2mZx7Lr1Vb8Nc4Wt6Yp0Hs5Ga2Ue9Io3Kq7"
 ORIGINAL = [
@@ -63,7 +64,7 @@ def test_migrated_profiles_load_and_every_change_is_explained() -> None:
     # a strong token keeps working: same digest
     assert claude["token_sha256"] == hashlib.sha256(STRONG.encode()).hexdigest()
     # an empty allowedTools granted everything in the original: now said explicitly
-    assert claude["allowedTools"] == list(TOOL_NAMES)
+    assert claude["allowedTools"] == list(model_tools())
     assert "granted every tool" in notes
     # origins lose their slash and path; unknown states, tools and fields go, named
     assert chatgpt["allowedOrigins"] == ["https://chatgpt.com"]

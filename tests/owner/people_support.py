@@ -9,10 +9,10 @@ from typing import Final
 
 import httpx2
 
+from metacortex.access.model import Level, Person, Role
+from metacortex.access.registry import Registry
 from metacortex.owner.invitations import INVITE_PATH, invite
 from metacortex.owner.passphrase import set_person_passphrase
-from metacortex.spaces.model import Level, Person, Role
-from metacortex.spaces.registry import Registry
 from metacortex.storage.base import MemoryStore
 from tests.oauth_support import hidden
 

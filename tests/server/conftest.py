@@ -26,10 +26,10 @@ from mcp.client.streamable_http import streamable_http_client
 from starlette.applications import Starlette
 
 from metacortex.config import Settings
+from metacortex.kernel.events import MEMORY_EVENTS
+from metacortex.kernel.runtime import Runtime
 from metacortex.providers.offline_merge import SentenceUnionMerger
-from metacortex.server import create_app
-from metacortex.server.events import MEMORY_EVENTS
-from metacortex.server.runtime import Runtime
+from metacortex.server.app import create_app
 from metacortex.service import MemoryService
 from metacortex.storage.sqlite import SQLiteStore
 from tests.fakes import FixedImageDescriber, HashingEmbedder

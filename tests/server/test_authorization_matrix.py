@@ -26,24 +26,9 @@ from tests.server.conftest import (
     WEB_TOKEN,
     Harness,
 )
+from tests.server.surface_snapshot import tool_names
 
 pytestmark = pytest.mark.anyio
-
-ALL_TOOLS: Final = {
-    "save_context",
-    "search_context",
-    "fetch_context",
-    "list_context",
-    "deprecate_context",
-    "promote_context",
-    "consolidate_context",
-    "related_context",
-    "list_spaces",
-    "who_am_i",
-    "create_document",
-    "list_documents",
-    "get_document",
-}
 
 
 @dataclass(frozen=True)
@@ -56,20 +41,20 @@ class Endpoint:
 
 
 ENDPOINTS: Final = {
-    "admin": Endpoint("admin", ADMIN_TOKEN, False, frozenset(), frozenset(ALL_TOOLS)),
+    "admin": Endpoint("admin", ADMIN_TOKEN, False, frozenset(), frozenset(tool_names("default"))),
     "web": Endpoint(
         "web",
         WEB_TOKEN,
         True,
         frozenset({WEB_ORIGIN}),
-        frozenset({"save_context", "search_context", "fetch_context"}),
+        frozenset(tool_names("web")),
     ),
     "reader": Endpoint(
         "reader",
         READER_TOKEN,
         False,
         frozenset(),
-        frozenset({"search_context", "fetch_context", "list_context"}),
+        frozenset(tool_names("reader")),
     ),
     "nosuch": Endpoint(None, None, False, frozenset(), frozenset()),
 }

@@ -17,14 +17,15 @@ import httpx2
 import pytest
 from pydantic import SecretStr
 
+from metacortex.access.profiles import load_profiles
 from metacortex.cli.admin_token import ensure_admin_token
 from metacortex.cli.main import _COMMANDS, main
 from metacortex.cli.surface import surface
 from metacortex.config import Settings
-from metacortex.server.profiles import ADMIN_TOOL_NAMES, load_profiles
 from metacortex.storage.base import EmbeddingIdentity
 from metacortex.storage.sqlite import SQLiteStore
 from tests.server.conftest import ADMIN_TOKEN, client_profiles
+from tests.server.surface_snapshot import tool_names
 
 ENV_PREFIXES = ("MCP_", "METACORTEX_", "GEMINI_", "SEARCH_", "DEFAULT_FILTER", "RETRIEVAL_")
 
@@ -178,7 +179,7 @@ def test_serve_shows_a_new_token_once_then_only_where_it_is(
                     },
                     timeout=30,
                 )
-                assert len(listed.json()["result"]["tools"]) == len(ADMIN_TOOL_NAMES)
+                assert len(listed.json()["result"]["tools"]) == len(tool_names("default"))
                 outputs.append((banner, token))
             finally:
                 process.send_signal(signal.SIGINT)  # Ctrl-C: graceful shutdown

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from metacortex.guard.addresses import AddressResolver, ClientAddress
-from metacortex.server.logs import SERVER_LOGGER, JsonFormatter
+from metacortex.kernel.logs import SERVER_LOGGER, JsonFormatter
 from tests.abuse_support import SIGN_IN_BUDGET, live_server, sign_in
 
 

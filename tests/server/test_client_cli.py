@@ -21,9 +21,9 @@ from pydantic import SecretStr
 
 from metacortex.cli.main import main
 from metacortex.config import Settings
+from metacortex.kernel.events import MEMORY_EVENTS
 from metacortex.providers.offline_merge import SentenceUnionMerger
-from metacortex.server import create_app
-from metacortex.server.events import MEMORY_EVENTS
+from metacortex.server.app import create_app
 from metacortex.service import MemoryService
 from metacortex.storage.sqlite import SQLiteStore
 from tests.fakes import HashingEmbedder

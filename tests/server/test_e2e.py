@@ -15,7 +15,6 @@ import httpx2
 import mcp_types as types
 import pytest
 
-from metacortex.server.profiles import ADMIN_TOOL_NAMES
 from tests.server.conftest import (
     ADMIN_TOKEN,
     HANDSHAKE_MODE,
@@ -24,6 +23,7 @@ from tests.server.conftest import (
     WEB_TOKEN,
     LiveServer,
 )
+from tests.server.surface_snapshot import tool_names
 from tests.tool_results import error_code, payload
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -36,7 +36,7 @@ async def test_the_admin_endpoint_serves_every_tool_and_the_prompt(
 ) -> None:
     topic = f"e2e-admin-{mode}"
     async with live.connect("/mcp", mode, {"authorization": f"Bearer {ADMIN_TOKEN}"}) as admin:
-        assert len((await admin.list_tools()).tools) == len(ADMIN_TOOL_NAMES)
+        assert len((await admin.list_tools()).tools) == len(tool_names("default"))
         saved = payload(
             await admin.call_tool(
                 "save_context",

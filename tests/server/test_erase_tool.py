@@ -15,11 +15,11 @@ import pytest
 from mcp import types
 from mcp.shared.exceptions import MCPError
 
+from metacortex.access.profiles import load_profiles
 from metacortex.cli.main import main
 from metacortex.cli.smoke import SMOKE_TOPIC
 from metacortex.errors import ConfigurationError
-from metacortex.server import create_app
-from metacortex.server.profiles import load_profiles
+from metacortex.server.app import create_app
 from metacortex.service import Access, MemoryService
 from tests.oauth_support import serving
 from tests.server.conftest import (

@@ -11,9 +11,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from metacortex.guard.rejections import RejectionBudget
+from metacortex.kernel.events import MEMORY_EVENTS, RETRIEVAL_QUERY_EVENTS, EventRecorder
+from metacortex.kernel.rejections import RejectionBudget
 from metacortex.operations.evaluation import cases_from_events
-from metacortex.server.events import MEMORY_EVENTS, RETRIEVAL_QUERY_EVENTS, EventRecorder
 from metacortex.service import MemoryService
 from metacortex.storage.base import Event
 from tests.server.conftest import WEB_TOKEN, Harness, make_settings, started

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from metacortex.server.logs import JsonFormatter
+from metacortex.kernel.logs import JsonFormatter
 from metacortex.service import MemoryService
 from tests.server.conftest import (
     ADMIN_TOKEN,

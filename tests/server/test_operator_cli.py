@@ -13,8 +13,8 @@ from metacortex.cli.main import main
 from metacortex.composition import build_store
 from metacortex.config import Settings
 from metacortex.domain.records import utc_now
+from metacortex.kernel.events import RETRIEVAL_QUERY_EVENTS
 from metacortex.operations.evaluation import Case, load_cases, save_cases
-from metacortex.server.events import RETRIEVAL_QUERY_EVENTS
 from metacortex.service import Access
 from metacortex.storage.base import Event
 from tests.server.conftest import ADMIN_TOKEN, READER_TOKEN, WEB_ORIGIN, WEB_TOKEN, LiveServer

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from metacortex.server.events import MEMORY_EVENTS
+from metacortex.kernel.events import MEMORY_EVENTS
 from tests.oauth_support import tools_list
 from tests.owner_commands import Operator
 from tests.processes import WatchedProcess

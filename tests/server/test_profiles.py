@@ -8,16 +8,12 @@ from typing import Any
 
 import pytest
 
+from metacortex.access.profiles import load_profiles, new_token, token_digest
 from metacortex.config import Settings
 from metacortex.domain.records import BranchState
 from metacortex.errors import ConfigurationError
-from metacortex.server.profiles import (
-    ADMIN_TOOL_NAMES,
-    TOOL_NAMES,
-    load_profiles,
-    new_token,
-    token_digest,
-)
+from metacortex.tool_catalogue import model_tools
+from tests.server.surface_snapshot import tool_names
 
 ADMIN_TOKEN = "admin-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6"
 CLIENT_TOKEN = "client-" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4"
@@ -47,9 +43,10 @@ def test_admin_profile_defaults_to_every_tool_and_state_and_no_browser_origin() 
     admin = profiles.admin
     assert admin.id == "default"
     # Every tool, but the credential's own: the admin token keeps no record a call changes.
-    assert admin.allowed_tools == frozenset(TOOL_NAMES)
-    assert admin.tools == ADMIN_TOOL_NAMES
-    assert "set_default_space" not in ADMIN_TOOL_NAMES
+    assert admin.allowed_tools == frozenset(model_tools())
+    assert list(admin.tools) == tool_names("default")
+    assert "set_default_space" in admin.allowed_tools
+    assert "set_default_space" not in admin.tools
     assert admin.readable_states == frozenset(BranchState)
     assert admin.default_state is BranchState.ACTIVE
     assert admin.may_write_lifecycle

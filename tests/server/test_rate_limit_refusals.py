@@ -22,7 +22,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from metacortex.server.profiles import load_profiles
+from metacortex.access.profiles import load_profiles
 from metacortex.service import MemoryService
 from tests.abuse_support import live_server
 from tests.server.conftest import (

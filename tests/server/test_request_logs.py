@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from metacortex.server.logs import SERVER_LOGGER, JsonFormatter
+from metacortex.kernel.logs import SERVER_LOGGER, JsonFormatter
 from tests.abuse_support import live_server
 
 BOUND = 1_500  # bytes of one access log line, whatever the request carried

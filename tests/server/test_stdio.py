@@ -25,9 +25,10 @@ from mcp.shared.exceptions import MCPError
 from metacortex.cli.main import main
 from metacortex.clients import ClientManager
 from metacortex.config import Settings
-from metacortex.server.events import MEMORY_EVENTS
+from metacortex.kernel.events import MEMORY_EVENTS
 from metacortex.storage.sqlite import SQLiteStore
 from tests.processes import WatchedProcess
+from tests.server.surface_snapshot import tool_names
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 ENV_PREFIXES: Final = ("MCP_", "METACORTEX_", "GEMINI_", "SEARCH_", "DEFAULT_FILTER", "RETRIEVAL_")
@@ -95,21 +96,7 @@ async def test_the_sdk_stdio_client_reaches_every_tool_resource_and_prompt(
         recent = await client.read_resource("memory://recent")
         prompt = await client.get_prompt("context", {"topic": "infra"})
 
-    assert tools == [
-        "save_context",
-        "search_context",
-        "fetch_context",
-        "list_context",
-        "deprecate_context",
-        "promote_context",
-        "consolidate_context",
-        "related_context",
-        "list_spaces",
-        "who_am_i",
-        "create_document",
-        "list_documents",
-        "get_document",
-    ]
+    assert tools == tool_names("default")
     memory_id = saved["item"]["id"]
     assert found["matches"][0]["id"] == memory_id
     content = recent.contents[0]

@@ -26,7 +26,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from metacortex.config import LogFormat, Settings
-from metacortex.server.logs import configure_logging, log, request_lines
+from metacortex.kernel.logs import configure_logging, log, request_lines
 from tests.abuse_support import Live, live_server
 from tests.server.conftest import ADMIN_TOKEN, HANDSHAKE_MODE, STATELESS_MODE
 from tests.terminal_support import terminal

@@ -23,6 +23,7 @@ from tests.server.conftest import (
     WEB_TOKEN,
     Harness,
 )
+from tests.server.surface_snapshot import tool_names
 
 pytestmark = pytest.mark.anyio
 ERAS = pytest.mark.parametrize("mode", [HANDSHAKE_MODE, STATELESS_MODE])
@@ -59,26 +60,13 @@ async def test_each_profile_lists_only_its_tools_and_the_prompt_where_usable(
     async with harness.connect(mode=mode) as admin:
         names = [tool.name for tool in (await admin.list_tools()).tools]
         prompts = [prompt.name for prompt in (await admin.list_prompts()).prompts]
-    assert names == [
-        "save_context",
-        "search_context",
-        "fetch_context",
-        "list_context",
-        "deprecate_context",
-        "promote_context",
-        "consolidate_context",
-        "related_context",
-        "list_spaces",
-        "who_am_i",
-        "create_document",
-        "list_documents",
-        "get_document",
-    ]
+    assert names == tool_names("default")
     assert prompts == ["correct_memory", "context"]
     async with harness.connect("/clients/web/mcp", WEB_TOKEN, mode) as web:
         names = [tool.name for tool in (await web.list_tools()).tools]
         prompts = [prompt.name for prompt in (await web.list_prompts()).prompts]
-    assert names == ["save_context", "search_context", "fetch_context"]
+    assert names == tool_names("web")
+    assert "deprecate_context" not in names
     assert prompts == ["context"]  # correct_memory needs deprecate_context
 
 
@@ -209,6 +197,30 @@ async def test_a_scoped_client_is_held_to_its_profile(harness: Harness) -> None:
         assert error["code"] == "forbidden"
         drafts = ok(await reader.call_tool("list_context", {"filter_state": "wip"}))
         assert [item["id"] for item in drafts["items"]] == [draft_id]
+
+
+async def test_a_client_that_saves_a_draft_reads_it_back_and_no_one_elses(
+    harness: Harness,
+) -> None:
+    """The web profile reads active memories only and may save a draft (draft=true): the
+    id it is given fetches that draft (it used to be not_found), while a draft someone
+    else saved stays exactly a missing id, and asking for drafts stays forbidden."""
+    async with harness.connect() as admin:
+        others = (await save(admin, "The owner's draft about caching.", draft=True))["item"]
+    async with harness.connect("/clients/web/mcp", WEB_TOKEN) as web:
+        saved = (await save(web, "Draft: move the offsite to May.", draft=True))["item"]
+        fetched = ok(await web.call_tool("fetch_context", {"id": saved["id"]}))["item"]
+        again = await save(web, "Draft: move the offsite to May.", draft=True)
+        hidden = failed(await web.call_tool("fetch_context", {"id": others["id"]}))
+        drafts = failed(
+            await web.call_tool("search_context", {"query": "offsite", "filter_state": "wip"})
+        )
+
+    assert (fetched["id"], fetched["content"]) == (saved["id"], "Draft: move the offsite to May.")
+    assert fetched["metadata"]["branch_state"] == "wip"
+    assert (again["write_status"], again["item"]["id"]) == ("duplicate", saved["id"])
+    assert hidden["code"] == "not_found"
+    assert drafts["code"] == "forbidden"
 
 
 @ERAS

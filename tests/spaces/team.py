@@ -23,14 +23,14 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Final
 
-from metacortex.auth import scopes
+from metacortex.access import scopes, stored_clients
+from metacortex.access.model import DEFAULT_SPACE, Level, Person, Role
+from metacortex.access.profiles import new_token, token_digest
+from metacortex.access.registry import Registry
 from metacortex.auth.tokens import TokenStore
-from metacortex.clients import stored
-from metacortex.server.profiles import TOOL_NAMES, new_token, token_digest
 from metacortex.service import Access, MemoryService
-from metacortex.spaces.model import DEFAULT_SPACE, Level, Person, Role
-from metacortex.spaces.registry import Registry
 from metacortex.storage.base import MemoryStore
+from metacortex.tool_catalogue import model_tools
 
 SPACES: Final = {"family": "Family", "work": "Work", "lab": "Lab", "vault": "Vault"}
 OWN: Final = "family"
@@ -105,7 +105,7 @@ def client_entry(
     return {
         "id": client_id,
         "token_sha256": token_digest(token).hex(),
-        "allowedTools": list(TOOL_NAMES),
+        "allowedTools": list(model_tools()),
         "allowedFilterStates": ["active", "wip", "merged", "deprecated"],
         "mayWriteLifecycle": True,
         "chatgptDataTools": True,
@@ -120,9 +120,9 @@ def store_client(store: MemoryStore, entry: Mapping[str, Any]) -> None:
     """Keep a client endpoint in the store as ``clients.manage`` does (the record, then
     the marker every server process watches)."""
     assert store.auth_create(
-        stored.KIND, str(entry["id"]), stored.record(entry, created_by="test"), None
+        stored_clients.KIND, str(entry["id"]), stored_clients.record(entry, created_by="test"), None
     )
-    stored.mark_changed(store)
+    stored_clients.mark_changed(store)
 
 
 def add_ann_client(team: Team, client_id: str = CLIENT_ID) -> str:

@@ -23,13 +23,13 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from pydantic import SecretStr
 
+from metacortex.access.model import Level, Person, Role
+from metacortex.access.profiles import new_token
+from metacortex.access.registry import Registry
 from metacortex.config import Settings
 from metacortex.providers.offline_merge import SentenceUnionMerger
-from metacortex.server import create_app
-from metacortex.server.profiles import new_token
+from metacortex.server.app import create_app
 from metacortex.service import Access, MemoryService
-from metacortex.spaces.model import Level, Person, Role
-from metacortex.spaces.registry import Registry
 from metacortex.storage.base import MemoryStore
 from metacortex.storage.sqlite import SQLiteStore
 from tests.fakes import HashingEmbedder

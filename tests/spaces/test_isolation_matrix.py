@@ -42,9 +42,9 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import INVALID_PARAMS
 
+from metacortex.access.model import DEFAULT_SPACE
+from metacortex.access.rules import no_space_message
 from metacortex.clients.own_default import ADMIN_REFUSAL
-from metacortex.spaces.model import DEFAULT_SPACE
-from metacortex.usecases.access import no_space_message
 from tests.spaces.team import (
     CLIENT_ID,
     LOCKER_QUERY,

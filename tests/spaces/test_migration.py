@@ -23,15 +23,15 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from pydantic import SecretStr
 
+from metacortex.access.model import DEFAULT_SPACE, Level
+from metacortex.access.registry import read_directory
 from metacortex.config import Settings
 from metacortex.domain.records import ALL_STATES
 from metacortex.errors import NotFound
 from metacortex.operations.backup import restore_portable
 from metacortex.providers.offline_merge import SentenceUnionMerger
-from metacortex.server import create_app
+from metacortex.server.app import create_app
 from metacortex.service import Access, MemoryService
-from metacortex.spaces.model import DEFAULT_SPACE, Level
-from metacortex.spaces.registry import read_directory
 from metacortex.storage.base import MemoryStore
 from metacortex.storage.sqlite import SQLiteStore
 from metacortex.storage.sqlite_schema import LATEST_VERSION

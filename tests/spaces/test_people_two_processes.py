@@ -2,7 +2,7 @@
 the store within ``METACORTEX_CLIENT_REFRESH_SECONDS`` (issue 30 §1 and §6).
 
 Two real ``metacortex serve`` processes share one SQLite data directory, each with a
-refresh bound of one second. The owner changes Ann through ``spaces.registry.Registry``
+refresh bound of one second. The owner changes Ann through ``access.registry.Registry``
 on the same file, from this test process (what ``metacortex person`` and the console
 call); both processes are asked with the real MCP JSON-RPC over loopback HTTP, again
 and again (no sleep), until a request that started at least one bound after the
@@ -22,9 +22,9 @@ from typing import Any, Final
 
 import pytest
 
-from metacortex.server.profiles import new_token
-from metacortex.spaces.model import Level, Role
-from metacortex.spaces.registry import Registry
+from metacortex.access.model import Level, Role
+from metacortex.access.profiles import new_token
+from metacortex.access.registry import Registry
 from metacortex.storage.sqlite import SQLiteStore
 from tests.oauth_support import tool_call
 from tests.processes import serve

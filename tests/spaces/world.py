@@ -39,11 +39,11 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from pydantic import SecretStr
 
+from metacortex.access.profiles import new_token
 from metacortex.config import Settings
 from metacortex.providers.base import Embedder
 from metacortex.providers.offline_merge import SentenceUnionMerger
-from metacortex.server import create_app
-from metacortex.server.profiles import new_token
+from metacortex.server.app import create_app
 from metacortex.service import MemoryService
 from metacortex.storage.base import MemoryStore
 from metacortex.storage.sqlite import SQLiteStore

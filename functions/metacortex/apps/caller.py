@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from metacortex.access.profiles import Profile
 from metacortex.apps.views import VIEW_OF_TOOL
-from metacortex.server.profiles import Profile
 
 CALLER_KEY: Final = "metacortex/caller"
 

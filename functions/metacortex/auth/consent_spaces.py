@@ -2,7 +2,7 @@
 
 The approver is whoever is signed in: the owner, who may give any space at write,
 or a person the owner invited, who may give their own spaces at most at their own
-level there (membership capped by role: ``spaces.model.effective_levels``). Never
+level there (membership capped by role: ``access.model.effective_levels``). Never
 above what the endpoint itself holds either (``auth.resource`` caps a grant by it
 at every request; the page offers no more than that, so what it says is what the
 connector gets).
@@ -10,7 +10,7 @@ connector gets).
 The page preselects the approver's default space (``default`` when they have it,
 else the first of theirs by key) at the highest level allowed there, alone. The
 grant records the approver (``person``), the levels (``spaces``: ``{key: "read" |
-"write"}``) and ``default_space``, which ``auth.presets.grant_profile`` reads.
+"write"}``) and ``default_space``, which ``access.grants.grant_profile`` reads.
 
 A form that sends no space field at all (a client of the consent form other than
 the page, such as the tests' plain-HTTP user agent) gets the preselection: what a
@@ -25,10 +25,11 @@ from typing import Any, Final
 
 from starlette.datastructures import FormData
 
+from metacortex.access.grants import grantable_levels
+from metacortex.access.model import Level
+from metacortex.access.profiles import Profile
 from metacortex.errors import InvalidArgument
 from metacortex.owner.callers import Caller, home_space
-from metacortex.server.profiles import Profile
-from metacortex.spaces.model import Level
 
 FIELD_PREFIX: Final = "space-"
 DEFAULT_FIELD: Final = "default_space"
@@ -43,7 +44,7 @@ class SpaceChoice:
     default: str
 
     def record(self) -> dict[str, Any]:
-        """The grant record's fields (``auth.presets.grant_profile`` reads them)."""
+        """The grant record's fields (``access.grants.grant_profile`` reads them)."""
         return {
             "spaces": {key: level.word for key, level in sorted(self.levels.items())},
             "default_space": self.default,
@@ -58,12 +59,9 @@ class SpaceChoice:
 
 
 def allowed_levels(caller: Caller, endpoint: Profile | None) -> dict[str, Level]:
-    """Space key -> the highest level the approver may give a connector there."""
-    own = caller.levels
-    if endpoint is None:
-        return own
-    held = endpoint.levels
-    return {key: min(level, held[key]) for key, level in own.items() if key in held}
+    """Space key -> the highest level the signed-in approver may give a connector there
+    (``access.grants.grantable_levels``)."""
+    return grantable_levels(caller.levels, endpoint)
 
 
 def preselection(allowed: Mapping[str, Level]) -> SpaceChoice:

@@ -9,7 +9,7 @@ minutes). On Firestore each is a billed write. Both are bounded three ways:
   most ``MAX_CLIENT_NAME_CHARS``; an authorization request's ``state`` is at most
   ``MAX_STATE_CHARS`` and its ``code_challenge`` is 43-128 characters of the
   RFC 7636 alphabet. A refused request writes nothing.
-- **rate**: token buckets per client address (``server.addresses``: the address the
+- **rate**: token buckets per client address (``guard.addresses``: the address the
   guard resolved, an IPv6 /64 as one) and overall, per minute (Settings:
   ``METACORTEX_OAUTH_REGISTRATIONS_PER_MINUTE[_PER_ADDRESS]``,
   ``METACORTEX_OAUTH_AUTHORIZATIONS_PER_MINUTE[_PER_ADDRESS]``). The buckets live

@@ -5,7 +5,8 @@ only while its grant lives. The profile is the grant's preset intersected with
 the endpoint's own profile; a grant the owner paused (or a paused endpoint) gives
 a paused profile, which the guard refuses with 403. Challenges carry
 ``resource_metadata`` and ``scope`` (RFC 9728, RFC 6750); a tool call outside the
-token's scopes is a 403 ``insufficient_scope`` naming the scope to ask for.
+token's scopes is a 403 ``insufficient_scope`` naming the scope to ask for, and a call
+of a tool the catalogue gives no scope a 403 ``forbidden``: a tool fails closed.
 
 Whether a client id exists is not told to strangers: every well-formed endpoint
 URL has resource metadata and may be asked for at authorize (only the signed-in
@@ -17,23 +18,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import replace
-from types import MappingProxyType
 from typing import Any, Final
 
 import anyio.to_thread
 from starlette.requests import Request
 from starlette.types import Scope
 
-from metacortex.auth import scopes as scope_names
-from metacortex.auth.presets import grant_profile
+from metacortex import tool_catalogue
+from metacortex.access import scopes as scope_names
+from metacortex.access.grants import grant_profile
+from metacortex.access.profiles import CLIENT_ID_PATTERN, Profile, Profiles
 from metacortex.auth.tokens import TokenStore
 from metacortex.config import Settings
-from metacortex.guard.bearer import BearerIdentity
-from metacortex.guard.rejections import Rejection
-from metacortex.guard.routes import FUNCTION_PREFIX, Route, resolve
+from metacortex.kernel.bearer import BearerIdentity
+from metacortex.kernel.rejections import Rejection
+from metacortex.kernel.routes import FUNCTION_PREFIX, Route, resolve
 from metacortex.owner.base import public_base
-from metacortex.server.profiles import CLIENT_ID_PATTERN, Profile, Profiles, with_directory
 
 WELL_KNOWN_PRM: Final = "/.well-known/oauth-protected-resource"
 
@@ -82,24 +82,12 @@ class OAuthResource:
         grant = await anyio.to_thread.run_sync(self._tokens.grant, grant_id)
         if grant is None:
             return None
-        profiles = self._profiles()
-        profile = with_directory(
-            grant_profile(
-                grant_id, grant, endpoint, self._settings.metacortex_rate_limit_per_minute
-            ),
-            profiles.directory,
-        )
-        # Never more than the endpoint itself holds, space by space.
-        levels = {
-            key: min(level, endpoint.levels[key])
-            for key, level in profile.levels.items()
-            if key in endpoint.levels
-        }
-        profile = replace(
-            profile,
-            levels=MappingProxyType(levels),
-            paused=grant.get("paused") is True or endpoint.paused,
-            person_active=profile.person_active and endpoint.person_active,
+        profile = grant_profile(
+            grant_id,
+            grant,
+            endpoint,
+            self._settings.metacortex_rate_limit_per_minute,
+            self._profiles().directory,
         )
         return BearerIdentity(profile=profile, scopes=frozenset(record.get("scopes", ())))
 
@@ -130,6 +118,8 @@ class OAuthResource:
             return _TOO_DEEP
         for tool in called:
             needed = scope_names.needed_for(tool)
+            if needed is None and tool_catalogue.entry(tool) is not None:
+                return _no_scope(tool)
             if needed is not None and needed not in identity.scopes:
                 wanted = " ".join(
                     s for s in scope_names.RESOURCE_SCOPES if s in identity.scopes or s == needed
@@ -166,6 +156,18 @@ def _called_tools(body: bytes) -> list[str] | None:
             if isinstance(params, dict) and isinstance(params.get("name"), str):
                 names.append(params["name"])
     return names
+
+
+def _no_scope(tool: str) -> Rejection:
+    """A tool the catalogue gives no scope: no OAuth token may call it, so no scope
+    helps (no challenge). A name the catalogue does not know passes on, for MCP's own
+    "unknown tool": nothing serves a tool the catalogue does not hold."""
+    return Rejection(
+        403,
+        "forbidden",
+        "tool_without_scope",
+        f"the tool {tool[:64]!r} is not offered to OAuth tokens",
+    )
 
 
 _TOO_DEEP: Final = Rejection(

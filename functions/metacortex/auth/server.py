@@ -52,8 +52,8 @@ from metacortex.auth.handlers.revoke import RevocationHandler
 from metacortex.auth.handlers.token import TokenHandler
 from metacortex.auth.resource import WELL_KNOWN_PRM, OAuthResource
 from metacortex.config import Settings
-from metacortex.guard.routes import FUNCTION_PREFIX
-from metacortex.server.runtime import Runtime
+from metacortex.kernel.routes import FUNCTION_PREFIX
+from metacortex.kernel.runtime import Runtime
 from metacortex.storage.base import MemoryStore
 
 

@@ -16,9 +16,9 @@ from pathlib import Path
 
 from pydantic import SecretStr
 
+from metacortex.access.profiles import new_token, token_weakness
 from metacortex.config import Settings
 from metacortex.errors import ConfigurationError
-from metacortex.server.profiles import new_token, token_weakness
 from metacortex.storage.sqlite_files import make_private_directory, require_writable
 
 

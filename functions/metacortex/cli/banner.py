@@ -17,9 +17,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from metacortex import __version__
+from metacortex.access.profiles import Profiles
 from metacortex.appconfig.targets import TARGETS
 from metacortex.clients.snippets import ADMIN_TOKEN_VARIABLE
-from metacortex.server.profiles import Profiles
 
 
 def base_url(host: str, port: int) -> str:

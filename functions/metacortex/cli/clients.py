@@ -30,6 +30,8 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any, Final, TypeVar
 
+from metacortex import tool_catalogue
+from metacortex.access.model import OWNER_ID
 from metacortex.cli import owner_changes
 from metacortex.cli.data_dir import add_data_dir_option, settings_for
 from metacortex.cli.owner_changes import (
@@ -45,11 +47,8 @@ from metacortex.cli.owner_changes import (
 from metacortex.cli.program import program
 from metacortex.cli.server_address import server_url
 from metacortex.clients import ClientManager, ClientView, Endpoint, client_endpoint, render
-from metacortex.clients.manage import DEFAULT_TOOLS
 from metacortex.clients.snippets import ADMIN_TOKEN_VARIABLE, APPS
 from metacortex.config import Settings
-from metacortex.server.profiles import TOOL_NAMES
-from metacortex.spaces.model import OWNER_ID
 from metacortex.storage.base import MemoryStore
 
 __all__ = ["add_parser", "recorded", "store_name"]
@@ -97,9 +96,9 @@ def add_parser(commands: Any) -> None:
     add.add_argument(
         "--tools",
         type=_comma_list,
-        default=list(DEFAULT_TOOLS),
-        help=f"comma list of tools (default {','.join(DEFAULT_TOOLS)}; known: "
-        f"{','.join(TOOL_NAMES)})",
+        default=list(tool_catalogue.default_tools()),
+        help=f"comma list of tools (default {','.join(tool_catalogue.default_tools())}; "
+        f"known: {','.join(tool_catalogue.model_tools())})",
     )
     add.add_argument(
         "--states",

@@ -22,15 +22,15 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Final
 
+from metacortex.access.model import DEFAULT_SPACE
+from metacortex.access.registry import Registry
+from metacortex.access.rules import Access
 from metacortex.cli.data_dir import add_data_dir_option, settings_for
 from metacortex.cli.owner_changes import recorded, space_key
 from metacortex.composition import build_store
 from metacortex.config import Settings
 from metacortex.operations.progress import progress
-from metacortex.spaces.model import DEFAULT_SPACE
-from metacortex.spaces.registry import Registry
 from metacortex.storage.base import MemoryStore
-from metacortex.usecases.access import Access
 from metacortex.usecases.erase import Erasure, event_summary
 
 ERASED_BY: Final = "owner (metacortex erase)"

@@ -25,15 +25,15 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Final
 
+from metacortex.access.registry import read_directory
+from metacortex.access.rules import Access
 from metacortex.cli.data_dir import add_data_dir_option, settings_for, store_errors
 from metacortex.composition import build_service
 from metacortex.config import Settings
 from metacortex.errors import DocumentRefused, MetaCortexError
+from metacortex.kernel.events import EventRecorder
 from metacortex.operations.progress import progress
-from metacortex.server.events import EventRecorder
 from metacortex.service import MemoryService
-from metacortex.spaces.registry import read_directory
-from metacortex.usecases.access import Access
 
 EXIT_REFUSED: Final = 1
 # The credential named on what ingest writes (Attribution.via).

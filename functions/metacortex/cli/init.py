@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any, Final
 
+from metacortex.access.profiles import CLIENT_ID_PATTERN
 from metacortex.appconfig.edit import write
 from metacortex.appconfig.files import FOLLOW_FLAG
 from metacortex.appconfig.place import Place, locate
@@ -33,7 +34,6 @@ from metacortex.cli.program import program
 from metacortex.cli.stdio import choose_profile
 from metacortex.config import ApplicationDirs, Settings
 from metacortex.errors import InvalidArgument, MetaCortexError
-from metacortex.server.profiles import CLIENT_ID_PATTERN
 
 DEFAULT_NAME: Final = "metacortex"
 

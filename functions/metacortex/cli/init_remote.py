@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from metacortex.access.profiles import load_profiles
 from metacortex.appconfig import remote
 from metacortex.appconfig.edit import Plan, write
 from metacortex.appconfig.place import Place
@@ -43,12 +44,11 @@ from metacortex.appconfig.token_home import (
 )
 from metacortex.cli.clients import recorded, store_name
 from metacortex.clients import ClientManager, token_variable_for
-from metacortex.clients.manage import DEFAULT_TOOLS
 from metacortex.composition import build_store
 from metacortex.config import ApplicationDirs, Settings
 from metacortex.errors import FailedPrecondition, InvalidArgument, MetaCortexError, NotFound
-from metacortex.server.profiles import load_profiles
 from metacortex.storage.base import MemoryStore
+from metacortex.tool_catalogue import default_tools
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,7 +203,7 @@ def _preview(
     if choice.create:
         print(
             f"With --yes it creates client {choice.client_id!r} for {target.app} in "
-            f"{store_name(settings)} (tools: {', '.join(DEFAULT_TOOLS)}) and shows its "
+            f"{store_name(settings)} (tools: {', '.join(default_tools())}) and shows its "
             "token once."
         )
         if keeping is not None:
@@ -278,7 +278,7 @@ def _apply(
         )
         print(
             f"Created client {choice.client_id!r} in {where} (tools: "
-            f"{', '.join(DEFAULT_TOOLS)}); every server on this store accepts it within "
+            f"{', '.join(default_tools())}); every server on this store accepts it within "
             f"{settings.metacortex_client_refresh_seconds:g} s."
         )
         _hand_over(target, variable, token, keeping, home, args.store_token)

@@ -18,6 +18,7 @@ import json
 import sys
 from typing import Any
 
+from metacortex.access.registry import Registry
 from metacortex.cli.data_dir import add_data_dir_option, describe_store, settings_for
 from metacortex.cli.program import program
 from metacortex.cli.server_address import server_url
@@ -25,7 +26,6 @@ from metacortex.composition import build_store
 from metacortex.domain.records import to_wire_time
 from metacortex.errors import FailedPrecondition, InvalidArgument, NotFound
 from metacortex.owner.invitations import INVITE_PATH, MAX_DAYS, invite
-from metacortex.spaces.registry import Registry
 
 
 def add_subcommand(actions: Any) -> None:

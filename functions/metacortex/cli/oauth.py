@@ -15,11 +15,11 @@ import json
 import sys
 from typing import Any
 
+from metacortex.access.registry import read_directory
 from metacortex.cli.data_dir import add_data_dir_option, settings_for
 from metacortex.clients.grants import list_grants
 from metacortex.composition import build_store
 from metacortex.errors import NotFound
-from metacortex.spaces.registry import read_directory
 from metacortex.storage.base import MemoryStore
 
 GRANT_KIND = "grant"

@@ -3,7 +3,7 @@
 Each opens the configured store (``--data-dir`` as ``serve`` finds it), runs one
 change recorded as an ``owner_action`` event (ids only: never a token, an email
 or a name), and says what it set: with ``--json`` one JSON object, else lines.
-Levels are printed as the code computed them (``server.profiles.with_directory``
+Levels are printed as the code computed them (``access.profiles.with_directory``
 through ``ClientManager``), never worked out here.
 """
 
@@ -16,12 +16,12 @@ from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import Any, TypeVar
 
+from metacortex.access.model import Level, check_space_key
 from metacortex.cli.data_dir import add_data_dir_option, settings_for
 from metacortex.composition import build_store
 from metacortex.config import Settings
 from metacortex.errors import InvalidArgument, MetaCortexError
-from metacortex.server.events import EventRecorder
-from metacortex.spaces.model import Level, check_space_key
+from metacortex.kernel.events import EventRecorder
 from metacortex.storage.base import MemoryStore
 
 T = TypeVar("T")

@@ -6,7 +6,7 @@ level (``docs/SPACES.md``). ``grant`` and ``ungrant`` change the membership; a
 ``KEY`` without a level makes them a member at what their role allows. Every
 command prints the person's own level in each space and the level each of their
 client endpoints gets there now (``ClientManager``, which computes them with
-``server.profiles.with_directory``). Every server on the store applies a change
+``access.profiles.with_directory``). Every server on the store applies a change
 (a deactivation refuses each of their credentials with 403 ``person_inactive``)
 within ``METACORTEX_CLIENT_REFRESH_SECONDS``. Each change is recorded as an
 ``owner_action`` event naming the person's id (never the email or the name).
@@ -19,6 +19,8 @@ import sys
 from collections.abc import Callable
 from typing import Any, Final
 
+from metacortex.access.model import Directory, Person, Role
+from metacortex.access.registry import Registry
 from metacortex.cli.owner_changes import (
     add_common_options,
     add_spaces_option,
@@ -34,8 +36,6 @@ from metacortex.cli.owner_changes import (
 from metacortex.cli.program import program
 from metacortex.clients.manage import ClientManager, ClientView
 from metacortex.config import Settings
-from metacortex.spaces.model import Directory, Person, Role
-from metacortex.spaces.registry import Registry
 from metacortex.storage.base import MemoryStore
 
 ROLES: Final = (Role.WRITER.value, Role.READER.value)

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Final
 
+from metacortex.access.profiles import load_profiles
 from metacortex.cli.admin_token import ensure_admin_token
 from metacortex.cli.data_dir import add_data_dir_option, settings_for, start_fresh, store_errors
 from metacortex.cli.status import status
@@ -23,8 +24,7 @@ from metacortex.composition import build_service, embedder_loading_ahead, open_s
 from metacortex.config import Settings
 from metacortex.errors import ConfigurationError
 from metacortex.guard.hosts import is_loopback_host
-from metacortex.server.logs import configure_logging
-from metacortex.server.profiles import load_profiles
+from metacortex.kernel.logs import configure_logging
 from metacortex.service import Access, MemoryService
 
 DEFAULT_HOST: Final = "127.0.0.1"

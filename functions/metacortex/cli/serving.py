@@ -18,6 +18,7 @@ import uvicorn
 from starlette.applications import Starlette
 
 from metacortex import ocr, owner
+from metacortex.access.profiles import Profiles
 from metacortex.cli import server_address
 from metacortex.cli.admin_token import AdminToken
 from metacortex.cli.banner import banner, base_url
@@ -28,8 +29,7 @@ from metacortex.config import Settings
 from metacortex.guard.connections import install_accept_error_filter, uvicorn_config
 from metacortex.heap import freeze_startup_heap, release_freed_memory
 from metacortex.providers.summary import models_summary
-from metacortex.server import create_app as create_app
-from metacortex.server.profiles import Profiles
+from metacortex.server.app import create_app as create_app
 from metacortex.service import MemoryService
 
 

@@ -48,6 +48,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from metacortex.access.rules import Access
 from metacortex.cli import server_address
 from metacortex.cli.data_dir import add_data_dir_option, describe_store, settings_for
 from metacortex.cli.endpoint_token import endpoint_token, is_local
@@ -55,7 +56,6 @@ from metacortex.cli.program import spelled
 from metacortex.composition import build_store
 from metacortex.config import Settings
 from metacortex.operations.remote_evaluation import RemoteEvaluationError
-from metacortex.usecases.access import Access
 from metacortex.usecases.erase import Erasure
 
 SMOKE_TOPIC: Final = "metacortex-smoke"

@@ -18,6 +18,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from metacortex.access.model import DEFAULT_SPACE, Directory, Space
+from metacortex.access.registry import Registry
 from metacortex.cli.erase import confirmed, documents, erasing, memories
 from metacortex.cli.owner_changes import (
     add_common_options,
@@ -35,8 +37,6 @@ from metacortex.config import Settings
 from metacortex.domain.records import ALL_STATES
 from metacortex.errors import InvalidArgument
 from metacortex.operations.space_removal import RemovedSpace, SpaceRemoval, holdings, refusal
-from metacortex.spaces.model import DEFAULT_SPACE, Directory, Space
-from metacortex.spaces.registry import Registry
 from metacortex.storage.base import MemoryFilter, MemoryStore
 
 ERASED_BY = "owner (metacortex space remove)"

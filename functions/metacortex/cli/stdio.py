@@ -19,14 +19,14 @@ from typing import Any
 
 import anyio
 
+from metacortex.access.profiles import ADMIN_PROFILE_ID, Profile, load_profiles
 from metacortex.appconfig.targets import TARGETS
 from metacortex.cli.program import spelled
 from metacortex.clients.lookup import profiles_with_stored
 from metacortex.composition import check_configuration
 from metacortex.config import Settings
 from metacortex.errors import ConfigurationError
-from metacortex.server.logs import configure_logging
-from metacortex.server.profiles import ADMIN_PROFILE_ID, Profile, load_profiles
+from metacortex.kernel.logs import configure_logging
 from metacortex.server.stdio import serve_stdio
 
 

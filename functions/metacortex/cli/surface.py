@@ -12,13 +12,13 @@ import argparse
 import json
 from typing import Any
 
+from metacortex.access.profiles import ADMIN_PROFILE_ID, Profile, load_profiles
 from metacortex.clients.lookup import profiles_with_stored
 from metacortex.config import Settings
 from metacortex.errors import ConfigurationError
 from metacortex.mcp_surface.prompts import prompts_for
 from metacortex.mcp_surface.resources import resources_for, templates_for
 from metacortex.mcp_surface.tools import tool_definitions
-from metacortex.server.profiles import ADMIN_PROFILE_ID, Profile, load_profiles
 
 
 def add_parser(commands: Any) -> None:

@@ -1,4 +1,8 @@
-"""Who may use this server: client endpoints kept in the store, and OAuth grants.
+"""The owner's management of credentials: client endpoints kept in the store, OAuth
+grants, and the connection snippets that hand a credential to an application.
+
+What a credential may do (its person, spaces, levels and tools) is decided in
+``metacortex.access``; this package creates, changes and removes the records.
 
 For an application (what ``metacortex init`` does)::
 
@@ -18,11 +22,8 @@ The owner's Python API (the console's clients page, ``metacortex client ...``,
 - ``snippets``: ``render(endpoint)`` (or ``snippet(endpoint, "codex")``), the
   ready-to-paste connection for ChatGPT, Claude, Claude Code, Codex, Cursor and
   VS Code, of ``client_endpoint(base_url, id)`` or any ``Endpoint(url, ...)``;
-- ``ClientDirectory``: the profiles in effect in one server process, refreshed
-  from the store within ``METACORTEX_CLIENT_REFRESH_SECONDS``.
 """
 
-from metacortex.clients.directory import ClientDirectory
 from metacortex.clients.manage import ClientManager, ClientView, CreatedClient
 from metacortex.clients.snippets import (
     Endpoint,
@@ -34,7 +35,6 @@ from metacortex.clients.snippets import (
 )
 
 __all__ = [
-    "ClientDirectory",
     "ClientManager",
     "ClientView",
     "CreatedClient",

@@ -16,13 +16,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from metacortex.access.model import DEFAULT_SPACE, OWNER_ID
 from metacortex.auth.tokens import GRANT
 from metacortex.domain.records import to_wire_time, utc_now
 from metacortex.errors import NotFound
-from metacortex.spaces.model import DEFAULT_SPACE, OWNER_ID
 from metacortex.storage.base import MemoryStore
 
-PREFIX: Final = "oauth-"  # auth.presets.grant_profile names a grant's profile so
+PREFIX: Final = "oauth-"  # access.grants.grant_profile names a grant's profile so
 
 
 @dataclass(frozen=True, slots=True)

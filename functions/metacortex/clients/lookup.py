@@ -10,10 +10,10 @@ no stored client, and is not created by looking.
 
 from __future__ import annotations
 
-from metacortex.clients.directory import ClientDirectory
+from metacortex.access.client_directory import ClientDirectory
+from metacortex.access.profiles import Profiles, load_profiles
 from metacortex.composition import build_store
 from metacortex.config import Settings
-from metacortex.server.profiles import Profiles, load_profiles
 
 
 def profiles_with_stored(settings: Settings, environment: Profiles | None = None) -> Profiles:

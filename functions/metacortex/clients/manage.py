@@ -17,11 +17,11 @@ level gets the person's own level there; a client given no space gets its defaul
 space (``default`` unless said) at the person's level. A space the person is not a
 member of is refused, naming the ``metacortex person grant`` that makes them one.
 What a client may do now in each space (``ClientView.levels``) is computed by
-``server.profiles.with_directory`` with the store's spaces and people, never here.
+``access.profiles.with_directory`` with the store's spaces and people, never here.
 
 Clients defined in ``MCP_CLIENT_PROFILES_JSON`` are listed too, as read-only: they
 change only where they are defined. A change reaches every server process within
-``METACORTEX_CLIENT_REFRESH_SECONDS`` (``clients.directory``).
+``METACORTEX_CLIENT_REFRESH_SECONDS`` (``access.client_directory``).
 """
 
 from __future__ import annotations
@@ -31,8 +31,19 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from metacortex.clients import stored
-from metacortex.clients.stored import Source, StoredClient
+from metacortex import tool_catalogue
+from metacortex.access import stored_clients
+from metacortex.access.model import DEFAULT_SPACE, OWNER_ID, Directory, Grants, Level, Person
+from metacortex.access.profiles import (
+    CLIENT_ID_PATTERN,
+    Profile,
+    load_profiles,
+    new_token,
+    token_digest,
+    with_directory,
+)
+from metacortex.access.registry import read_directory
+from metacortex.access.stored_clients import Source, StoredClient
 from metacortex.config import Settings
 from metacortex.domain.records import to_wire_time, utc_now
 from metacortex.errors import (
@@ -42,35 +53,10 @@ from metacortex.errors import (
     InvalidArgument,
     NotFound,
 )
-from metacortex.server.profiles import (
-    CLIENT_ID_PATTERN,
-    Profile,
-    load_profiles,
-    new_token,
-    token_digest,
-    with_directory,
-)
-from metacortex.spaces.model import DEFAULT_SPACE, OWNER_ID, Directory, Grants, Level, Person
-from metacortex.spaces.registry import read_directory
 from metacortex.storage.base import MemoryStore
 
-DEFAULT_TOOLS: Final = (
-    "save_context",
-    "search_context",
-    "fetch_context",
-    "related_context",
-    "list_spaces",
-    "who_am_i",
-    # Its own default space, among those it holds (the spaces view's "Make default").
-    "set_default_space",
-    # Reading the documents kept: what an agent answering from them needs. Adding one
-    # (create_document: up to a 720 KiB file and a thousand passages a call) is granted
-    # by name, as `metacortex ingest` is the owner's way for files.
-    "list_documents",
-    "get_document",
-)
 # OAuth grants are named ``oauth-<grant id>`` in events and on the clients page
-# (``auth.presets.grant_profile``): a stored client may not take such a name.
+# (``access.grants.grant_profile``): a stored client may not take such a name.
 RESERVED_PREFIX: Final = "oauth-"
 ENVIRONMENT: Final = "MCP_CLIENT_PROFILES_JSON"
 
@@ -102,7 +88,7 @@ class ClientView:
     # What it was granted (space key -> "read" | "write") and its default space.
     grants: dict[str, str] = field(default_factory=lambda: {DEFAULT_SPACE: Level.WRITE.word})
     default_space: str = DEFAULT_SPACE
-    # The level it gets in each space now: ``server.profiles.with_directory`` with the
+    # The level it gets in each space now: ``access.profiles.with_directory`` with the
     # store's spaces and people. None when they were not read (pause and resume
     # answer without reading them).
     levels: dict[str, str] | None = None
@@ -190,7 +176,9 @@ class ClientManager:
         levels each gets now."""
         directory = self.directory()
         views = [_view(profile, "environment", directory) for profile in self._environment.values()]
-        views += [self._stored_view(client, directory) for client in stored.read_all(self._store)]
+        views += [
+            self._stored_view(client, directory) for client in stored_clients.read_all(self._store)
+        ]
         return sorted(views, key=lambda view: (view.id, view.source))
 
     def get(self, client_id: str) -> ClientView:
@@ -201,10 +189,10 @@ class ClientManager:
         return self._stored_view(self._stored(client_id), self.directory())
 
     def _stored(self, client_id: str) -> StoredClient:
-        data = self._store.auth_get(stored.KIND, client_id)
+        data = self._store.auth_get(stored_clients.KIND, client_id)
         if data is None:
             raise NotFound(f"no client {client_id!r}")
-        return stored.decode(client_id, data)
+        return stored_clients.decode(client_id, data)
 
     def _stored_view(self, client: StoredClient, directory: Directory | None) -> ClientView:
         description = client.entry.get("description")
@@ -221,11 +209,11 @@ class ClientManager:
             )
 
     # --------------------------------------------------------------- write
-    def create(  # noqa: C901 (17 paths; split in a change of its own)
+    def create(
         self,
         client_id: str,
         *,
-        tools: Sequence[str] = DEFAULT_TOOLS,
+        tools: Sequence[str] | None = None,
         states: Sequence[str] | None = None,
         origins: Sequence[str] = (),
         url_token: bool = False,
@@ -239,11 +227,45 @@ class ClientManager:
         default_space: str | None = None,
     ) -> CreatedClient:
         """A new client endpoint with a new token (256 random bits), ``person``'s (an
-        email, or ``owner``), granted ``spaces`` (key -> level, None: the person's own
+        email, or ``owner``), allowed ``tools`` (None: the catalogue's default tools),
+        granted ``spaces`` (key -> level, None: the person's own
         level there) with ``default_space`` among them (see the module's note for what
         is granted when they are left out). InvalidArgument names what is wrong with the
         options; NotFound an unknown person or space; FailedPrecondition a space the
         person is not a member of; Conflict when the id is taken."""
+        client_id = self._new_id(client_id)
+        owner = self._person(person)
+        levels, default = self._client_spaces(owner, spaces, default_space)
+        token = new_token()
+        entry: dict[str, Any] = {
+            "id": client_id,
+            "token_sha256": token_digest(token).hex(),
+            "allowedTools": list(tool_catalogue.default_tools() if tools is None else tools),
+            **_grant_fields(levels, default),
+            **({} if owner.is_owner else {"person": owner.email}),
+            **_options(
+                states=states,
+                origins=origins,
+                url_token=url_token,
+                may_write_lifecycle=may_write_lifecycle,
+                rate_limit_per_minute=rate_limit_per_minute,
+                chatgpt_data_tools=chatgpt_data_tools,
+                description=description,
+            ),
+        }
+        data = stored_clients.record(entry, created_by=created_by)
+        client = stored_clients.decode(client_id, data)
+        try:
+            client.profile(self._settings)
+        except ConfigurationError as error:
+            raise InvalidArgument(str(error)) from None
+        if not self._store.auth_create(stored_clients.KIND, client_id, data, None):
+            raise Conflict(f"client {client_id!r} already exists; choose another id")
+        stored_clients.mark_changed(self._store)
+        return CreatedClient(self._stored_view(client, self.directory()), token)
+
+    def _new_id(self, client_id: str) -> str:
+        """``client_id`` as a new client's id, or what is wrong with it."""
         client_id = client_id.strip()
         if not CLIENT_ID_PATTERN.fullmatch(client_id):
             raise InvalidArgument(
@@ -256,7 +278,13 @@ class ClientManager:
             )
         if client_id in self._environment:
             raise Conflict(f"client {client_id!r} is already defined in {ENVIRONMENT}")
-        owner = self._person(person)
+        return client_id
+
+    def _client_spaces(
+        self, owner: Person, spaces: Mapping[str, Level | None] | None, default_space: str | None
+    ) -> tuple[dict[str, Level], str]:
+        """The levels a new client of ``owner`` gets in each space and its default space
+        (see the module's note for what is granted when they are left out)."""
         if not spaces and owner.level_in(default_space or DEFAULT_SPACE) is None:
             theirs = " ".join(
                 f"{key}:{level.word}"
@@ -282,39 +310,7 @@ class ClientManager:
                 f"its default space {default!r} must be one of the spaces it gets "
                 f"({', '.join(levels)})"
             )
-        token = new_token()
-        entry: dict[str, Any] = {
-            "id": client_id,
-            "token_sha256": token_digest(token).hex(),
-            "allowedTools": list(tools),
-            **_grant_fields(levels, default),
-        }
-        if not owner.is_owner:
-            entry["person"] = owner.email
-        if states is not None:
-            entry["allowedFilterStates"] = list(states)
-        if origins:
-            entry["allowedOrigins"] = list(origins)
-        if url_token:
-            entry["allowUrlToken"] = True
-        if may_write_lifecycle:
-            entry["mayWriteLifecycle"] = True
-        if rate_limit_per_minute is not None:
-            entry["rateLimitPerMinute"] = rate_limit_per_minute
-        if chatgpt_data_tools:
-            entry["chatgptDataTools"] = True
-        if description:
-            entry["description"] = description.strip()
-        data = stored.record(entry, created_by=created_by)
-        client = stored.decode(client_id, data)
-        try:
-            client.profile(self._settings)
-        except ConfigurationError as error:
-            raise InvalidArgument(str(error)) from None
-        if not self._store.auth_create(stored.KIND, client_id, data, None):
-            raise Conflict(f"client {client_id!r} already exists; choose another id")
-        stored.mark_changed(self._store)
-        return CreatedClient(self._stored_view(client, self.directory()), token)
+        return levels, default
 
     def pause(self, client_id: str) -> ClientView:
         """Refuse every request of the client (403) until it is resumed."""
@@ -326,21 +322,21 @@ class ClientManager:
     def remove(self, client_id: str) -> None:
         """Delete the client: its token never works again (a new client gets a new one)."""
         self.require_stored(client_id, "removed")
-        if not self._store.auth_delete(stored.KIND, client_id):
+        if not self._store.auth_delete(stored_clients.KIND, client_id):
             raise NotFound(f"no client {client_id!r}")
-        stored.mark_changed(self._store)
+        stored_clients.mark_changed(self._store)
 
     def _set_paused(self, client_id: str, *, paused: bool) -> ClientView:
         self.require_stored(client_id, "paused" if paused else "resumed")
         changed = self._store.auth_update(
-            stored.KIND,
+            stored_clients.KIND,
             client_id,
             {"paused": paused, "changed_at": to_wire_time(utc_now())},
         )
         if changed is None:
             raise NotFound(f"no client {client_id!r}")
-        stored.mark_changed(self._store)
-        return self._stored_view(stored.decode(client_id, changed), None)
+        stored_clients.mark_changed(self._store)
+        return self._stored_view(stored_clients.decode(client_id, changed), None)
 
     # ------------------------------------------------------------- spaces
     def grant(
@@ -403,7 +399,7 @@ class ClientManager:
         changed. Refused, changing nothing (FailedPrecondition), while a client holds
         only that space: it would hold nothing."""
         changes: builtins.list[tuple[StoredClient, dict[str, Level], str]] = []
-        for client in stored.read_all(self._store):
+        for client in stored_clients.read_all(self._store):
             try:
                 grants = self._profile(client).grants
             except InvalidArgument:
@@ -421,7 +417,7 @@ class ClientManager:
             changes.append((client, rest, default))
         changed = [self._set_grants(c, rest, default, mark=False) for c, rest, default in changes]
         if changed:
-            stored.mark_changed(self._store)
+            stored_clients.mark_changed(self._store)
         return changed
 
     def _profile(self, client: StoredClient) -> Profile:
@@ -471,13 +467,13 @@ class ClientManager:
     ) -> ClientView:
         entry = {**client.entry, **_grant_fields(levels, default)}
         changed = self._store.auth_update(
-            stored.KIND, client.id, {"entry": entry, "changed_at": to_wire_time(utc_now())}
+            stored_clients.KIND, client.id, {"entry": entry, "changed_at": to_wire_time(utc_now())}
         )
         if changed is None:
             raise NotFound(f"no client {client.id!r}")
         if mark:
-            stored.mark_changed(self._store)
-        return self._stored_view(stored.decode(client.id, changed), self.directory())
+            stored_clients.mark_changed(self._store)
+        return self._stored_view(stored_clients.decode(client.id, changed), self.directory())
 
     def require_stored(self, client_id: str, done: str) -> None:
         """FailedPrecondition when the client is the environment's (``done``: "removed")."""
@@ -488,8 +484,31 @@ class ClientManager:
             )
 
 
+def _options(
+    *,
+    states: Sequence[str] | None,
+    origins: Sequence[str],
+    url_token: bool,
+    may_write_lifecycle: bool,
+    rate_limit_per_minute: int | None,
+    chatgpt_data_tools: bool,
+    description: str | None,
+) -> dict[str, Any]:
+    """The optional fields of a new client's profile entry, only those given."""
+    fields: dict[str, Any] = {
+        "allowedFilterStates": None if states is None else list(states),
+        "allowedOrigins": list(origins) if origins else None,
+        "allowUrlToken": True if url_token else None,
+        "mayWriteLifecycle": True if may_write_lifecycle else None,
+        "rateLimitPerMinute": rate_limit_per_minute,
+        "chatgptDataTools": True if chatgpt_data_tools else None,
+        "description": description.strip() if description else None,
+    }
+    return {key: value for key, value in fields.items() if value is not None}
+
+
 def _grant_fields(levels: Mapping[str, Level], default: str) -> dict[str, Any]:
-    """A profile entry's ``spaces`` and ``defaultSpace`` (``server.profiles.entry_grants``)."""
+    """A profile entry's ``spaces`` and ``defaultSpace`` (``access.profiles.entry_grants``)."""
     return {
         "spaces": {key: level.word for key, level in sorted(levels.items())},
         "defaultSpace": default,

@@ -6,7 +6,7 @@ are kept (``Profile.source``):
 - a stored client: its record's ``defaultSpace`` (``ClientManager.set_default``),
   then the marker every server process watches: this process re-reads at its next
   request, every other one within ``METACORTEX_CLIENT_REFRESH_SECONDS``
-  (``clients.directory``);
+  (``access.client_directory``);
 - an OAuth grant: the grant record's ``default_space``; every request reads its grant
   record already (``auth.resource``), so every instance acts there at once;
 - the admin token (and ``metacortex stdio`` without ``--client``) and the
@@ -22,12 +22,12 @@ from __future__ import annotations
 
 from typing import Final
 
+from metacortex.access.model import DEFAULT_SPACE, Level
+from metacortex.access.profiles import Profile
 from metacortex.clients.grants import PREFIX, set_grant_default
 from metacortex.clients.manage import ENVIRONMENT, ClientManager
 from metacortex.config import Settings
 from metacortex.errors import FailedPrecondition
-from metacortex.server.profiles import Profile
-from metacortex.spaces.model import DEFAULT_SPACE, Level
 from metacortex.storage.base import MemoryStore
 
 ADMIN_REFUSAL: Final = (

@@ -19,15 +19,15 @@ from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import Response
 
+from metacortex.access.model import Directory
 from metacortex.clients.grants import client_labels, label_of, list_grants
 from metacortex.console import charts
 from metacortex.console.base import ConsoleBase, access_for
 from metacortex.console.switcher import ALL_SPACES, carried_space, space_labels
 from metacortex.console.words import refusal
 from metacortex.domain.records import utc_now
+from metacortex.kernel.events import MEMORY_EVENTS
 from metacortex.owner import Session
-from metacortex.server.events import MEMORY_EVENTS
-from metacortex.spaces.model import Directory
 
 DAYS: Final = 14
 # Events read for the charts (newest days first matter; the window bounds the read).

@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
+from metacortex.access.profiles import ADMIN_PROFILE_ID
 from metacortex.clients.grants import PREFIX, client_labels, label_of, list_grants
 from metacortex.console.base import ConsoleBase
 from metacortex.domain.records import Attribution, Memory
-from metacortex.server.profiles import ADMIN_PROFILE_ID
 
 # Credentials that are not client endpoints, in words.
 NAMED: Final = {ADMIN_PROFILE_ID: "admin endpoint"}

@@ -5,7 +5,7 @@ The caller's access is built once per request, where the console checks the sess
 (``console.web``), by ``caller_access``, and every page reads it with
 ``access_for(request)``: the owner acts in every space (``Access.admin``); a person
 signed in with their email acts in their spaces at their level (their membership
-capped by their role, ``spaces.model.effective_levels``), with every state readable,
+capped by their role, ``access.model.effective_levels``), with every state readable,
 never erasing. The space a page shows is the caller's default space: ``?space=KEY``
 when the caller has it, else ``default`` when they have that, else the first of
 theirs by key. Every store call a page makes names it (``space=``), and every link and
@@ -32,19 +32,19 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from metacortex.access.model import Level
 from metacortex.config import Settings
 from metacortex.console.present import ago, clock, exact, first_line, wire
 from metacortex.console.switcher import all_spaces, carried_space, switcher
 from metacortex.console.words import merge_method
 from metacortex.domain.records import ALL_STATES, BranchState, utc_now
 from metacortex.errors import MetaCortexError
+from metacortex.kernel.domain_errors import HTTP_STATUS
+from metacortex.kernel.runtime import Runtime
 from metacortex.owner import OwnerWeb, Session, security_headers, templates
 from metacortex.owner.base import ICON_PATH, STYLESHEET_PATH
 from metacortex.owner.callers import Caller, home_space
-from metacortex.server.domain_errors import HTTP_STATUS
-from metacortex.server.runtime import Runtime
 from metacortex.service import Access, MemoryService
-from metacortex.spaces.model import Level
 from metacortex.usecases.undo import UNDO_WINDOW
 
 if TYPE_CHECKING:

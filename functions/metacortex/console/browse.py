@@ -13,6 +13,7 @@ from typing import Any, Final
 from starlette.requests import Request
 from starlette.responses import Response
 
+from metacortex.access.model import DEFAULT_SPACE
 from metacortex.clients.grants import list_grants
 from metacortex.console import listing
 from metacortex.console.authors import author, client_names, clients_of
@@ -27,7 +28,6 @@ from metacortex.errors import MetaCortexError
 from metacortex.owner import Session
 from metacortex.retrieval.text import query_terms
 from metacortex.service import Access
-from metacortex.spaces.model import DEFAULT_SPACE
 from metacortex.usecases.reading import memory_filter
 
 PAGE_SIZE: Final = 25

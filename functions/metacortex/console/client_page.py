@@ -20,6 +20,7 @@ from typing import Final
 from starlette.requests import Request
 from starlette.responses import Response
 
+from metacortex.access.profiles import ADMIN_PROFILE_ID
 from metacortex.clients import ClientManager, ClientView, CreatedClient
 from metacortex.clients.grants import (
     list_grants,
@@ -31,7 +32,6 @@ from metacortex.clients.snippets import ADMIN_TOKEN_VARIABLE, Endpoint, client_e
 from metacortex.console.base import ConsoleBase
 from metacortex.errors import MetaCortexError, NotFound
 from metacortex.owner import Session, public_base
-from metacortex.server.profiles import ADMIN_PROFILE_ID
 
 CLIENTS: Final = "/console/clients"
 # What the page says after a change redirected to it (``?done=``).

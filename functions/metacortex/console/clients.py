@@ -18,17 +18,17 @@ from urllib.parse import urlsplit
 from starlette.requests import Request
 from starlette.responses import Response
 
-from metacortex.auth.presets import BY_ID, granted_scopes
+from metacortex import tool_catalogue
+from metacortex.access.grants import BY_ID, granted_scopes
+from metacortex.access.profiles import ADMIN_PROFILE_ID
 from metacortex.clients import ClientManager
 from metacortex.clients.grants import GrantView, list_grants
-from metacortex.clients.manage import DEFAULT_TOOLS
 from metacortex.console.activity import DAYS, read_activity
 from metacortex.console.base import ConsoleBase, form_text
 from metacortex.console.client_page import NOTICES, client_page
 from metacortex.errors import InvalidArgument, MetaCortexError
-from metacortex.guard.routes import resolve
+from metacortex.kernel.routes import resolve
 from metacortex.owner import Session
-from metacortex.server.profiles import ADMIN_PROFILE_ID, TOOL_NAMES
 
 # Last use is looked up over the activity page's window of events (they are kept 90 days
 # by default): reading them all would make the page's time grow with the retention
@@ -99,9 +99,14 @@ async def clients_page(
             "oauth": console.authorization is not None,
             "last_use_days": LAST_USE_DAYS,
             "refresh_seconds": console.settings.metacortex_client_refresh_seconds,
-            "tool_names": TOOL_NAMES,
+            "tool_names": tool_catalogue.model_tools(),
             "form": form
-            or {"id": "", "description": "", "tools": DEFAULT_TOOLS, "url_token": False},
+            or {
+                "id": "",
+                "description": "",
+                "tools": tool_catalogue.default_tools(),
+                "url_token": False,
+            },
             "notice": NOTICES.get(done or ""),
             "error": error,
         },

@@ -2,7 +2,7 @@
 active and the spaces they are members of; add a person, change their role or spaces,
 deactivate or reactivate them, and make an invitation link.
 
-Each change goes through what ``metacortex person`` uses (``spaces.registry.Registry``;
+Each change goes through what ``metacortex person`` uses (``access.registry.Registry``;
 the link: ``owner.invitations.invite``, valid ``METACORTEX_INVITATION_DAYS`` days, shown
 once on the page that made it and never stored in the clear). Every server applies a
 change within ``METACORTEX_CLIENT_REFRESH_SECONDS`` (a deactivated person's
@@ -21,13 +21,13 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import Response
 
+from metacortex.access.model import DEFAULT_SPACE, Directory, Level, Person, Role
+from metacortex.access.registry import Registry
 from metacortex.console.base import ConsoleBase, form_text
 from metacortex.console.switcher import space_labels
 from metacortex.errors import FailedPrecondition, InvalidArgument, MetaCortexError
 from metacortex.owner import Session
 from metacortex.owner.invitations import INVITE_PATH, invite
-from metacortex.spaces.model import DEFAULT_SPACE, Directory, Level, Person, Role
-from metacortex.spaces.registry import Registry
 
 PAGE: Final = "/console/people"
 ROLES: Final = (Role.WRITER.value, Role.READER.value)

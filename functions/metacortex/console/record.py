@@ -15,6 +15,7 @@ from typing import Any, Final
 from starlette.requests import Request
 from starlette.responses import Response
 
+from metacortex.access.model import Level
 from metacortex.console.activity import RELEVANCE_FLOOR
 from metacortex.console.authors import author, client_names, clients_of
 from metacortex.console.base import ConsoleBase, access_for
@@ -31,7 +32,6 @@ from metacortex.errors import MetaCortexError, NotFound
 from metacortex.owner import Session
 from metacortex.retrieval.text import query_terms
 from metacortex.service import Access
-from metacortex.spaces.model import Level
 
 # How far a supersession chain is followed on a record page.
 CHAIN_HOPS: Final = 20

@@ -20,14 +20,14 @@ from urllib.parse import urlencode
 from starlette.requests import Request
 from starlette.responses import Response
 
+from metacortex.access.model import DEFAULT_SPACE, Directory
+from metacortex.access.registry import Registry
 from metacortex.console.base import ConsoleBase, form_text
 from metacortex.console.clients import manager
 from metacortex.domain.records import ALL_STATES
 from metacortex.errors import MetaCortexError
 from metacortex.operations.space_removal import SpaceRemoval, refusal
 from metacortex.owner import Session
-from metacortex.spaces.model import DEFAULT_SPACE, Directory
-from metacortex.spaces.registry import Registry
 from metacortex.storage.base import MemoryFilter
 
 PAGE: Final = "/console/spaces"

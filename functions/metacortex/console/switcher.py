@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from starlette.requests import Request
 
-from metacortex.spaces.model import DEFAULT_SPACE, Directory, Level
+from metacortex.access.model import DEFAULT_SPACE, Directory, Level
 
 # ``?space=*``: the owner's view of every space (not a space key: keys are slugs).
 ALL_SPACES: Final = "*"

@@ -17,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from metacortex.access.rules import no_space_message
 from metacortex.console import (
     activity,
     backup,
@@ -49,9 +50,8 @@ from metacortex.console.base import (
 )
 from metacortex.console.switcher import ALL_SPACES, carried_space, keep_all_spaces
 from metacortex.errors import Forbidden, NotFound
-from metacortex.guard.routes import FUNCTION_PREFIX
+from metacortex.kernel.routes import FUNCTION_PREFIX
 from metacortex.owner import Session
-from metacortex.usecases.access import no_space_message
 
 Handler = Callable[[ConsoleBase, Request, Session], Awaitable[Response]]
 # Pages only the owner may open (paths under /console): every client and grant, erasure,

@@ -45,7 +45,7 @@ class Initiator(StrEnum):
 
 ALL_STATES: tuple[BranchState, ...] = tuple(BranchState)
 DEFAULT_TOPIC = "general"
-# Where everything written before spaces existed lives (``metacortex.spaces``).
+# Where everything written before spaces existed lives (``metacortex.access``).
 DEFAULT_SPACE: Final = "default"
 _NO_NAMES: Final[Mapping[str, str]] = {}
 
@@ -218,7 +218,7 @@ class Memory:
     provenance: Provenance = field(default_factory=Provenance)
     # How a consolidated record was produced (e.g. "offline_sentence_merge" or a model name).
     merge_method: str | None = None
-    # The space the record lives in; every read and write names one (``metacortex.spaces``).
+    # The space the record lives in; every read and write names one (``metacortex.access``).
     space: str = DEFAULT_SPACE
     # Who created it, and who last changed its state; None on records written before
     # attribution (reported as unattributed, never guessed).
@@ -280,7 +280,7 @@ class Tombstone:
     erased_at: datetime
     erased_by: str
     # The state the record was in when erased (None: erased before stores kept it). Who
-    # could not read that state is never told the record existed (usecases/access.py).
+    # could not read that state is never told the record existed (access/rules.py).
     branch_state: BranchState | None = None
 
     def describe(self) -> str:

@@ -12,7 +12,9 @@ a refused client still sends), ``rejections`` (the ``Rejection`` shape and what
 recording one may cost) and ``bearer`` (the seam to the OAuth resource server in
 ``metacortex.auth``).
 
-It depends on ``metacortex.server`` (the runtime, profiles, logs and events)
-and never on ``metacortex.mcp_surface``: a refusal is decided without the MCP
-tools.
+It depends on ``metacortex.kernel`` (the runtime, the routes, the ``Rejection``
+shape and what recording one may cost, the ``bearer`` seam to the OAuth resource
+server in ``metacortex.auth``, logs and events) and ``metacortex.access`` (the
+profiles), and never on ``metacortex.mcp_surface``: a refusal is decided without
+the MCP tools.
 """

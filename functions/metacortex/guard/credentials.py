@@ -15,7 +15,7 @@ from urllib.parse import parse_qsl, urlencode
 
 from starlette.datastructures import Headers
 
-from metacortex.server.profiles import Profile, Profiles, token_digest
+from metacortex.access.profiles import Profile, Profiles, token_digest
 
 URL_TOKEN_PARAM: Final = "auth_" + "token"  # split: not a credential (ruff S105)
 

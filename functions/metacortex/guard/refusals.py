@@ -12,8 +12,8 @@ from typing import Final
 
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
-from metacortex.guard.rejections import Rejection
-from metacortex.server.runtime import UNAVAILABLE_MESSAGE
+from metacortex.kernel.rejections import Rejection
+from metacortex.kernel.runtime import UNAVAILABLE_MESSAGE
 
 UNAVAILABLE: Final = Rejection(
     503, "unavailable", "unavailable", UNAVAILABLE_MESSAGE, headers={"retry-after": "30"}

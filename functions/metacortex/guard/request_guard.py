@@ -66,18 +66,18 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from metacortex.access.profiles import Profile, Profiles
 from metacortex.guard import refusals
 from metacortex.guard.addresses import AddressResolver, client_address
-from metacortex.guard.bearer import BearerAuthority, BearerIdentity
 from metacortex.guard.cors import ALLOWED_METHODS, SAFE_HEADERS, cors_headers, preflight_headers
 from metacortex.guard.credentials import StaticTokens, credential, without_url_token
 from metacortex.guard.hosts import HostPolicy, is_loopback_origin
 from metacortex.guard.ratelimit import RateLimiter
-from metacortex.guard.rejections import Rejection, bounded_request, loggable_path
-from metacortex.guard.routes import Route, resolve
-from metacortex.server.logs import bounded_text, log, redact_query, request_lines
-from metacortex.server.profiles import Profile, Profiles
-from metacortex.server.runtime import PROFILE_SCOPE_KEY, Runtime
+from metacortex.kernel.bearer import BearerAuthority, BearerIdentity
+from metacortex.kernel.logs import bounded_text, log, redact_query, request_lines
+from metacortex.kernel.rejections import Rejection, bounded_request, loggable_path
+from metacortex.kernel.routes import Route, resolve
+from metacortex.kernel.runtime import PROFILE_SCOPE_KEY, Runtime
 
 _ANY_MCP_ANSWER: Final = b"application/json, text/event-stream"
 

@@ -9,7 +9,7 @@ that both transports (HTTP in ``metacortex.server.app``, stdio in
 ``prompts`` and ``context_prompt``, ``recording`` (the log line and event of
 every call) and ``summaries`` (what an event keeps of a request).
 
-It depends on ``metacortex.server`` (runtime, profiles, logs, events) and the
-service, never on ``metacortex.guard``: the guard has already let the request
+It depends on ``metacortex.kernel`` (runtime, logs, events), ``metacortex.access``
+(profiles) and the service, never on ``metacortex.guard``: the guard has already let the request
 in when a handler runs.
 """

@@ -6,7 +6,8 @@ ChatGPT's deep research and company-knowledge modes call only tools named
 ``{"id", "title", "text", "url", "metadata"}`` (topic, state, creation time, and who
 created and last changed the memory). A profile opts in with
 ``chatgptDataTools`` (an OAuth grant with the consent page's checkbox); the tools
-then follow the profile's ``search_context`` / ``fetch_context`` rights and states.
+then follow the profile's ``search_context`` / ``fetch_context`` rights and states
+(the tool catalogue's ``stands_for``).
 
 ChatGPT cites results by ``url`` and asks for a canonical https URL: with a public
 URL configured (``METACORTEX_PUBLIC_URL``) it is the record's page in the owner's
@@ -27,8 +28,6 @@ from metacortex.service import Access, MemoryService
 
 SEARCH: Final = "search"
 FETCH: Final = "fetch"
-# Which regular tool each shape stands for: the profile must allow that one.
-BACKED_BY: Final = {SEARCH: "search_context", FETCH: "fetch_context"}
 
 
 class SearchInput(schemas.ToolInput):

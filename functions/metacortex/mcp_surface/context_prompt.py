@@ -23,14 +23,14 @@ from typing import Any, Final
 
 import mcp_types as types
 
+from metacortex.access.model import Directory
+from metacortex.access.profiles import Profile
 from metacortex.domain import limits
 from metacortex.domain.records import Attribution, Memory, to_wire_time
 from metacortex.domain.text import summarize
 from metacortex.errors import InvalidArgument
 from metacortex.mcp_surface.resources import reads_bodies, reads_recent
-from metacortex.server.profiles import Profile
 from metacortex.service import MemoryService
-from metacortex.spaces.model import Directory
 
 PROMPT_NAME: Final = "context"
 DEFAULT_MAX_CHARS: Final = 8_000

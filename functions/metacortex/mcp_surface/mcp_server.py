@@ -18,10 +18,10 @@ from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 
 from metacortex import __version__
+from metacortex.access.profiles import Profile
 from metacortex.apps import views
+from metacortex.kernel.runtime import Runtime, request_profile
 from metacortex.mcp_surface import prompts, resources, tools
-from metacortex.server.profiles import Profile
-from metacortex.server.runtime import Runtime, request_profile
 
 INSTRUCTIONS: Final = (
     "MetaCortex is the user's persistent memory, shared by all their assistants. Before "

@@ -3,7 +3,7 @@
 ``correct_memory`` is a ready-made instruction to replace a wrong memory: one
 user message telling the model to save the corrected memory, deprecate the
 wrong one as ``corrected`` (superseded by the new id), and report both ids. It
-is offered only where both tools it relies on are available. With ``space`` it
+is offered only where both tools it relies on are listed. With ``space`` it
 corrects a memory of that space: both calls it asks for name it (else they would
 act in the default space, where the memory is not), and the space is resolved as
 the tools resolve it, for writing (a space not granted reads as a missing one; a
@@ -27,14 +27,14 @@ import anyio.to_thread
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
+from metacortex.access.model import Level
+from metacortex.access.profiles import Profile
 from metacortex.domain import limits
 from metacortex.errors import InvalidArgument, MetaCortexError, Unavailable
+from metacortex.kernel.runtime import Runtime
 from metacortex.mcp_surface import context_prompt
 from metacortex.mcp_surface.recording import record_request
-from metacortex.server.profiles import Profile
-from metacortex.server.runtime import Runtime
 from metacortex.service import Access
-from metacortex.spaces.model import Level
 
 PROMPT_NAME: Final = "correct_memory"
 _NEEDS: Final = frozenset({"save_context", "deprecate_context"})
@@ -80,7 +80,7 @@ PROMPT: Final = types.Prompt(
 
 def prompts_for(profile: Profile) -> list[types.Prompt]:
     """What ``prompts/list`` shows this profile."""
-    offered = [PROMPT] if profile.allowed_tools >= _NEEDS else []
+    offered = [PROMPT] if set(profile.tools) >= _NEEDS else []
     offered += [context_prompt.PROMPT] if context_prompt.offered(profile) else []
     return [prompt.model_copy(deep=True) for prompt in offered]
 

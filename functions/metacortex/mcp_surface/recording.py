@@ -10,10 +10,10 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from metacortex.access.profiles import Profile
+from metacortex.kernel.logs import log
+from metacortex.kernel.runtime import Runtime
 from metacortex.mcp_surface.summaries import summarize_arguments
-from metacortex.server.logs import log
-from metacortex.server.profiles import Profile
-from metacortex.server.runtime import Runtime
 
 _LABELS = {"tool_call": "tool", "resource_read": "resource read", "prompt_get": "prompt"}
 

@@ -4,9 +4,10 @@ template ``memory://{id}``.
 What an agent (or the person driving it) can attach at the start of a session
 without calling a tool. Each follows the caller's profile exactly as the tools do:
 
-- a profile with a read tool (``search_context``, ``fetch_context`` or
-  ``list_context``) gets ``memory://topics``: every topic with its count per
-  state, counting and naming only the states the profile may read;
+- a profile with a reading tool (the tool catalogue's group ``reading``:
+  ``search_context``, ``fetch_context``, ``list_context``) gets ``memory://topics``:
+  every topic with its count per state, counting and naming only the states the
+  profile may read;
 - and, when it may read ``active`` memories, ``memory://recent``: the newest
   active memories, with their content only where ``fetch_context`` is allowed
   (otherwise the summary ``list_context`` shows);
@@ -39,14 +40,16 @@ import anyio.to_thread
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
+from metacortex import tool_catalogue
+from metacortex.access.profiles import Profile
 from metacortex.apps import views
 from metacortex.domain.records import BranchState
 from metacortex.domain.text import summarize
 from metacortex.errors import InvalidArgument, MetaCortexError, Unavailable
+from metacortex.kernel.runtime import Runtime
 from metacortex.mcp_surface.recording import record_request
-from metacortex.server.profiles import Profile
-from metacortex.server.runtime import Runtime
 from metacortex.service import MemoryService
+from metacortex.tool_catalogue import Group
 
 SCHEME: Final = "memory://"
 TOPICS_URI: Final = "memory://topics"
@@ -56,7 +59,6 @@ GRAPH_URI: Final = "memory://graph"
 MEMORY_TEMPLATE: Final = "memory://{id}"
 RECENT_COUNT: Final = 20
 JSON_TYPE: Final = "application/json"
-READ_TOOLS: Final = frozenset({"search_context", "fetch_context", "list_context"})
 BODY_TOOL: Final = "fetch_context"
 _MAX_LOGGED_URI: Final = 128
 
@@ -117,8 +119,9 @@ MEMORY: Final = types.ResourceTemplate(
 
 
 def reads(profile: Profile) -> bool:
-    """Whether the profile may read memories at all (one of the read tools)."""
-    return bool(profile.allowed_tools & READ_TOOLS)
+    """Whether the profile may read memories at all (one of the catalogue's reading
+    tools)."""
+    return bool(profile.allowed_tools & set(tool_catalogue.in_group(Group.READING)))
 
 
 def reads_bodies(profile: Profile) -> bool:

@@ -21,7 +21,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from functools import partial
+from functools import cache, partial
 from typing import Any, Final
 
 import anyio.to_thread
@@ -29,17 +29,19 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 
+from metacortex import tool_catalogue
+from metacortex.access.profiles import Profile
 from metacortex.apps import caller, views
 from metacortex.cancellation import Receive, until_caller_gone
 from metacortex.clients.own_default import set_own_default
 from metacortex.domain import limits
 from metacortex.errors import Forbidden, InvalidArgument, MetaCortexError, Unavailable
+from metacortex.kernel.runtime import Runtime
 from metacortex.mcp_surface import chatgpt_tools, document_schemas, schemas
 from metacortex.mcp_surface.recording import record_request
 from metacortex.mcp_surface.summaries import summarize_result
-from metacortex.server.profiles import OWNER_TOOL_NAMES, TOOL_NAMES, Profile
-from metacortex.server.runtime import Runtime
 from metacortex.service import Access, MemoryService
+from metacortex.tool_catalogue import Group
 
 ToolRunner = Callable[[MemoryService, Access, dict[str, Any]], dict[str, Any]]
 # A tool about the calling credential itself (its own record), run with its profile and
@@ -52,17 +54,40 @@ ERASED_BY_TOOL: Final = "the admin endpoint (erase_context)"
 
 @dataclass(frozen=True, slots=True)
 class ToolSpec:
+    """What a model reads about a tool and the code that runs it; everything else about
+    it (its group, scope, whether it only reads, who is granted it) is its entry in the
+    tool catalogue (``metacortex.tool_catalogue``), under the same name."""
+
     name: str
     title: str
     description: str
     input_model: type[schemas.ToolInput]
     output_model: type[BaseModel]
-    annotations: types.ToolAnnotations
     run: ToolRunner
     on_credential: CredentialRunner | None = None
     # Long work (a document read and embedded): ``run`` gets a ``cancellation`` argument,
     # cancelled when the caller disconnects or cancels the request (``cancellation.py``).
     cancellable: bool = False
+    # The hints of a tool that changes something (the catalogue says which do).
+    idempotent: bool = False
+    destructive: bool = False
+
+    @property
+    def annotations(self) -> types.ToolAnnotations:
+        entry = tool_catalogue.entry(self.name)
+        if entry is None:
+            raise LookupError(f"the tool {self.name!r} is not in the tool catalogue")
+        if entry.read_only:
+            return types.ToolAnnotations(
+                title=self.title, read_only_hint=True, open_world_hint=False
+            )
+        return types.ToolAnnotations(
+            title=self.title,
+            read_only_hint=False,
+            destructive_hint=self.destructive,
+            idempotent_hint=self.idempotent,
+            open_world_hint=False,
+        )
 
     def definition(self) -> types.Tool:
         return types.Tool(
@@ -74,20 +99,6 @@ class ToolSpec:
             annotations=self.annotations,
             _meta=views.tool_meta(self.name),
         )
-
-
-def _read_only(title: str) -> types.ToolAnnotations:
-    return types.ToolAnnotations(title=title, read_only_hint=True, open_world_hint=False)
-
-
-def _write(title: str, *, idempotent: bool) -> types.ToolAnnotations:
-    return types.ToolAnnotations(
-        title=title,
-        read_only_hint=False,
-        destructive_hint=False,
-        idempotent_hint=idempotent,
-        open_world_hint=False,
-    )
 
 
 def _runs_on_the_credential(
@@ -139,7 +150,7 @@ _SPECS: Final = (
         input_model=schemas.SaveContextInput,
         output_model=schemas.SaveContextOutput,
         # Not idempotent in general: outside the dedupe window the same call saves again.
-        annotations=_write("Save a memory", idempotent=False),
+        idempotent=False,
         run=lambda service, access, args: service.save(access, **args),
     ),
     ToolSpec(
@@ -156,7 +167,6 @@ _SPECS: Final = (
         ),
         input_model=schemas.SearchContextInput,
         output_model=schemas.SearchContextOutput,
-        annotations=_read_only("Search memories"),
         run=lambda service, access, args: service.search(access, **args),
     ),
     ToolSpec(
@@ -171,7 +181,6 @@ _SPECS: Final = (
         ),
         input_model=schemas.FetchContextInput,
         output_model=schemas.FetchContextOutput,
-        annotations=_read_only("Fetch a memory"),
         run=lambda service, access, args: service.fetch(access, **args),
     ),
     ToolSpec(
@@ -186,7 +195,6 @@ _SPECS: Final = (
         ),
         input_model=schemas.ListContextInput,
         output_model=schemas.ListContextOutput,
-        annotations=_read_only("List memories"),
         run=lambda service, access, args: service.list_memories(access, **args),
     ),
     ToolSpec(
@@ -203,7 +211,7 @@ _SPECS: Final = (
         ),
         input_model=schemas.DeprecateContextInput,
         output_model=schemas.DeprecateContextOutput,
-        annotations=_write("Deprecate a memory", idempotent=True),
+        idempotent=True,
         run=lambda service, access, args: service.deprecate(access, **args),
     ),
     ToolSpec(
@@ -218,7 +226,7 @@ _SPECS: Final = (
         ),
         input_model=schemas.PromoteContextInput,
         output_model=schemas.PromoteContextOutput,
-        annotations=_write("Promote a draft", idempotent=True),
+        idempotent=True,
         run=lambda service, access, args: service.promote(access, **args),
     ),
     ToolSpec(
@@ -237,7 +245,7 @@ _SPECS: Final = (
         ),
         input_model=schemas.ConsolidateContextInput,
         output_model=schemas.ConsolidateContextOutput,
-        annotations=_write("Consolidate memories", idempotent=True),
+        idempotent=True,
         run=lambda service, access, args: service.consolidate(access, **args),
     ),
     ToolSpec(
@@ -253,7 +261,6 @@ _SPECS: Final = (
         ),
         input_model=schemas.RelatedContextInput,
         output_model=schemas.RelatedContextOutput,
-        annotations=_read_only("Follow linked memories"),
         run=lambda service, access, args: service.related_context(access, **args),
     ),
     ToolSpec(
@@ -269,7 +276,6 @@ _SPECS: Final = (
         ),
         input_model=schemas.NoInput,
         output_model=schemas.ListSpacesOutput,
-        annotations=_read_only("List your spaces"),
         run=lambda service, access, args: service.list_spaces(access),
     ),
     ToolSpec(
@@ -283,7 +289,6 @@ _SPECS: Final = (
         ),
         input_model=schemas.NoInput,
         output_model=schemas.WhoAmIOutput,
-        annotations=_read_only("Who am I"),
         run=lambda service, access, args: service.who_am_i(access),
     ),
     ToolSpec(
@@ -298,7 +303,7 @@ _SPECS: Final = (
         ),
         input_model=schemas.SetDefaultSpaceInput,
         output_model=schemas.SetDefaultSpaceOutput,
-        annotations=_write("Change your default space", idempotent=True),
+        idempotent=True,
         run=_runs_on_the_credential,
         on_credential=lambda runtime, service, profile, args: _set_default_space(
             runtime, service, profile, args["space"]
@@ -324,7 +329,7 @@ _SPECS: Final = (
         input_model=document_schemas.CreateDocumentInput,
         output_model=document_schemas.CreateDocumentOutput,
         # The same file again is a duplicate; a changed one makes a new version.
-        annotations=_write("Add a document", idempotent=True),
+        idempotent=True,
         run=lambda service, access, args: service.create_document(access, **args),
         cancellable=True,
     ),
@@ -340,7 +345,6 @@ _SPECS: Final = (
         ),
         input_model=document_schemas.ListDocumentsInput,
         output_model=document_schemas.ListDocumentsOutput,
-        annotations=_read_only("List documents"),
         run=lambda service, access, args: service.list_documents(access, **args),
     ),
     ToolSpec(
@@ -355,7 +359,6 @@ _SPECS: Final = (
         ),
         input_model=document_schemas.GetDocumentInput,
         output_model=document_schemas.GetDocumentOutput,
-        annotations=_read_only("Read a document"),
         run=lambda service, access, args: service.get_document(access, **args),
     ),
 )
@@ -373,23 +376,25 @@ _OWNER_SPECS: Final = (
         ),
         input_model=schemas.EraseContextInput,
         output_model=schemas.EraseContextOutput,
-        annotations=types.ToolAnnotations(
-            title="Erase memories",
-            read_only_hint=False,
-            destructive_hint=True,
-            idempotent_hint=True,
-            open_world_hint=False,
-        ),
+        idempotent=True,
+        destructive=True,
         run=lambda service, access, args: service.erase(
             access, ids=args["ids"], erased_by=ERASED_BY_TOOL, space=args.get("space")
         ),
     ),
 )
-TOOLS: Final[Mapping[str, ToolSpec]] = {spec.name: spec for spec in _SPECS}
-assert tuple(TOOLS) == TOOL_NAMES
-OWNER_TOOLS: Final[Mapping[str, ToolSpec]] = {spec.name: spec for spec in _OWNER_SPECS}
-assert tuple(OWNER_TOOLS) == OWNER_TOOL_NAMES
-_DEFINITIONS: Final = {spec.name: spec.definition() for spec in (*_SPECS, *_OWNER_SPECS)}
+# By name; every one in the catalogue, in its order (a tool added in one place only fails
+# here, at import).
+TOOLS: Final[dict[str, ToolSpec]] = {spec.name: spec for spec in _SPECS}
+assert tuple(TOOLS) == tool_catalogue.model_tools()
+OWNER_TOOLS: Final[dict[str, ToolSpec]] = {spec.name: spec for spec in _OWNER_SPECS}
+assert tuple(OWNER_TOOLS) == tool_catalogue.in_group(Group.OWNER)
+
+
+@cache
+def _definition(spec: ToolSpec) -> types.Tool:
+    """The spec's definition, made once (copied before it is handed out)."""
+    return spec.definition()
 
 
 _EXTRACTING_SAVE: Final = replace(
@@ -404,16 +409,20 @@ _EXTRACTING_SAVE: Final = replace(
 def tool_definitions(profile: Profile, *, extraction: bool = False) -> list[types.Tool]:
     """The profile's tools, exactly as tools/list presents them; ``extraction``: the
     server splits saved texts into facts (save_context says so, only then)."""
-    definitions = dict(_DEFINITIONS)
-    if extraction:
-        definitions["save_context"] = _EXTRACTING_SAVE
-    return [definitions[name].model_copy(deep=True) for name in profile.tools] + [
+    definitions = [
+        _EXTRACTING_SAVE
+        if extraction and name == "save_context"
+        else _definition(TOOLS.get(name) or OWNER_TOOLS[name])
+        for name in profile.tools
+    ]
+    return [definition.model_copy(deep=True) for definition in definitions] + [
         chatgpt_tools.DEFINITIONS[name].model_copy(deep=True) for name in profile.chatgpt_tools
     ]
 
 
 def input_schema_of(name: str) -> dict[str, Any] | None:
-    definition = _DEFINITIONS.get(name) or chatgpt_tools.DEFINITIONS.get(name)
+    spec = TOOLS.get(name) or OWNER_TOOLS.get(name)
+    definition = _definition(spec) if spec is not None else chatgpt_tools.DEFINITIONS.get(name)
     return dict(definition.input_schema) if definition is not None else None
 
 

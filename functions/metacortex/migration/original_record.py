@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final, Literal
 
+from metacortex.access.model import check_space_key
 from metacortex.domain.record_rules import check_record
 from metacortex.domain.records import (
     DEFAULT_SPACE,
@@ -56,7 +57,6 @@ from metacortex.domain.stored_values import (
     text,
 )
 from metacortex.errors import InvalidArgument
-from metacortex.spaces.model import check_space_key
 
 Layout = Literal["nested", "top-level", "current", "portable"]
 # The original's first modality name for text with an image (service.ts

@@ -25,18 +25,18 @@ from pathlib import Path
 from typing import Any, BinaryIO, Final
 from urllib.parse import urlsplit
 
-from metacortex.config import Settings
-from metacortex.domain.records import ALL_STATES
-from metacortex.errors import ConfigurationError
-from metacortex.server.profiles import (
+from metacortex import tool_catalogue
+from metacortex.access.profiles import (
     ADMIN_PROFILE_ID,
     CLIENT_ID_PATTERN,
-    TOOL_NAMES,
     load_profiles,
     new_token,
     token_digest,
     token_weakness,
 )
+from metacortex.config import Settings
+from metacortex.domain.records import ALL_STATES
+from metacortex.errors import ConfigurationError
 
 # Fields the original's profiles had that mean the same here.
 _CARRIED: Final = ("allowedFilterStates", "defaultFilterState", "rateLimitPerMinute")
@@ -203,14 +203,15 @@ def _client_id(index: int, value: Any, taken: set[str], result: ProfileMigration
 
 
 def _tools(value: Any, where: str, note: Any) -> list[str]:
+    known_tools = tool_catalogue.model_tools()
     if not isinstance(value, list) or not value:
         note(
             f"{where} allowedTools was empty or missing, which granted every tool in the "
-            "original: all six are now listed explicitly; narrow them if you can"
+            "original: every tool is now listed explicitly; narrow them if you can"
         )
-        return list(TOOL_NAMES)
-    known = [t.strip() for t in value if isinstance(t, str) and t.strip() in TOOL_NAMES]
-    unknown = [t for t in value if not (isinstance(t, str) and t.strip() in TOOL_NAMES)]
+        return list(known_tools)
+    known = [t.strip() for t in value if isinstance(t, str) and t.strip() in known_tools]
+    unknown = [t for t in value if not (isinstance(t, str) and t.strip() in known_tools)]
     if unknown:
         note(f"{where} dropped unknown tool(s) {', '.join(map(str, unknown))}")
     if not known:

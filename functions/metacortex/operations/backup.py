@@ -26,6 +26,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from metacortex.access.registry import Registry, read_directory
 from metacortex.domain.record_rules import supersession_loops
 from metacortex.domain.records import DEFAULT_SPACE, Memory
 from metacortex.domain.relations import Relation
@@ -63,7 +64,6 @@ from metacortex.operations.backup_relations import (
 from metacortex.operations.progress import progress
 from metacortex.operations.walk import all_memories, count_memories, spaces_of
 from metacortex.providers.base import Embedder
-from metacortex.spaces.registry import Registry, read_directory
 from metacortex.storage import sqlite_files
 from metacortex.storage.base import MemoryStore, StoreTransaction
 

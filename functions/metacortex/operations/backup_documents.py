@@ -26,12 +26,12 @@ from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from metacortex.access.model import check_space_key
 from metacortex.domain import limits
 from metacortex.domain.documents import Document, DocumentState
 from metacortex.domain.records import to_wire_time
 from metacortex.domain.stored_values import Refused, instant, kind, text
 from metacortex.errors import Conflict, InvalidArgument
-from metacortex.spaces.model import check_space_key
 from metacortex.storage.base import DocumentWrite, MemoryStore, PageKey
 
 DOCUMENTS: Final = "documents.ndjson"

@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Final, TypeVar
 
+from metacortex.access.model import check_space_key
 from metacortex.domain import limits
 from metacortex.domain.records import to_wire_time
 from metacortex.domain.relations import (
@@ -33,7 +34,6 @@ from metacortex.domain.relations import (
 from metacortex.domain.stored_values import Refused, instant, kind
 from metacortex.domain.text import summarize
 from metacortex.errors import InvalidArgument
-from metacortex.spaces.model import check_space_key
 from metacortex.storage.base import MemoryStore
 
 T = TypeVar("T")

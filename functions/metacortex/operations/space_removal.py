@@ -34,14 +34,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
+from metacortex.access.model import DEFAULT_SPACE, Person, Space
+from metacortex.access.registry import Registry
 from metacortex.auth.tokens import GRANT
 from metacortex.clients.manage import ClientManager, ClientView, fallback_space
 from metacortex.config import Settings
 from metacortex.domain.records import ALL_STATES, utc_now
 from metacortex.errors import Conflict, FailedPrecondition
 from metacortex.operations.walk import all_memories
-from metacortex.spaces.model import DEFAULT_SPACE, Person, Space
-from metacortex.spaces.registry import Registry
 from metacortex.storage.base import MAX_ERASE_BATCH, MemoryFilter, MemoryStore
 from metacortex.usecases import document_erase
 

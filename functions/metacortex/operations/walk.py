@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from metacortex.access.registry import read_directory
 from metacortex.domain.records import ALL_STATES, Memory
-from metacortex.spaces.registry import read_directory
 from metacortex.storage.base import MemoryFilter, MemoryStore, PageKey
 
 PAGE = 200

@@ -34,18 +34,18 @@ import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from metacortex.access.model import Directory
+from metacortex.access.registry import read_directory
 from metacortex.config import Settings
 from metacortex.guard.addresses import client_address
 from metacortex.guard.ratelimit import RateLimiter
-from metacortex.guard.routes import FUNCTION_PREFIX
+from metacortex.kernel.routes import FUNCTION_PREFIX
 from metacortex.owner import callers
 from metacortex.owner.callers import Caller, DirectorySource
 from metacortex.owner.devices import LIFETIME as DEVICE_LIFETIME
 from metacortex.owner.devices import OwnerDevices
 from metacortex.owner.passphrase import is_set
 from metacortex.owner.sessions import OwnerSessions, Session
-from metacortex.spaces.model import Directory
-from metacortex.spaces.registry import read_directory
 from metacortex.storage.base import MemoryStore
 
 if TYPE_CHECKING:

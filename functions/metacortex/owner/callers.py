@@ -15,18 +15,17 @@ from dataclasses import dataclass
 
 import anyio.to_thread
 
-from metacortex.owner.sessions import Session
-from metacortex.spaces.model import (
+from metacortex.access.model import (
     DEFAULT_SPACE,
     OWNER,
     OWNER_ID,
     Directory,
-    Grants,
     Level,
     Person,
-    effective_levels,
+    own_levels,
 )
-from metacortex.spaces.registry import read_directory
+from metacortex.access.registry import read_directory
+from metacortex.owner.sessions import Session
 from metacortex.storage.base import MemoryStore
 
 DirectorySource = Callable[[], Awaitable[Directory]]
@@ -46,12 +45,8 @@ class Caller:
 
     @property
     def levels(self) -> dict[str, Level]:
-        """The caller's own level in each space that exists: the owner writes in every
-        one; a person's is their membership capped by their role."""
-        if self.is_owner:
-            return {key: Level.WRITE for key in self.directory.spaces}
-        person = self.person
-        return effective_levels(person, Grants(person.spaces, DEFAULT_SPACE), self.directory.spaces)
+        """The caller's own level in each space that exists (``access.model.own_levels``)."""
+        return own_levels(self.person, self.directory.spaces)
 
 
 def home_space(levels: Mapping[str, Level]) -> str:

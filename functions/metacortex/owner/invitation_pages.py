@@ -10,7 +10,7 @@ other sessions and signs them in, on to the console. Each POST counts as a sign-
 attempt (the same budgets, ``OwnerBase.attempt_wait``): hashing costs the server.
 
 The token is a path segment; the server's request log and events record that
-segment as ``REDACTED`` (``guard.rejections.bounded_request``).
+segment as ``REDACTED`` (``kernel.rejections.bounded_request``).
 """
 
 from __future__ import annotations
@@ -22,14 +22,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from metacortex.access.model import Person
+from metacortex.access.registry import read_directory
 from metacortex.errors import Forbidden, MetaCortexError, NotFound
-from metacortex.guard.routes import FUNCTION_PREFIX
+from metacortex.kernel.routes import FUNCTION_PREFIX
 from metacortex.owner import invitations
 from metacortex.owner.base import OwnerBase, text
 from metacortex.owner.invitations import INVITE_PATH, InvitationGone
 from metacortex.owner.passphrase import RULE, passphrase_weakness, set_person_passphrase
-from metacortex.spaces.model import Person
-from metacortex.spaces.registry import read_directory
 
 CONSOLE_PATH: Final = "/console"
 _TEMPLATE: Final = "invitation.html"

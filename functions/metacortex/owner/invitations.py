@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Final
 
+from metacortex.access.model import Person
 from metacortex.domain.records import to_wire_time, utc_now
 from metacortex.errors import FailedPrecondition, NotFound
 from metacortex.owner.sessions import digest
-from metacortex.spaces.model import Person
 from metacortex.storage.base import MemoryStore
 
 KIND: Final = "invitation"

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Final
 
+from metacortex.access.model import OWNER_ID
 from metacortex.domain.records import utc_now
-from metacortex.spaces.model import OWNER_ID
 from metacortex.storage.base import MemoryStore
 
 KIND: Final = "owner_session"
@@ -32,7 +32,7 @@ def digest(value: str) -> str:
 @dataclass(frozen=True, slots=True)
 class Session:
     csrf: str
-    # The person signed in: ``owner``, or a person's id (``spaces.model.Person.id``).
+    # The person signed in: ``owner``, or a person's id (``access.model.Person.id``).
     person: str = OWNER_ID
 
     @property

@@ -15,6 +15,8 @@ import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from metacortex.access.model import OWNER_ID
+from metacortex.access.registry import read_directory
 from metacortex.owner.base import (
     HERE,
     SIGN_IN_PATH,
@@ -24,8 +26,6 @@ from metacortex.owner.base import (
     text,
 )
 from metacortex.owner.passphrase import verify_passphrase, verify_person_passphrase
-from metacortex.spaces.model import OWNER_ID
-from metacortex.spaces.registry import read_directory
 
 _PRE_CSRF_FIELD: Final = "csrf"
 

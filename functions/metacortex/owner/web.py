@@ -12,7 +12,7 @@ from functools import partial
 
 from starlette.routing import BaseRoute, Route
 
-from metacortex.guard.routes import FUNCTION_PREFIX
+from metacortex.kernel.routes import FUNCTION_PREFIX
 from metacortex.owner import sign_in
 from metacortex.owner.base import ICON_PATH, SIGN_IN_PATH, SIGN_OUT_PATH, STYLESHEET_PATH, OwnerBase
 from metacortex.owner.invitation_pages import InvitationPages

@@ -24,18 +24,19 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
-from metacortex.clients.directory import ClientDirectory
+from metacortex.access.client_directory import ClientDirectory
+from metacortex.access.profiles import load_profiles
 from metacortex.composition import check_configuration
 from metacortex.config import Settings
+from metacortex.console import Console
 from metacortex.errors import MetaCortexError
 from metacortex.guard.request_guard import RequestGuard
-from metacortex.guard.routes import starlette_paths
+from metacortex.kernel.domain_errors import domain_error
+from metacortex.kernel.logs import log
+from metacortex.kernel.routes import starlette_paths
+from metacortex.kernel.runtime import Runtime
 from metacortex.mcp_surface.mcp_server import build_mcp_server
-from metacortex.server.domain_errors import domain_error
 from metacortex.server.lifecycle import running
-from metacortex.server.logs import log
-from metacortex.server.profiles import load_profiles
-from metacortex.server.runtime import Runtime
 from metacortex.service import MemoryService
 from metacortex.storage.base import MemoryStore
 
@@ -97,8 +98,9 @@ def create_app(
 
     authorization = None
     if settings.metacortex_oauth:
-        # Imported here: the auth package builds on metacortex.server's modules.
-        from metacortex.auth import AuthorizationServer
+        # Imported only when OAuth is on: it loads PyJWT and the HTTP client, which a
+        # cold start without OAuth never needs (no circle: auth imports nothing here).
+        from metacortex.auth.server import AuthorizationServer
 
         authorization = AuthorizationServer(settings, runtime)
     paths = starlette_paths()
@@ -107,14 +109,12 @@ def create_app(
     routes += [Route(path, mcp_endpoint, methods=["POST"]) for path in paths["mcp"]]
     if authorization is not None:
         routes += authorization.routes()
-    from metacortex.console import Console  # builds on metacortex.owner, as auth does
-
     routes += Console(settings, runtime, authorization).routes()
     app = Starlette(
         routes=routes,
         middleware=[Middleware(RequestGuard, runtime=runtime)],
         # A domain error outside a tool call (the OAuth endpoints, sign-in) is answered
-        # with its own status and message, never a bare 500 (server/domain_errors.py).
+        # with its own status and message, never a bare 500 (kernel/domain_errors.py).
         exception_handlers={MetaCortexError: domain_error},
         lifespan=lifespan,
     )

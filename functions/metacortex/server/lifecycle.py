@@ -25,10 +25,10 @@ import anyio.to_thread
 
 from metacortex.composition import build_service
 from metacortex.config import Settings
-from metacortex.guard.rejections import RejectionBudget
-from metacortex.server.events import EventRecorder
-from metacortex.server.logs import log
-from metacortex.server.runtime import Runtime
+from metacortex.kernel.events import EventRecorder
+from metacortex.kernel.logs import log
+from metacortex.kernel.rejections import RejectionBudget
+from metacortex.kernel.runtime import Runtime
 from metacortex.storage.base import MemoryStore
 
 

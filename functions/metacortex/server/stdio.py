@@ -38,12 +38,12 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
-from metacortex.clients.directory import ClientDirectory
+from metacortex.access.client_directory import ClientDirectory
+from metacortex.access.profiles import Profile, load_profiles
 from metacortex.config import Settings
+from metacortex.kernel.runtime import Runtime
 from metacortex.mcp_surface.mcp_server import build_mcp_server
 from metacortex.server.lifecycle import running
-from metacortex.server.profiles import Profile, load_profiles
-from metacortex.server.runtime import Runtime
 from metacortex.server.stdio_refusals import AnsweringReadStream
 
 

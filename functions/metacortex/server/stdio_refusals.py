@@ -34,7 +34,7 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
-from metacortex.server.logs import bounded_text, log
+from metacortex.kernel.logs import bounded_text, log
 
 _HINT: Final = "each line must be one JSON-RPC message in JSON"
 

@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any
 
+from metacortex.access.model import Level
+from metacortex.access.rules import Access, all_visible
 from metacortex.domain import limits
 from metacortex.domain.records import (
     DEFAULT_TOPIC,
@@ -23,10 +25,7 @@ from metacortex.domain.relations import RelationType
 from metacortex.domain.text import summarize
 from metacortex.errors import Conflict, FailedPrecondition, Forbidden, InvalidArgument
 from metacortex.providers.base import Embedder, Merger
-from metacortex.spaces.model import Level
 from metacortex.storage.base import MemoryFilter, MemoryStore, StoreTransaction
-from metacortex.usecases.access import Access, all_visible
-from metacortex.usecases.lifecycle import contested
 from metacortex.usecases.relations import between
 
 # How many of a topic's newest agent-inferred active records are scanned for its last merge.
@@ -69,7 +68,7 @@ class Consolidation:
             if ids
             else self._wip_queue(access, topic_name, space_key)
         )
-        kept = {m.id for m in sources if contested(access, m)}
+        kept = {m.id for m in sources if access.contested(m)}
         done = self._completed_consolidation(sources, kept, space_key)
         if done is None and not ids and not sources:
             # The queue is empty: a re-run (or a concurrent twin) after the merge
@@ -212,7 +211,7 @@ class Consolidation:
         def check(txn: StoreTransaction) -> dict[str, Any] | None:
             sources = [txn.get(source_id) for source_id in source_ids]
             present = [m for m in sources if m is not None]
-            kept = {m.id for m in present if contested(access, m)}
+            kept = {m.id for m in present if access.contested(m)}
             return self._completed_in(txn, present, kept) if len(present) == len(sources) else None
 
         return self._store.transaction(check, space=space)

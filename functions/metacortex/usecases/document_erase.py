@@ -25,13 +25,13 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
+from metacortex.access.model import Level
+from metacortex.access.rules import Access
 from metacortex.domain import limits
 from metacortex.domain.documents import Document, DocumentState
 from metacortex.domain.records import Memory, to_wire_time, utc_now
 from metacortex.errors import Forbidden, NotFound
-from metacortex.spaces.model import Level
 from metacortex.storage.base import MAX_ERASE_BATCH, MemoryStore
-from metacortex.usecases.access import Access
 
 
 def versions(store: MemoryStore, document: Document) -> list[Document]:

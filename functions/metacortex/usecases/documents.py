@@ -31,6 +31,8 @@ from datetime import datetime
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Final
 
+from metacortex.access.model import Level
+from metacortex.access.rules import Access
 from metacortex.domain import limits
 from metacortex.domain.documents import Document, DocumentState
 from metacortex.domain.records import (
@@ -45,9 +47,7 @@ from metacortex.errors import Busy, DocumentRefused, InvalidArgument, NotFound
 from metacortex.providers.base import Embedder
 from metacortex.retrieval import bm25
 from metacortex.retrieval.text import query_terms, term_frequencies
-from metacortex.spaces.model import Level
 from metacortex.storage.base import DocumentWrite, MemoryStore
-from metacortex.usecases.access import Access
 from metacortex.usecases.cursors import decode_cursor, encode_cursor
 from metacortex.usecases.document_passages import VersionChange, page_starts, version_change
 from metacortex.usecases.options import DEFAULT_PASSAGE_CHARS

@@ -24,15 +24,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from metacortex.access.model import Level
+from metacortex.access.rules import Access
 from metacortex.domain import limits
 from metacortex.domain.documents import Document
 from metacortex.domain.records import ALL_STATES, Memory, Tombstone, to_wire_time, utc_now
 from metacortex.domain.text import summarize
 from metacortex.errors import Conflict, Forbidden, InvalidArgument, NotFound
-from metacortex.spaces.model import Level
 from metacortex.storage.base import MAX_ERASE_BATCH, MemoryFilter, MemoryStore, PageKey
 from metacortex.usecases import document_erase
-from metacortex.usecases.access import Access
 
 # Ids one selection may name; a topic has no limit (it is erased in batches).
 MAX_ERASE_IDS: Final = 1_000

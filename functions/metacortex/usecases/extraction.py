@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
+from metacortex.access.rules import Access
 from metacortex.domain.fingerprint import WriteIdentity, normalize_content
 from metacortex.domain.records import (
     Attribution,
@@ -57,8 +58,6 @@ from metacortex.providers.base import (
     ModelUsage,
 )
 from metacortex.storage.base import MemoryFilter, MemoryStore
-from metacortex.usecases.access import Access
-from metacortex.usecases.lifecycle import contested
 from metacortex.usecases.relations import between
 
 if TYPE_CHECKING:
@@ -158,7 +157,7 @@ class FactExtraction:
                 continue
             target, type_, note = relation
             proposed.append(between(source, target, type_, by, note))
-            if type_ is RelationType.UPDATES and contested(access, target):
+            if type_ is RelationType.UPDATES and access.contested(target):
                 contested_ids.append(target.id)
         if derived or proposed:
             self._store.relate([*derived, *proposed])

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from metacortex.access.rules import Access
 from metacortex.domain.records import BranchState, to_wire_time
 from metacortex.errors import Forbidden
 from metacortex.storage.base import MemoryFilter
-from metacortex.usecases.access import Access, parse_enum
+from metacortex.usecases.arguments import parse_enum
 
 
 def read_states(

@@ -6,6 +6,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
+from metacortex.access.model import Level
+from metacortex.access.rules import Access, visible
 from metacortex.domain import limits
 from metacortex.domain.fingerprint import normalize_content
 from metacortex.domain.records import (
@@ -19,9 +21,8 @@ from metacortex.domain.records import (
 )
 from metacortex.domain.relations import RelationType
 from metacortex.errors import Conflict, FailedPrecondition, Forbidden, InvalidArgument, NotFound
-from metacortex.spaces.model import Level
 from metacortex.storage.base import MemoryStore, StoreTransaction
-from metacortex.usecases.access import Access, parse_enum, visible
+from metacortex.usecases.arguments import parse_enum
 from metacortex.usecases.relations import between
 from metacortex.usecases.save import Saving
 from metacortex.usecases.undo import Step, StepKind, Undo, version_of
@@ -68,7 +69,7 @@ class Lifecycle:
         space: str | None = None,
     ) -> tuple[dict[str, Any], Undo | None]:
         """The deprecation and how to undo it (None: it changed nothing). Someone else's
-        memory is not retired unless the caller is the owner (``contested``)."""
+        memory is not retired unless the caller is the owner (``Access.contested``)."""
         space_key = access.space(space, Level.WRITE)
         target_id = limits.check_id(id)
         replacement_id = (
@@ -99,7 +100,7 @@ class Lifecycle:
                     "; deprecating it differently is not allowed"
                 )
             by = Attribution(access.person, access.principal)
-            if contested(access, target):
+            if access.contested(target):
                 # The relation is recorded (its author sees the proposal); the memory stays.
                 if replacement is not None and replacement_id is not None:
                     txn.relate(
@@ -365,14 +366,6 @@ def _deprecation_result(memory: Memory, previous: BranchState) -> dict[str, Any]
         },
         "previous_state": previous.value,
     }
-
-
-def contested(access: Access, memory: Memory) -> bool:
-    """Whether retiring ``memory`` would retire someone else's memory behind their back:
-    it names an author who is not the caller, and the caller is not the owner. A record
-    from before attribution names no one, so anyone with the right retires it as before."""
-    author = memory.created_by
-    return not access.is_owner and author is not None and author.person != access.person
 
 
 def _contested_result(memory: Memory, replacement_id: str | None) -> dict[str, Any]:

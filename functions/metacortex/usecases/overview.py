@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from metacortex.access.rules import Access
 from metacortex.domain import limits
 from metacortex.domain.records import ALL_STATES, BranchState, Memory
 from metacortex.errors import Forbidden
 from metacortex.storage.base import MemoryFilter, MemoryStore
-from metacortex.usecases.access import Access
 
 
 @dataclass(frozen=True, slots=True)

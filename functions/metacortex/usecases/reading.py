@@ -8,13 +8,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
+from metacortex.access.rules import Access, visible
 from metacortex.domain import limits
 from metacortex.domain.records import ALL_STATES, Memory, Origin
 from metacortex.domain.text import summarize
 from metacortex.errors import InvalidArgument
 from metacortex.retrieval.text import query_terms
 from metacortex.storage.base import MemoryFilter, MemoryStore
-from metacortex.usecases.access import Access, parse_enum, visible
+from metacortex.usecases.arguments import parse_enum
 from metacortex.usecases.cursors import decode_cursor, encode_cursor
 from metacortex.usecases.filters import applied_filters, read_states, reported
 from metacortex.usecases.relations import attach_related

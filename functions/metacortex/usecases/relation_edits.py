@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from metacortex.access.model import Level
+from metacortex.access.rules import Access, all_visible, visible
 from metacortex.domain import limits
 from metacortex.domain.records import Attribution, utc_now
 from metacortex.domain.relations import CALLER_TYPES, MAX_NOTE_CHARS, RelationType, relation_id
 from metacortex.errors import InvalidArgument, NotFound
-from metacortex.spaces.model import Level
 from metacortex.storage.base import MemoryStore
-from metacortex.usecases.access import Access, all_visible, visible
 from metacortex.usecases.relations import between
 
 

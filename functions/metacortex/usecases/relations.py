@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final
 
+from metacortex.access.rules import Access, all_visible, visible
 from metacortex.domain import limits
 from metacortex.domain.records import Attribution, Memory, utc_now
 from metacortex.domain.relations import (
@@ -36,7 +37,6 @@ from metacortex.domain.relations import (
 from metacortex.domain.text import summarize
 from metacortex.errors import InvalidArgument
 from metacortex.storage.base import MemoryFilter, MemoryStore
-from metacortex.usecases.access import Access, all_visible, visible
 from metacortex.usecases.cursors import decode_cursor, encode_cursor
 from metacortex.usecases.filters import applied_filters, read_states
 

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
+from metacortex.access.model import Level
+from metacortex.access.rules import Access, all_visible
 from metacortex.domain import limits
 from metacortex.domain.fingerprint import WriteIdentity
 from metacortex.domain.images import ImagePayload, decode_image
@@ -24,9 +26,8 @@ from metacortex.domain.records import (
 from metacortex.domain.relations import RELATED_PER_RESULT, RelationType
 from metacortex.errors import FailedPrecondition, Forbidden, InvalidArgument
 from metacortex.providers.base import Embedder, ImageDescriber
-from metacortex.spaces.model import Level
 from metacortex.storage.base import MemoryStore
-from metacortex.usecases.access import Access, all_visible, parse_enum
+from metacortex.usecases.arguments import parse_enum
 from metacortex.usecases.relations import between, requested
 
 if TYPE_CHECKING:

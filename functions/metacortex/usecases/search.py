@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from metacortex.access.rules import Access
 from metacortex.domain import limits
 from metacortex.domain.records import Memory, Origin
 from metacortex.domain.text import summarize
@@ -15,7 +16,7 @@ from metacortex.retrieval.fusion import fuse, keyword_weights
 from metacortex.retrieval.text import doubtful_words, query_terms, respelled
 from metacortex.retrieval.typos import MIN_TERM_CHARS
 from metacortex.storage.base import MemoryFilter, MemoryStore
-from metacortex.usecases.access import Access, parse_enum
+from metacortex.usecases.arguments import parse_enum
 from metacortex.usecases.filters import applied_filters, read_states, reported
 from metacortex.usecases.options import ServiceOptions
 from metacortex.usecases.relations import attach_related

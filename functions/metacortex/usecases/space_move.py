@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from metacortex.access.model import Level
+from metacortex.access.rules import Access, visible
 from metacortex.domain import limits
 from metacortex.errors import InvalidArgument, NotFound
-from metacortex.spaces.model import Level
 from metacortex.storage.base import MemoryStore
-from metacortex.usecases.access import Access, visible
 
 
 class SpaceMoving:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from metacortex.access.model import OWNER, Space
+from metacortex.access.rules import Access
 from metacortex.domain.records import ALL_STATES
-from metacortex.spaces.model import OWNER, Space
 from metacortex.storage.base import MemoryFilter, MemoryStore
-from metacortex.usecases.access import Access
 
 
 class Spaces:

@@ -36,6 +36,8 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any, Final
 
+from metacortex.access.model import Level
+from metacortex.access.rules import Access
 from metacortex.domain import limits
 from metacortex.domain.records import (
     DEFAULT_SPACE,
@@ -49,9 +51,7 @@ from metacortex.domain.records import (
 )
 from metacortex.domain.relations import RelationType, relation_id
 from metacortex.errors import Conflict, FailedPrecondition, Forbidden, InvalidArgument
-from metacortex.spaces.model import Level
 from metacortex.storage.base import MemoryStore, StoreTransaction
-from metacortex.usecases.access import Access
 from metacortex.usecases.relations import between
 
 UNDO_WINDOW: Final = timedelta(minutes=15)

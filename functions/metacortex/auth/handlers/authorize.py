@@ -16,7 +16,7 @@ import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from metacortex.auth import scopes as scope_names
+from metacortex.access import scopes as scope_names
 from metacortex.auth.clients import UnknownClient
 from metacortex.auth.handlers.common import CONSENT, NO_STORE
 from metacortex.auth.handlers.context import OAuthContext

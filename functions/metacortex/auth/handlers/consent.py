@@ -19,8 +19,19 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import Response
 
+from metacortex.access import scopes as scope_names
+from metacortex.access.grants import (
+    BY_ID,
+    PRESETS,
+    describe,
+    granted_scopes,
+    known_client,
+    preselected,
+    states_at,
+    tools_at,
+)
+from metacortex.access.model import Level
 from metacortex.auth import redirects
-from metacortex.auth import scopes as scope_names
 from metacortex.auth.clients import Client, UnknownClient
 from metacortex.auth.consent_spaces import (
     DEFAULT_FIELD,
@@ -32,21 +43,10 @@ from metacortex.auth.consent_spaces import (
 )
 from metacortex.auth.handlers.common import CONSENT, field
 from metacortex.auth.handlers.context import OAuthContext
-from metacortex.auth.presets import (
-    BY_ID,
-    PRESETS,
-    describe,
-    granted_scopes,
-    known_client,
-    preselected,
-    states_at,
-    tools_at,
-)
 from metacortex.auth.resource import served
 from metacortex.errors import InvalidArgument
+from metacortex.kernel.logs import log
 from metacortex.owner.callers import Caller
-from metacortex.server.logs import log
-from metacortex.spaces.model import Level
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ from urllib.parse import urlencode, urlsplit
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from metacortex.access.profiles import Profile
 from metacortex.auth.cimd import MetadataDocuments
 from metacortex.auth.clients import ClientRegistry
 from metacortex.auth.handlers.common import NO_STORE
@@ -20,10 +21,9 @@ from metacortex.auth.limits import AbuseLimits
 from metacortex.auth.resource import OAuthResource
 from metacortex.auth.tokens import TokenStore
 from metacortex.config import Settings
-from metacortex.guard.routes import resolve
+from metacortex.kernel.routes import resolve
+from metacortex.kernel.runtime import Runtime
 from metacortex.owner import OwnerWeb, public_base, templates
-from metacortex.server.profiles import Profile
-from metacortex.server.runtime import Runtime
 from metacortex.storage.base import MemoryStore
 
 TEMPLATES: Final = Path(__file__).parent.parent / "templates"

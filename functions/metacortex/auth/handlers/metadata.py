@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from metacortex.auth import scopes as scope_names
+from metacortex.access import scopes as scope_names
 from metacortex.auth.assertions import ALGORITHMS
 from metacortex.auth.handlers.common import (
     AUTH_METHODS,
@@ -33,7 +33,7 @@ from metacortex.auth.handlers.common import (
 )
 from metacortex.auth.handlers.context import OAuthContext
 from metacortex.auth.resource import resource_of
-from metacortex.guard.routes import FUNCTION_PREFIX
+from metacortex.kernel.routes import FUNCTION_PREFIX
 from metacortex.owner.base import origin_of
 
 _CACHED: Final = {"cache-control": "public, max-age=300", **CORS}

@@ -19,7 +19,7 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from metacortex.auth import scopes as scope_names
+from metacortex.access import scopes as scope_names
 from metacortex.auth.clients import Client
 from metacortex.auth.handlers.client_auth import ClientAuthenticator
 from metacortex.auth.handlers.common import (
@@ -34,7 +34,7 @@ from metacortex.auth.handlers.common import (
 from metacortex.auth.handlers.context import OAuthContext
 from metacortex.auth.tokens import CODE, REFRESH, Issued, Presenter, pkce_matches
 from metacortex.guard.addresses import client_address
-from metacortex.server.logs import bounded_text, log
+from metacortex.kernel.logs import bounded_text, log
 
 _VERIFIER_CHARS: Final = frozenset(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"

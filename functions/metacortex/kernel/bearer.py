@@ -12,9 +12,9 @@ from typing import Protocol
 
 from starlette.types import Scope
 
-from metacortex.guard.rejections import Rejection
-from metacortex.guard.routes import Route
-from metacortex.server.profiles import Profile
+from metacortex.access.profiles import Profile
+from metacortex.kernel.rejections import Rejection
+from metacortex.kernel.routes import Route
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,5 @@
-"""Endpoint profiles: who may call which tools, read which states, from which origins.
+"""Endpoint profiles: who may call which tools, read which states, from which origins,
+as whom, in which spaces.
 
 The admin profile (``default``, served at ``/mcp``) comes from ``MCP_ADMIN_TOKEN``
 and the ``MCP_ALLOWED_*`` settings; scoped client profiles (served at
@@ -21,11 +22,8 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Final, Literal
 
-from metacortex.config import Settings
-from metacortex.domain.records import ALL_STATES, BranchState
-from metacortex.errors import ConfigurationError, MetaCortexError
-from metacortex.service import Access
-from metacortex.spaces.model import (
+from metacortex import tool_catalogue
+from metacortex.access.model import (
     DEFAULT_SPACE,
     FRESH,
     OWNER_ID,
@@ -35,40 +33,12 @@ from metacortex.spaces.model import (
     check_space_key,
     effective_levels,
 )
+from metacortex.access.rules import Access
+from metacortex.config import Settings
+from metacortex.domain.records import ALL_STATES, BranchState
+from metacortex.errors import ConfigurationError, MetaCortexError
+from metacortex.tool_catalogue import Group
 
-# The model-facing tool names, in the order tools/list presents them.
-TOOL_NAMES: Final = (
-    "save_context",
-    "search_context",
-    "fetch_context",
-    "list_context",
-    "deprecate_context",
-    "promote_context",
-    "consolidate_context",
-    "related_context",
-    "list_spaces",
-    "who_am_i",
-    "set_default_space",
-    "create_document",
-    "list_documents",
-    "get_document",
-)
-# The document tools (issue 31): the reading ones are granted as search is, adding one as
-# saving is (auth/presets.py, clients/manage.py DEFAULT_TOOLS).
-DOCUMENT_READ_TOOL_NAMES: Final = ("list_documents", "get_document")
-DOCUMENT_WRITE_TOOL_NAMES: Final = ("create_document",)
-# Tools a credential made before spaces existed did not list; profiles that list them,
-# and clients created from now on, get them.
-SPACE_TOOL_NAMES: Final = ("list_spaces", "who_am_i")
-# Tools that change the calling credential's own record, not memory: listed only where the
-# credential has a record of its own (``Profile.tools``); called anyway, they are refused
-# saying where the operator changes it (``clients/own_default.py``).
-CREDENTIAL_TOOL_NAMES: Final = ("set_default_space",)
-# What the admin endpoint lists when MCP_ALLOWED_TOOLS is unset.
-ADMIN_TOOL_NAMES: Final = tuple(n for n in TOOL_NAMES if n not in CREDENTIAL_TOOL_NAMES)
-# The owner's tools: offered only on the admin endpoint, and only when the operator turns
-# them on (erase_context: METACORTEX_ADMIN_ERASE_TOOL). Never part of a client profile.
-OWNER_TOOL_NAMES: Final = ("erase_context",)
 ADMIN_PROFILE_ID: Final = "default"
 # Where a profile is kept, hence where its grants (its default space) change: the admin
 # token's settings, an MCP_CLIENT_PROFILES_JSON entry, a stored client, an OAuth grant.
@@ -117,7 +87,7 @@ class Profile:
     allowed_origins: frozenset[str]
     allow_url_token: bool
     rate_limit_per_minute: int
-    # Also offer ChatGPT's data-only shapes ``search``/``fetch`` (server.chatgpt_tools).
+    # Also offer ChatGPT's data-only shapes ``search``/``fetch`` (mcp_surface.chatgpt_tools).
     chatgpt_data_tools: bool = False
     # Paused by the owner (a stored client, or an OAuth grant): every request is refused.
     paused: bool = False
@@ -170,14 +140,17 @@ class Profile:
 
     @property
     def tools(self) -> tuple[str, ...]:
-        """Allowed tools in catalog order (what tools/list shows); a credential tool only
-        where the credential keeps its own grants (it would be refused elsewhere)."""
-        catalog = (*TOOL_NAMES, *OWNER_TOOL_NAMES)
+        """Allowed tools in catalogue order (what tools/list shows), but none its model
+        could only be refused: a credential tool only where the credential keeps its own
+        grants, a tool that changes memory only where it may write in some space."""
+        writes = Level.WRITE in self.levels.values()
         return tuple(
-            name
-            for name in catalog
-            if name in self.allowed_tools
-            and (name not in CREDENTIAL_TOOL_NAMES or self.keeps_own_grants)
+            tool.name
+            for tool in tool_catalogue.CATALOGUE.values()
+            if tool.name in self.allowed_tools
+            and tool.group is not Group.CHATGPT
+            and (tool.group is not Group.CREDENTIAL or self.keeps_own_grants)
+            and (writes or not tool.changes_memory)
         )
 
     @property
@@ -186,9 +159,9 @@ class Profile:
         if not self.chatgpt_data_tools:
             return ()
         return tuple(
-            name
-            for name, backing in (("search", "search_context"), ("fetch", "fetch_context"))
-            if backing in self.allowed_tools
+            tool.name
+            for tool in tool_catalogue.CATALOGUE.values()
+            if tool.group is Group.CHATGPT and tool.stands_for in self.allowed_tools
         )
 
     @property
@@ -288,10 +261,10 @@ def _admin_profile(settings: Settings) -> Profile:
     tools = (
         frozenset(_known_tools(settings.mcp_allowed_tools, "MCP_ALLOWED_TOOLS"))
         if settings.mcp_allowed_tools
-        else frozenset(TOOL_NAMES)
+        else frozenset(tool_catalogue.model_tools())
     )
     if settings.metacortex_admin_erase_tool:
-        tools |= frozenset(OWNER_TOOL_NAMES)
+        tools |= frozenset(tool_catalogue.in_group(Group.OWNER))
     states = (
         frozenset(_known_states(settings.mcp_allowed_filter_states, "MCP_ALLOWED_FILTER_STATES"))
         if settings.mcp_allowed_filter_states
@@ -376,7 +349,7 @@ def client_profile(entry: Any, settings: Settings, where: str) -> Profile:
     if not tools_value:
         raise ConfigurationError(
             f"{where}: allowedTools must not be empty (an empty list never means 'all'); "
-            f"list the tools this client may call from: {', '.join(TOOL_NAMES)}"
+            "list the tools this client may call from: " + ", ".join(tool_catalogue.model_tools())
         )
     tools = frozenset(_known_tools(tools_value, f"{where}: allowedTools"))
     states_value = entry.get("allowedFilterStates")
@@ -531,15 +504,16 @@ def _rate_limit(entry: Mapping[str, Any], where: str, settings: Settings) -> int
 # ------------------------------------------------------------- shared checks
 def _known_tools(values: Iterable[str], where: str) -> list[str]:
     tools = [value.strip() for value in values]
+    known = tool_catalogue.model_tools()
     for name in tools:
-        if name in OWNER_TOOL_NAMES:
+        if name in tool_catalogue.in_group(Group.OWNER):
             raise ConfigurationError(
                 f"{where}: {name} is the owner's tool: it is offered only on the admin "
                 "endpoint, with METACORTEX_ADMIN_ERASE_TOOL=true"
             )
-        if name not in TOOL_NAMES:
+        if name not in known:
             raise ConfigurationError(
-                f"{where}: unknown tool {name!r}; known tools are {', '.join(TOOL_NAMES)}"
+                f"{where}: unknown tool {name!r}; known tools are {', '.join(known)}"
             )
     return tools
 

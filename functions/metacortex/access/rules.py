@@ -1,26 +1,24 @@
-"""What a caller may see and write, and the lookups that respect it."""
+"""What a caller may see and write (``Access``), and the store lookups that respect it.
+
+``Access`` is built once per caller where the caller is known (``access.profiles``:
+``Profile.access`` for a credential; ``Access.admin`` for the owner's console and
+commands) and handed to every use case, which asks it instead of deciding itself:
+which space a call acts in and at what level (``space``), which records it may
+read (``sees``), whether retiring a record is someone else's to decide
+(``contested``), whether it may erase.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Final, TypeVar
+from typing import Final
 
-from metacortex.domain.records import (
-    ALL_STATES,
-    DEFAULT_SPACE,
-    BranchState,
-    Initiator,
-    Memory,
-    Origin,
-    SupersessionReason,
-)
-from metacortex.errors import Forbidden, InvalidArgument, NotFound
-from metacortex.spaces.model import FRESH, OWNER_ID, Directory, Level, check_space_key
+from metacortex.access.model import FRESH, OWNER_ID, Directory, Level, check_space_key
+from metacortex.domain.records import ALL_STATES, DEFAULT_SPACE, BranchState, Memory
+from metacortex.errors import Forbidden, NotFound
 from metacortex.storage.base import MemoryStore
-
-E = TypeVar("E", BranchState, Origin, SupersessionReason, Initiator)
 
 _DEFAULT_ONLY: Final[Mapping[str, Level]] = MappingProxyType({DEFAULT_SPACE: Level.WRITE})
 _FRESH_NAMES: Final[Mapping[str, str]] = MappingProxyType(FRESH.names())
@@ -40,7 +38,7 @@ class Access:
     may_erase: bool = False
     # Spaces: the effective level in each space that exists (the lowest of the person's
     # role, membership and the credential's grant, computed where the access is built:
-    # ``server.profiles``); a space absent here does not exist for this caller.
+    # ``access.profiles``); a space absent here does not exist for this caller.
     levels: Mapping[str, Level] = field(default_factory=lambda: _DEFAULT_ONLY)
     default_space: str = DEFAULT_SPACE
     # Who acts: the person's id and the credential (client id, ``oauth-<grant>``,
@@ -96,23 +94,34 @@ class Access:
     def readable_spaces(self) -> list[str]:
         return sorted(self.levels)
 
+    def sees(self, memory: Memory) -> bool:
+        """Whether the caller may read ``memory`` (of a space it reads): a record in a
+        state it reads, or a draft this very credential saved, which a credential that
+        may save a draft reads back whatever states it reads."""
+        if memory.branch_state in self.readable_states:
+            return True
+        author = memory.created_by
+        return (
+            memory.branch_state is BranchState.WIP
+            and author is not None
+            and (author.person, author.via) == (self.person, self.principal)
+        )
 
-def parse_enum(enum_type: type[E], value: str | None, field_name: str) -> E | None:
-    if value is None:
-        return None
-    try:
-        return enum_type(value)
-    except ValueError:
-        allowed = ", ".join(member.value for member in enum_type)
-        raise InvalidArgument(f"{field_name} must be one of {allowed}; got {value!r}") from None
+    def contested(self, memory: Memory) -> bool:
+        """Whether retiring ``memory`` would retire someone else's memory behind their
+        back: it names an author who is not the caller, and the caller is not the owner.
+        A record from before attribution names no one, so anyone with the right retires
+        it as before."""
+        author = memory.created_by
+        return not self.is_owner and author is not None and author.person != self.person
 
 
 def visible(store: MemoryStore, access: Access, memory_id: str, space: str) -> Memory:
-    """The record of ``space``, when it exists in a state the caller may read; else
+    """The record of ``space``, when the caller may read it (``Access.sees``); else
     ``NotFound`` (saying so when the record was erased). ``space`` comes from
     ``Access.space``: a record of any other space is not found."""
     memory = store.get(memory_id, space=space)
-    if memory is None or memory.branch_state not in access.readable_states:
+    if memory is None or not access.sees(memory):
         raise not_found(store, access, memory_id, memory, space)
     return memory
 
@@ -123,7 +132,7 @@ def all_visible(
     """``visible`` of each id, read in one round trip."""
     found = store.get_many(memory_ids, space=space)
     for memory_id, memory in zip(memory_ids, found, strict=True):
-        if memory is None or memory.branch_state not in access.readable_states:
+        if memory is None or not access.sees(memory):
             raise not_found(store, access, memory_id, memory, space)
     return [memory for memory in found if memory is not None]
 

@@ -6,11 +6,11 @@ A stored client is one ``auth_state`` record (``storage.base``: ``auth_*``) of k
     {"entry": {<an MCP_CLIENT_PROFILES_JSON entry, with token_sha256, never the token>},
      "paused": false, "created_at": "...", "created_by": "console", "changed_at": "..."}
 
-so one validator (``server.profiles.client_profile``) reads both sources. Every
+so one validator (``access.profiles.client_profile``) reads both sources. Every
 change also rewrites one marker record (kind ``client_profiles``, key ``changed``)
 with a fresh random version, after the profile itself: a process that reads the
 marker before listing the profiles can keep its copy for as long as the marker
-stays the same (``clients.directory``).
+stays the same (``access.client_directory``).
 """
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Final, Literal
 
+from metacortex.access.marker import mark_changed, read_marker
+from metacortex.access.profiles import Profile, client_profile
 from metacortex.config import Settings
 from metacortex.domain.records import to_wire_time, utc_now
 from metacortex.errors import ConfigurationError
-from metacortex.server.profiles import Profile, client_profile
-from metacortex.spaces.marker import mark_changed, read_marker
 from metacortex.storage.base import MemoryStore
 
 __all__ = ["KIND", "StoredClient", "decode", "mark_changed", "read_all", "read_marker", "record"]

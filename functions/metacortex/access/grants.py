@@ -1,9 +1,13 @@
-"""What a grant may do: the profile presets shown on the consent page.
+"""What an OAuth grant may do: the presets shown on the consent page, and the profile a
+request with a grant's token gets.
 
-A grant records the chosen preset's tools, readable states, lifecycle right and
-rate limit; at each request they are intersected with the endpoint's own profile
-(the admin profile's ``MCP_ALLOWED_*`` or the static client profile), so a grant
-never exceeds what the endpoint allows.
+A grant records the chosen preset (its tools are the tool catalogue's members of
+it), readable states, lifecycle right and rate limit; at each request they are
+intersected with the endpoint's own profile (the admin profile's ``MCP_ALLOWED_*``
+or the static client profile), and its levels capped by the endpoint's, space by
+space (``grant_profile``), so a grant never exceeds what the endpoint allows. An
+approver gives a connector at most their own level in a space, within the
+endpoint's (``grantable_levels``).
 
 The consent page preselects the smallest preset that covers the scopes the client
 asked for, as far as the endpoint offers them (a coding agent asking for
@@ -14,76 +18,38 @@ story: a "Read only" grant is ``memory:read``, whatever was asked.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Any, Final
 
-from metacortex.auth import scopes as scope_names
+from metacortex import tool_catalogue
+from metacortex.access import scopes as scope_names
+from metacortex.access.model import OWNER_ID, Directory, Level
+from metacortex.access.profiles import Profile, entry_grants, with_directory
 from metacortex.domain.records import ALL_STATES, BranchState
-from metacortex.server.profiles import (
-    CREDENTIAL_TOOL_NAMES,
-    DOCUMENT_READ_TOOL_NAMES,
-    DOCUMENT_WRITE_TOOL_NAMES,
-    SPACE_TOOL_NAMES,
-    Profile,
-    entry_grants,
-)
-from metacortex.spaces.model import OWNER_ID
+from metacortex.tool_catalogue import Group
 
 
 @dataclass(frozen=True, slots=True)
 class Preset:
     id: str
     title: str
-    tools: tuple[str, ...]
     states: tuple[BranchState, ...]
     may_write_lifecycle: bool
 
+    @property
+    def tools(self) -> tuple[str, ...]:
+        """The tools it grants, as the tool catalogue says."""
+        return tool_catalogue.preset_tools(self.id)
+
 
 PRESETS: Final = (
-    Preset(
-        "read",
-        "Read only",
-        ("search_context", "fetch_context", "related_context", *DOCUMENT_READ_TOOL_NAMES),
-        (BranchState.ACTIVE,),
-        False,
-    ),
-    Preset(
-        "read-write",
-        "Read and save",
-        (
-            "save_context",
-            "search_context",
-            "fetch_context",
-            "related_context",
-            *DOCUMENT_READ_TOOL_NAMES,
-            *DOCUMENT_WRITE_TOOL_NAMES,
-            *CREDENTIAL_TOOL_NAMES,
-        ),
-        (BranchState.ACTIVE,),
-        False,
-    ),
-    Preset(
-        "curator",
-        "Curate everything",
-        (
-            "save_context",
-            "search_context",
-            "fetch_context",
-            "list_context",
-            "deprecate_context",
-            "promote_context",
-            "consolidate_context",
-            "related_context",
-            *DOCUMENT_READ_TOOL_NAMES,
-            *DOCUMENT_WRITE_TOOL_NAMES,
-            *CREDENTIAL_TOOL_NAMES,
-        ),
-        tuple(ALL_STATES),
-        True,
-    ),
+    Preset(tool_catalogue.READ_PRESET, "Read only", (BranchState.ACTIVE,), False),
+    Preset(tool_catalogue.READ_WRITE_PRESET, "Read and save", (BranchState.ACTIVE,), False),
+    Preset(tool_catalogue.CURATOR_PRESET, "Curate everything", tuple(ALL_STATES), True),
 )
 BY_ID: Final = {preset.id: preset for preset in PRESETS}
-SPACE_TOOLS: Final = frozenset(SPACE_TOOL_NAMES)
 CHATGPT_HOSTS: Final = frozenset({"chatgpt.com", "chat.openai.com"})
 CLAUDE_HOSTS: Final = frozenset({"claude.ai", "claude.com"})
 
@@ -102,17 +68,7 @@ def known_client(redirect_host: str) -> KnownClient | None:
     return None
 
 
-# How the consent page names what a grant may do, tool by tool and state by state.
-_READING: Final = (
-    ("search_context", "search"),
-    ("fetch_context", "read"),
-    ("list_context", "list"),
-)
-_CHANGING: Final = (
-    ("deprecate_context", "deprecate"),
-    ("promote_context", "promote"),
-    ("consolidate_context", "consolidate"),
-)
+# How the consent page names the states a grant reads.
 _STATE_WORDS: Final = {
     BranchState.ACTIVE: "active",
     BranchState.WIP: "draft",
@@ -139,15 +95,15 @@ def describe(tools: tuple[str, ...], states: tuple[BranchState, ...]) -> str:
     """One sentence saying what a grant with these tools and readable states may do, so
     the consent page's words match what is granted ("your draft memories" where only
     drafts can be read)."""
-    reading = [verb for tool, verb in _READING if tool in tools]
-    changing = [verb for tool, verb in _CHANGING if tool in tools]
+    reading = _verbs(Group.READING, tools)
+    changing = _verbs(Group.CURATING, tools)
     which = (
         "memories in every state (active, draft, merged, deprecated)"
         if set(states) == set(ALL_STATES)
         else f"{_and([_STATE_WORDS[s] for s in ALL_STATES if s in states])} memories"
     )
     parts = [f"{_and(reading)} your {which}"] if reading else []
-    if "save_context" in tools:
+    if set(tools) & set(tool_catalogue.in_group(Group.SAVING)):
         parts.append("save new ones" if reading else "save new memories")
     if changing:
         parts.append(f"{_and(changing)} them" if reading else f"{_and(changing)} memories")
@@ -157,6 +113,16 @@ def describe(tools: tuple[str, ...], states: tuple[BranchState, ...]) -> str:
     return sentence[0].upper() + sentence[1:] + "."
 
 
+def _verbs(group: Group, tools: tuple[str, ...]) -> list[str]:
+    """How the consent page names the group's tools among ``tools`` (the catalogue's
+    verbs, in its order)."""
+    return [
+        tool.verb
+        for tool in tool_catalogue.CATALOGUE.values()
+        if tool.group is group and tool.name in tools and tool.verb is not None
+    ]
+
+
 def _and(words: list[str]) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
@@ -164,7 +130,7 @@ def _and(words: list[str]) -> str:
 def preset_scopes(preset: Preset, endpoint_tools: frozenset[str] | None) -> frozenset[str]:
     """The resource scopes the preset's tools use at an endpoint (None: every tool)."""
     tools = [t for t in preset.tools if endpoint_tools is None or t in endpoint_tools]
-    return frozenset(scope_names.TOOL_SCOPE[tool] for tool in tools)
+    return frozenset(scope for tool in tools if (scope := scope_names.needed_for(tool)) is not None)
 
 
 def preselected(requested: tuple[str, ...], endpoint_tools: frozenset[str] | None) -> Preset:
@@ -184,9 +150,44 @@ def granted_scopes(
 
 
 def grant_profile(
+    grant_id: str,
+    grant: dict[str, Any],
+    endpoint: Profile,
+    rate_limit_per_minute: int,
+    directory: Directory,
+) -> Profile:
+    """The profile a request with this grant's token gets at ``endpoint``: what the grant
+    records (``_granted``) with what it means now in ``directory`` (``with_directory``),
+    never more than the endpoint itself holds, space by space, and refused while the
+    grant or the endpoint is paused or the endpoint's person is inactive."""
+    profile = with_directory(_granted(grant_id, grant, endpoint, rate_limit_per_minute), directory)
+    levels = {
+        key: min(level, endpoint.levels[key])
+        for key, level in profile.levels.items()
+        if key in endpoint.levels
+    }
+    return replace(
+        profile,
+        levels=MappingProxyType(levels),
+        paused=grant.get("paused") is True or endpoint.paused,
+        person_active=profile.person_active and endpoint.person_active,
+    )
+
+
+def grantable_levels(own: Mapping[str, Level], endpoint: Profile | None) -> dict[str, Level]:
+    """Space key -> the highest level an approver whose own levels are ``own`` may give
+    a connector at ``endpoint`` (None: not one of this server's): theirs, capped by what
+    the endpoint holds (``grant_profile`` caps a grant by it at every request anyway)."""
+    if endpoint is None:
+        return dict(own)
+    held = endpoint.levels
+    return {key: min(level, held[key]) for key, level in own.items() if key in held}
+
+
+def _granted(
     grant_id: str, grant: dict[str, Any], endpoint: Profile, rate_limit_per_minute: int
 ) -> Profile:
-    """The profile a request with this grant's token gets at ``endpoint``."""
+    """The profile a grant record describes at ``endpoint``, before the directory."""
     preset = BY_ID[str(grant["preset"])]
     states = frozenset(states_at(preset, endpoint))
     default = endpoint.default_state if endpoint.default_state in states else min(states)
@@ -196,7 +197,11 @@ def grant_profile(
         # A grant made since spaces exist (it records them) also lists the space tools.
         allowed_tools=(
             frozenset(preset.tools)
-            | (SPACE_TOOLS if isinstance(grant.get("spaces"), dict) else frozenset())
+            | (
+                frozenset(tool_catalogue.in_group(Group.SPACES))
+                if isinstance(grant.get("spaces"), dict)
+                else frozenset()
+            )
         )
         & endpoint.allowed_tools,
         readable_states=states,

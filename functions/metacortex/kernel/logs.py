@@ -10,7 +10,7 @@ line, and a tool call's line is folded into its request's line, so one call is
 one line (``request_lines``). Secrets never reach a log line: the server logs a request's
 path and only the length and digest of its (redacted, ``redact_query``) query,
 and never a credential or memory body. What a client sends is bounded before it
-is logged (``bounded_text``, ``server.rejections.bounded_request``).
+is logged (``bounded_text``, ``kernel.rejections.bounded_request``).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ expiry, like stored clients:
   record of it only names it.
 
 Every change rewrites the marker the client directory watches
-(``spaces.marker``), so deactivating a person, changing a role or
+(``access.marker``), so deactivating a person, changing a role or
 removing a space reaches every server process within
 ``METACORTEX_CLIENT_REFRESH_SECONDS``, as pausing a client does.
 """
@@ -25,10 +25,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, Final
 
-from metacortex.domain.records import to_wire_time, utc_now
-from metacortex.errors import Conflict, FailedPrecondition, InvalidArgument, NotFound
-from metacortex.spaces.marker import mark_changed
-from metacortex.spaces.model import (
+from metacortex.access.marker import mark_changed
+from metacortex.access.model import (
     DEFAULT_SPACE,
     DEFAULT_SPACE_RECORD,
     MAX_PERSON_NAME_CHARS,
@@ -45,6 +43,8 @@ from metacortex.spaces.model import (
     check_name,
     check_space_key,
 )
+from metacortex.domain.records import to_wire_time, utc_now
+from metacortex.errors import Conflict, FailedPrecondition, InvalidArgument, NotFound
 from metacortex.storage.base import MemoryStore
 
 SPACE_KIND: Final = "space"

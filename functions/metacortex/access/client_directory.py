@@ -1,5 +1,5 @@
 """The profiles in effect in one server process: the environment's, then the store's,
-computed with the spaces and people in the store (``spaces``).
+computed with the spaces and people in the store (``access.registry``).
 
 Stored clients change while servers run (``clients.manage``), on any instance.
 Each process keeps the merged ``Profiles`` and checks the store at most once per
@@ -31,12 +31,12 @@ from typing import Final
 
 import anyio.to_thread
 
-from metacortex.clients import stored
+from metacortex.access import stored_clients
+from metacortex.access.model import Directory
+from metacortex.access.profiles import Profiles
+from metacortex.access.registry import read_directory
 from metacortex.config import Settings
 from metacortex.errors import MetaCortexError
-from metacortex.server.profiles import Profiles
-from metacortex.spaces.model import Directory
-from metacortex.spaces.registry import read_directory
 from metacortex.storage.base import MemoryStore
 
 _log = logging.getLogger("metacortex.clients")
@@ -92,9 +92,11 @@ class ClientDirectory:
                 return self._profiles
             started = self._clock()
             try:
-                marker = stored.read_marker(store)
+                marker = stored_clients.read_marker(store)
                 if marker != self._marker:
-                    self._profiles = self._merged(stored.read_all(store), read_directory(store))
+                    self._profiles = self._merged(
+                        stored_clients.read_all(store), read_directory(store)
+                    )
                     self._marker = marker
             except MetaCortexError as error:
                 _log.warning("stored clients could not be read (%s); keeping the last ones", error)
@@ -117,9 +119,9 @@ class ClientDirectory:
         """The spaces and people in effect for a request arriving now (``current``)."""
         return (await self.current()).directory
 
-    def _merged(self, clients: list[stored.StoredClient], directory: Directory) -> Profiles:
+    def _merged(self, clients: list[stored_clients.StoredClient], directory: Directory) -> Profiles:
         environment = self.environment.clients
-        found = stored.valid_profiles(clients, self._settings, frozenset(environment))
+        found = stored_clients.valid_profiles(clients, self._settings, frozenset(environment))
         return Profiles(
             admin=self.environment.admin,
             clients=MappingProxyType({**found, **environment}),

@@ -10,7 +10,7 @@
 
 The level a call gets in a space is the lowest of the person's role, the
 person's membership and the credential's grant (``effective_levels``), computed
-once where the caller's access is built (``server.profiles``), never by a tool.
+once where the caller's access is built (``access.profiles``), never by a tool.
 """
 
 from __future__ import annotations
@@ -142,6 +142,16 @@ def effective_levels(
         if own is not None:
             levels[key] = min(granted, own)
     return levels
+
+
+def own_levels(person: Person, spaces: Mapping[str, Space]) -> dict[str, Level]:
+    """space key -> a person's own level in each space that exists: what they may do
+    signed in to the console, and the most they may give a credential. The owner writes
+    in every one; anyone else has their membership capped by their role (none while
+    inactive)."""
+    if person.is_owner:
+        return {key: Level.WRITE for key in spaces}
+    return effective_levels(person, Grants(person.spaces, DEFAULT_SPACE), spaces)
 
 
 def check_space_key(key: str, field_name: str = "space") -> str:

@@ -1,10 +1,10 @@
 """The one marker every change of who may do what rewrites.
 
 A change of a stored client (``clients.manage``), a space or a person
-(``spaces.registry``) rewrites one small record (kind ``client_profiles``, key
+(``access.registry``) rewrites one small record (kind ``client_profiles``, key
 ``changed``) with a fresh random version, after the change itself: a server
 process that reads the marker before listing them can keep its copy for as long
-as the marker stays the same (``clients.directory``).
+as the marker stays the same (``access.client_directory``).
 """
 
 from __future__ import annotations

@@ -21,12 +21,12 @@ from typing import Any, Final
 
 import anyio
 
-from metacortex.clients.directory import ClientDirectory
+from metacortex.access.client_directory import ClientDirectory
+from metacortex.access.profiles import Profile, Profiles
 from metacortex.config import Settings
 from metacortex.errors import Unavailable
-from metacortex.guard.bearer import BearerAuthority
-from metacortex.server.events import EventRecorder
-from metacortex.server.profiles import Profile, Profiles
+from metacortex.kernel.bearer import BearerAuthority
+from metacortex.kernel.events import EventRecorder
 from metacortex.service import MemoryService
 
 # Where the guard puts the profile it authenticated, in the ASGI scope.

@@ -26,7 +26,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
 from metacortex.errors import Busy, ErrorCode, MetaCortexError, RateLimited
-from metacortex.guard.routes import resolve
+from metacortex.kernel.routes import resolve
 
 HTTP_STATUS: Final[Mapping[ErrorCode, int]] = {
     "invalid_argument": 400,

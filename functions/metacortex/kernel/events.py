@@ -20,13 +20,13 @@ from typing import Any, Final, Protocol
 
 from metacortex.domain.records import to_wire_time, utc_now
 from metacortex.errors import MetaCortexError
-from metacortex.guard.rejections import (
+from metacortex.kernel.logs import log
+from metacortex.kernel.rejections import (
     MAX_RECORDED_PATH,
     WINDOW_SECONDS,
     RejectionBudget,
     bounded_request,
 )
-from metacortex.server.logs import log
 from metacortex.storage.base import Event
 
 MEMORY_EVENTS: Final = "memory_events"

@@ -6,39 +6,24 @@
 know are ignored (RFC 6749 §3.3 lets a server grant less than asked; the token
 response says what was granted), so a client asking for its own extra scope
 still connects. Calling a tool the token's
-scopes do not cover is an HTTP 403 ``insufficient_scope`` naming the scope needed.
+scopes do not cover is an HTTP 403 ``insufficient_scope`` naming the scope needed;
+calling one the tool catalogue gives no scope (``erase_context``, or a tool added
+without one) is an HTTP 403 ``forbidden`` whatever the token holds: fail closed.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-READ: Final = "memory:read"
-WRITE: Final = "memory:write"
+from metacortex import tool_catalogue
+
+READ: Final = tool_catalogue.READ
+WRITE: Final = tool_catalogue.WRITE
 OFFLINE: Final = "offline_access"
 # What resources advertise and challenge with (offline_access is left out: MCP 2026-07-28).
 RESOURCE_SCOPES: Final = (READ, WRITE)
 SUPPORTED: Final = (READ, WRITE, OFFLINE)
 DEFAULT_SCOPES: Final = (READ, WRITE)
-TOOL_SCOPE: Final = {
-    "search_context": READ,
-    "fetch_context": READ,
-    "list_context": READ,
-    "search": READ,
-    "fetch": READ,
-    "list_spaces": READ,
-    "related_context": READ,
-    "who_am_i": READ,
-    "list_documents": READ,
-    "get_document": READ,
-    "save_context": WRITE,
-    "create_document": WRITE,
-    "deprecate_context": WRITE,
-    "promote_context": WRITE,
-    # The credential's own default space: a change on the server, so not a read token's.
-    "set_default_space": WRITE,
-    "consolidate_context": WRITE,
-}
 
 
 def parse(raw: str | None) -> tuple[str, ...]:
@@ -55,4 +40,6 @@ def parse(raw: str | None) -> tuple[str, ...]:
 
 
 def needed_for(tool: str) -> str | None:
-    return TOOL_SCOPE.get(tool)
+    """The scope a token needs to call ``tool`` (the catalogue's); None where no token
+    may call it: the tool has no scope, or there is no such tool."""
+    return tool_catalogue.scope_of(tool)

@@ -113,7 +113,10 @@ class DocumentOut(BaseModel):
     page_count: int | None = Field(description="Pages of a PDF; null for other formats.")
     pages_without_text: list[int] = Field(description="PDF pages that are pictures only.")
     no_text: str | None = Field(
-        description="Why nothing of it can be searched (a scanned PDF: no OCR), or null."
+        description=(
+            "Why nothing of it can be searched (a scan OCR did not read or found no text "
+            "on), or null."
+        )
     )
     topic: str
     text_chars: int = Field(description="Characters of extracted text (get_document pages it).")

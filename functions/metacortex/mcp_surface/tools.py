@@ -320,7 +320,8 @@ _SPECS: Final = (
             "text as content, or a file as content_base64 with media_type. Giving the same "
             "file again changes nothing (write_status 'duplicate'); a changed file with the "
             "same source replaces the earlier version, keeping the passages that did not "
-            "change. A scanned PDF is kept but has no text to search (no OCR). Files over "
+            "change. A scanned PDF is read by OCR where the server offers it, else kept with "
+            "no text to search (no_text says which). Files over "
             f"{document_schemas.MAX_DOCUMENT_BYTES_BY_TOOL // 1024} KiB do not fit a tool "
             "call: ask the user to run `metacortex ingest` on them.\n"
             'Example: {"content": "# Trip plan\\n\\nWe fly to Lisbon on 3 May.", '

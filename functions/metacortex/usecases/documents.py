@@ -8,8 +8,9 @@ failure leaves no memories and no stored bytes. The same bytes again return the 
 already stored; a changed version of the same ``source`` replaces it in one step, keeping
 the passages whose content did not change (not embedded again) and retiring the others as
 superseded by the new version's nearest passage (``document_passages.version_change``).
-A scanned PDF is kept with ``no_text`` ("no text to index; OCR is not offered") and no
-passages.
+A scanned PDF's picture pages are read by OCR where it is on and installed
+(``documents/pdf_ocr.py``); one OCR did not read is kept with ``no_text`` ("no text to
+index; OCR is not offered") and no passages.
 
 ``list_documents`` pages the current documents of a space; ``get_document`` shows one with
 its extracted text paged by ``offset`` (a 300-page PDF never floods a model's context);

@@ -26,6 +26,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import grpc  # type: ignore[import-untyped]
@@ -147,6 +148,37 @@ class _Stream:
         return getattr(self._inner, name)
 
 
+# After the wall-clock hold, an answer waits until this process has had no runnable thread
+# outside ``hold`` for QUIET_CHECKS looks QUIET_CHECK_S apart, and at most
+# STARVED_HOLD_CAP_S.
+QUIET_CHECKS = 3
+QUIET_CHECK_S = 0.01
+STARVED_HOLD_CAP_S = 30.0
+_TASKS = Path("/proc/self/task")
+
+
+def _busy_threads(besides: set[int]) -> bool:
+    """Whether a thread of this process not in ``besides`` is runnable (Linux: state R
+    in ``/proc/self/task/*/stat``): one waiting for a core, or running. A thread blocked
+    on a held answer, a lock, the GIL or a sleep is S. Elsewhere: never busy, and the
+    wall-clock hold alone applies."""
+    try:
+        tasks = list(_TASKS.iterdir())
+    except OSError:
+        return False
+    for task in tasks:
+        if int(task.name) in besides:
+            continue
+        try:
+            stat = (task / "stat").read_text()
+        except OSError:
+            continue  # the thread ended
+        # The state follows the command name, which is in parentheses and may hold spaces.
+        if stat[stat.rindex(")") + 2 :].startswith("R"):
+            return True
+    return False
+
+
 @dataclass(slots=True)
 class _LiveRpc:
     kind: str
@@ -169,17 +201,68 @@ class RpcRecorder(
         self._lock = threading.Lock()
         self._rpcs: list[_LiveRpc] = []
         self._last_start = 0.0
+        # Threads inside ``hold`` (they issue nothing), whether one of them is looking,
+        # and the latest RPC start after which the process was seen quiet.
+        self._quiet = threading.Condition(self._lock)
+        self._holding: set[int] = set()
+        self._looking = False
+        self._quiet_after = -1.0
 
     def hold(self) -> None:
         """The simulated round trip (see the module docstring): until ``hold_s`` after
-        the latest start of any RPC."""
-        while self.hold_s > 0:
-            with self._lock:
-                due = self._last_start + self.hold_s
-            wait = due - time.monotonic()
-            if wait <= 0:
-                return
-            time.sleep(wait)
+        the latest start of any RPC, and then until no thread of this process outside
+        ``hold`` is runnable (``_busy_threads``): on a machine at load 30 a thread of a
+        fan-out can wait longer than ``hold_s`` for a core before it issues its RPC,
+        and releasing the answers then would count the fan-out as a chain. One waiting
+        thread looks (the others sleep on ``_quiet``), so the looking costs no core."""
+        if self.hold_s <= 0:
+            return
+        me = threading.get_native_id()
+        with self._quiet:
+            self._holding.add(me)
+        try:
+            self._hold_until_quiet(me)
+        finally:
+            with self._quiet:
+                self._holding.discard(me)
+
+    def _hold_until_quiet(self, me: int) -> None:
+        deadline = time.monotonic() + STARVED_HOLD_CAP_S
+        while True:
+            with self._quiet:
+                started = self._last_start
+                wait = started + self.hold_s - time.monotonic()
+                if wait <= 0 and self._quiet_after >= started:
+                    return
+                looking = wait <= 0 and not self._looking and time.monotonic() < deadline
+                if wait <= 0 and not looking:
+                    if time.monotonic() >= deadline:
+                        return
+                    self._quiet.wait(QUIET_CHECK_S * QUIET_CHECKS)
+                    continue
+                if looking:
+                    self._looking = True
+            if not looking:
+                time.sleep(wait)
+                continue
+            try:
+                quiet = self._looks_quiet(me)
+            finally:
+                with self._quiet:
+                    self._looking = False
+                    if quiet and self._last_start == started:
+                        self._quiet_after = started
+                    self._quiet.notify_all()
+
+    def _looks_quiet(self, me: int) -> bool:
+        """No thread outside ``hold`` runnable for ``QUIET_CHECKS`` looks in a row."""
+        for _ in range(QUIET_CHECKS):
+            with self._quiet:
+                holding = set(self._holding)
+            if _busy_threads(holding | {me}):
+                return False
+            time.sleep(QUIET_CHECK_S)
+        return True
 
     def open(
         self, kind: str, start: float, end: float | None = None, documents: int = 0, size: int = 0

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from metacortex.providers.base import Embedder, Extractor, ImageDescriber, Merger
 from metacortex.storage.base import MemoryStore
+from metacortex.timeline.reader import TimeReader
 from metacortex.usecases.access import Access
 from metacortex.usecases.consolidation import Consolidation
 from metacortex.usecases.document_erase import DocumentErasure
@@ -55,17 +56,19 @@ class MemoryService:
         self._embedder = embedder
         self._options = options or ServiceOptions()
         store.bind_embedding(embedder.identity)
+        # Time expressions in saved texts and in questions (dateparser loads on first use).
+        self.times = TimeReader(self._options.time_languages) if self._options.read_times else None
 
         window = self._options.dedupe_window
-        saving = Saving(store, embedder, describer, window)
+        saving = Saving(store, embedder, describer, window, times=self.times)
         # save_context splits texts into facts where a model is configured; a correction
         # (the lifecycle's own save) is saved as given.
         extraction = (
             FactExtraction(store, embedder, extractor, window) if extractor is not None else None
         )
-        self.save = Saving(store, embedder, describer, window, extraction).save
+        self.save = Saving(store, embedder, describer, window, extraction, self.times).save
 
-        self.search = Searching(store, embedder, self._options).search
+        self.search = Searching(store, embedder, self._options, self.times).search
 
         reading = Reading(store)
         self.fetch = reading.fetch
@@ -113,6 +116,7 @@ class MemoryService:
             embedder,
             self._options.document_limits,
             self._options.passage_chars,
+            times=self.times,
         )
         self._documents = documents
         self.create_document = documents.create_document

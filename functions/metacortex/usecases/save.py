@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from metacortex.domain import limits
 from metacortex.domain.fingerprint import WriteIdentity
 from metacortex.domain.images import ImagePayload, decode_image
+from metacortex.domain.occurrence import Occurrence, Precision, TimeSource, parse_occurred
 from metacortex.domain.records import (
     DEFAULT_TOPIC,
     Attribution,
@@ -25,11 +26,13 @@ from metacortex.errors import FailedPrecondition, Forbidden, InvalidArgument
 from metacortex.providers.base import Embedder, ImageDescriber
 from metacortex.spaces.model import Level
 from metacortex.storage.base import MemoryStore
+from metacortex.timeline.stated import stated_time
 from metacortex.usecases.access import Access, parse_enum
 from metacortex.usecases.relations import between, requested
 
 if TYPE_CHECKING:
     from metacortex.storage.base import Vector
+    from metacortex.timeline.reader import TimeReader
     from metacortex.usecases.extraction import FactExtraction
 
 
@@ -44,12 +47,14 @@ class Saving:
         describer: ImageDescriber | None,
         dedupe_window: timedelta,
         extraction: FactExtraction | None = None,
+        times: TimeReader | None = None,
     ) -> None:
         self._store = store
         self._embedder = embedder
         self._describer = describer
         self._dedupe_window = dedupe_window
         self._extraction = extraction
+        self._times = times
 
     def save(
         self,
@@ -70,6 +75,7 @@ class Saving:
         artifact_refs: Sequence[str] | None = None,
         space: str | None = None,
         relations: Sequence[Mapping[str, Any]] | None = None,
+        occurred_at: str | datetime | None = None,
     ) -> dict[str, Any]:
         space_key = access.space(space, Level.WRITE)
         text = limits.check_content(content or "")
@@ -85,6 +91,7 @@ class Saving:
         from_at = limits.parse_instant(valid_from, "valid_from")
         until_at = limits.parse_instant(valid_until, "valid_until")
         limits.check_validity(from_at, until_at)
+        given = parse_occurred(occurred_at) if occurred_at is not None else None
         provenance = self._provenance(origin, source_session, derived_from, confidence)
         refs = limits.check_artifact_refs(list(artifact_refs or ()))
         topic_name = limits.check_topic(topic if topic is not None else DEFAULT_TOPIC)
@@ -102,6 +109,7 @@ class Saving:
             provenance=provenance,
             writer_scope=None if state in access.readable_states else access.principal,
             space=space_key,
+            occurred_at=given.to_wire() if given is not None else None,
         )
         fingerprint = identity.fingerprint()
         now = utc_now()
@@ -144,6 +152,7 @@ class Saving:
             provenance=provenance,
             space=space_key,
             created_by=Attribution(access.person, access.principal),
+            occurred=given or self._occurred(text, now),
         )
         [vector] = self._embedder.embed_documents([retrieval_text])
         outcome = self._store.insert(memory, vector, fingerprint, not_before)
@@ -153,6 +162,15 @@ class Saving:
             "write_status": "created" if outcome.created else "duplicate",
         }
         return self._extracted(access, result, outcome.memory if outcome.created else None, vector)
+
+    def _occurred(self, text: str, now: datetime) -> Occurrence:
+        """When a memory given no time happened: the time its text states (read against
+        ``now``, ``timeline/stated.py``), else ``now``."""
+        if self._times is not None and text.strip():
+            found = stated_time(self._times, text, now)
+            if found is not None:
+                return found
+        return Occurrence(now, Precision.INSTANT, TimeSource.SAVED)
 
     def _extracted(
         self,

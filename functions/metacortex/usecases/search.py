@@ -12,6 +12,7 @@ from metacortex.domain.records import Memory, Origin, utc_now
 from metacortex.domain.text import summarize
 from metacortex.providers.base import Embedder
 from metacortex.retrieval.context import with_context
+from metacortex.retrieval.coverage import asks_for_a_set, spread
 from metacortex.retrieval.fusion import Ranked, fuse, keyword_weights
 from metacortex.retrieval.relevance import STRONG_SIMILARITY, judged, keyword_coverage
 from metacortex.retrieval.text import doubtful_words, query_terms, respelled, term_frequencies
@@ -141,13 +142,15 @@ class Searching:
         if self._options.conversational_context:
             fused = with_context(self._store, fused, where, weights)
         fused = self._timed(query, asked, fused)
+        if asks_for_a_set(query):
+            fused = spread(fused, self._options.set_day_discount)
         ranked = fused[:count]
         # The raw cosine similarity, for clients that thresholded the original's score.
         cosine = {hit.memory.id: hit.score for hit in dense}
         matches = [_match(r.memory, r.score, cosine.get(r.memory.id), access.names) for r in ranked]
-        # A term no candidate holds weighs in as not held, unless typos were expanded
-        # (then the typed term is expected to be held by none).
-        missing = [] if len(counted) > len(terms) else [t for t in terms if not weights.get(t)]
+        # A query term no candidate holds weighs in as not held (a typo's expansions
+        # count where held, beside it: a misspelled question is judged a little harder).
+        missing = [t for t in terms if not weights.get(t)]
         for match, r in zip(matches, ranked, strict=True):
             coverage = keyword_coverage(r.memory.retrieval_text, weights, missing)
             match["relevance"] = judged(match["similarity"], coverage, self._strong_similarity)

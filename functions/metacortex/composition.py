@@ -124,6 +124,7 @@ def service_options(settings: Settings) -> ServiceOptions:
         typo_tolerance=settings.metacortex_typo_tolerance,
         read_times=settings.metacortex_time_reading,
         time_languages=settings.metacortex_time_languages,
+        strong_similarity=settings.metacortex_strong_similarity,
         document_limits=lambda: _document_limits(settings),
         passage_chars=settings.metacortex_document_passage_chars,
     )

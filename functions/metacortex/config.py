@@ -97,6 +97,9 @@ class Settings(BaseSettings):
     # codes; never detected, which costs seconds and tens of MB on the first call).
     metacortex_time_reading: bool = True
     metacortex_time_languages: CommaList = ("en",)
+    # The cosine similarity from which a search match is strong on meaning alone
+    # (retrieval/relevance.py); unset: the embedding model's measured one, if any.
+    metacortex_strong_similarity: float | None = Field(default=None, ge=-1.0, le=1.0)
     # Offer the owner's erase_context tool on the admin endpoint /mcp (never on a client
     # endpoint or an OAuth grant). Off: erasing is the console's and `metacortex erase`'s.
     metacortex_admin_erase_tool: bool = False

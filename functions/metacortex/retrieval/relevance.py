@@ -29,7 +29,7 @@ Relevance = Literal["strong", "weak"]
 # (``EmbeddingIdentity.model``). A model not listed is judged on keywords alone unless
 # the operator sets METACORTEX_STRONG_SIMILARITY.
 STRONG_SIMILARITY: Final[Mapping[str, float]] = {
-    "all-MiniLM-L6-v2-int8": 0.55,
+    "all-MiniLM-L6-v2-int8": 0.50,
 }
 STRONG_COVERAGE: Final = 0.6
 

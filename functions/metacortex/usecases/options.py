@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from metacortex.retrieval.coverage import DAY_DISCOUNT
 from metacortex.retrieval.fusion import DENSE_WEIGHT
 from metacortex.retrieval.when import RANGE_WEIGHT, WHEN_WEIGHT
 
@@ -34,9 +33,6 @@ class ServiceOptions:
     time_range_weight: float = RANGE_WEIGHT
     time_when_weight: float = WHEN_WEIGHT
     time_strip_keywords: bool = False
-    # Many-part questions (retrieval/coverage.py): discount of each further memory of one
-    # day for a question asking for a set (1.0: off).
-    set_day_discount: float = DAY_DISCOUNT
     # Relevance (retrieval/relevance.py): the cosine similarity from which a match is
     # strong on meaning alone (None: the embedding model's measured one, if any).
     strong_similarity: float | None = None

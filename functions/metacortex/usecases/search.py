@@ -12,7 +12,6 @@ from metacortex.domain.records import Memory, Origin, utc_now
 from metacortex.domain.text import summarize
 from metacortex.providers.base import Embedder
 from metacortex.retrieval.context import with_context
-from metacortex.retrieval.coverage import asks_for_a_set, spread
 from metacortex.retrieval.fusion import Ranked, fuse, keyword_weights
 from metacortex.retrieval.relevance import STRONG_SIMILARITY, judged, keyword_coverage
 from metacortex.retrieval.text import doubtful_words, query_terms, respelled, term_frequencies
@@ -142,8 +141,6 @@ class Searching:
         if self._options.conversational_context:
             fused = with_context(self._store, fused, where, weights)
         fused = self._timed(query, asked, fused)
-        if asks_for_a_set(query):
-            fused = spread(fused, self._options.set_day_discount)
         ranked = fused[:count]
         # The raw cosine similarity, for clients that thresholded the original's score.
         cosine = {hit.memory.id: hit.score for hit in dense}

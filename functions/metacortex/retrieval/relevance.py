@@ -31,7 +31,7 @@ Relevance = Literal["strong", "weak"]
 STRONG_SIMILARITY: Final[Mapping[str, float]] = {
     "all-MiniLM-L6-v2-int8": 0.50,
 }
-STRONG_COVERAGE: Final = 0.6
+STRONG_COVERAGE: Final = 0.7
 
 
 def keyword_coverage(

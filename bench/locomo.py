@@ -134,6 +134,16 @@ def turns_of(conversation: dict[str, Any], *, dated: bool = True) -> list[Turn]:
     return turns
 
 
+def dataset_files(dataset: Path) -> list[Path]:
+    """The conversations of ``dataset`` (a folder of LoCoMo JSON files), or exit 2 saying
+    where none were found."""
+    files = sorted(dataset.glob("*.json"))
+    if not files:
+        print(f"no LoCoMo files in {dataset}; pass --dataset", file=sys.stderr)
+        raise SystemExit(2)
+    return files
+
+
 def questions_of(conversation: dict[str, Any]) -> list[tuple[str, list[str]]]:
     return [(question, evidence) for question, evidence, _ in categorised(conversation)]
 

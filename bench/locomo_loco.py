@@ -37,7 +37,7 @@ from metacortex.service import Access, MemoryService, ServiceOptions
 from metacortex.storage.sqlite import SQLiteStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench.locomo import CATEGORY_NAMES, DATASET, ingest, names_a_time
+from bench.locomo import CATEGORY_NAMES, DATASET, dataset_files, ingest, names_a_time
 
 Combination = tuple[tuple[str, Any], ...]
 
@@ -136,10 +136,7 @@ def main() -> int:
     )
     parser.add_argument("--json", type=Path, help="also write every figure here")
     args = parser.parse_args()
-    files = sorted(args.dataset.glob("*.json"))
-    if not files:
-        print(f"no LoCoMo files in {args.dataset}; pass --dataset", file=sys.stderr)
-        return 2
+    files = dataset_files(args.dataset)
     embedder = MiniLMEmbedder.load()
     combinations = parse_grid(args.grid)
     cases: list[Case] = []

@@ -23,7 +23,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.load import connect, local_server
-from bench.locomo import DATASET, categorised, turns_of
+from bench.locomo import DATASET, categorised, dataset_files, turns_of
 from bench.locomo_loco import groups, line, report
 from metacortex.operations.evaluation import Case
 
@@ -68,10 +68,7 @@ def main() -> int:
     parser.add_argument("--time-given", action="store_true")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    files = sorted(args.dataset.glob("*.json"))
-    if not files:
-        print(f"no LoCoMo files in {args.dataset}; pass --dataset", file=sys.stderr)
-        return 2
+    files = dataset_files(args.dataset)
     cases, rankings, seconds = asyncio.run(run(files, args.time_given))
     print(f"{len(cases)} questions over MCP HTTP in {seconds:.0f} s")
     parts = {label: report(rankings, cases, keep) for label, keep in groups(cases).items()}

@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench.locomo import DATASET, categorised, turns_of
+from bench.locomo import DATASET, categorised, dataset_files, turns_of
 from metacortex.domain.occurrence import Occurrence, Precision, TimeSource
 from metacortex.domain.records import BranchState, Memory, Modality
 from metacortex.retrieval.fusion import Ranked
@@ -72,10 +72,7 @@ def main() -> int:
     parser.add_argument("--dataset", type=Path, default=DATASET)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    files = sorted(args.dataset.glob("*.json"))
-    if not files:
-        print(f"no LoCoMo files in {args.dataset}; pass --dataset", file=sys.stderr)
-        return 2
+    files = dataset_files(args.dataset)
     conversations = [json.loads(path.read_text(encoding="utf-8")) for path in files]
     imported = subprocess.run(  # noqa: S603 (this interpreter, a fixed script)
         [sys.executable, "-c", _IMPORT], capture_output=True, text=True, check=True

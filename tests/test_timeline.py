@@ -3,6 +3,8 @@ states, the range a question names, and the guards against words dateparser misr
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from datetime import UTC, datetime
 
 import pytest
@@ -167,3 +169,24 @@ def test_a_question_can_place_itself_against_an_event(reader: TimeReader) -> Non
         (19, 36),
     )
     assert event_reference("What did we decide about the launch?") is None
+
+
+def test_dateparser_loads_only_when_a_text_may_name_a_time() -> None:
+    """Its import and first parse cost 0.3 s and 20 MB (docs/benchmarks.md): a server's
+    start and its warm-up query ("warm up") must not pay them."""
+    probe = (
+        "import sys\n"
+        "from datetime import UTC, datetime\n"
+        "import metacortex.service\n"
+        "from metacortex.timeline.reader import TimeReader\n"
+        "reader = TimeReader()\n"
+        "reader.expressions('warm up', datetime.now(UTC))\n"
+        "print('dateparser' in sys.modules, end=' ')\n"
+        "reader.expressions('the launch in May 2024', datetime.now(UTC))\n"
+        "print('dateparser' in sys.modules)\n"
+    )
+    loaded = subprocess.run(  # noqa: S603 (our own interpreter and script)
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+
+    assert loaded.strip() == "False True"

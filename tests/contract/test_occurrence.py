@@ -205,3 +205,16 @@ def test_words_nobody_mentioned_keep_a_half_matching_question_weak(
 
     assert _relevance(asked) == ["weak"]
     assert asked["nothing_relevant"] is True
+
+
+def test_a_when_question_favours_a_memory_that_knows_when_it_happened(
+    service: MemoryService, admin: Access
+) -> None:
+    dated = service.save(admin, content="Painted the garden fence", occurred_at="2024-05-03")
+    undated = service.save(admin, content="Painted the garden fence")  # newer: ranks first
+
+    plain = service.search(admin, query="painted the garden fence", limit=2)["matches"]
+    when = service.search(admin, query="When did we paint the garden fence?", limit=2)["matches"]
+
+    assert plain[0]["id"] == undated["item"]["id"]
+    assert when[0]["id"] == dated["item"]["id"]

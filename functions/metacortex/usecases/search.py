@@ -145,6 +145,28 @@ class Searching:
         # The raw cosine similarity, for clients that thresholded the original's score.
         cosine = {hit.memory.id: hit.score for hit in dense}
         matches = [_match(r.memory, r.score, cosine.get(r.memory.id), access.names) for r in ranked]
+        self._judge(matches, ranked, weights, terms, explain)
+        attach_related(self._store, access, space_key, matches)
+        strong = sum(match["relevance"] == "strong" for match in matches)
+        result: dict[str, Any] = {
+            "matches": matches,
+            "applied_filters": reported(applied_filters(where), where, count),
+            "nothing_relevant": strong == 0,
+        }
+        if matches and not strong:
+            result["note"] = NOTHING_RELEVANT
+        return result
+
+    def _judge(
+        self,
+        matches: list[dict[str, Any]],
+        ranked: Sequence[Ranked],
+        weights: Mapping[str, float],
+        terms: Sequence[str],
+        explain: bool,
+    ) -> None:
+        """Each match's ``relevance`` (``retrieval/relevance.py``); with ``explain``, its
+        score's parts and its keyword coverage."""
         # A query term no candidate holds weighs in as not held (a typo's expansions
         # count where held, beside it: a misspelled question is judged a little harder).
         missing = [t for t in terms if not weights.get(t)]
@@ -158,18 +180,8 @@ class Searching:
                     "context": round(r.context, 6),
                     "time": round(r.time, 6),
                 }
-                # What relevance is judged on (retrieval/relevance.py), beside the score.
+                # What relevance is judged on, beside the similarity the match shows.
                 match["keyword_coverage"] = round(coverage, 6)
-        attach_related(self._store, access, space_key, matches)
-        strong = sum(match["relevance"] == "strong" for match in matches)
-        result: dict[str, Any] = {
-            "matches": matches,
-            "applied_filters": reported(applied_filters(where), where, count),
-            "nothing_relevant": strong == 0,
-        }
-        if matches and not strong:
-            result["note"] = NOTHING_RELEVANT
-        return result
 
     def _timed(self, query: str, asked: QuestionTime | None, ranked: list[Ranked]) -> list[Ranked]:
         """``ranked`` with the memories of the time the question names raised

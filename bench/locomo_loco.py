@@ -96,8 +96,10 @@ def objective(part: Report) -> float:
     return part.recall[5] + part.recall[10] + part.mrr
 
 
-def groups(cases: list[Case]) -> dict[str, list[int]]:
-    """Named subsets of the cases: all, each category, those naming a time."""
+def groups(cases: list[Case], protocols: list[str] | None = None) -> dict[str, list[int]]:
+    """Named subsets of the cases: all, each category, those naming a time; with
+    ``protocols`` (each case's) of more than one kind, also all and those naming a time
+    of each protocol."""
     indexes = list(range(len(cases)))
     category = [int(case.label.split(" ", 1)[0]) for case in cases]
     question = [case.label.split(" ", 1)[1] for case in cases]
@@ -108,6 +110,11 @@ def groups(cases: list[Case]) -> dict[str, list[int]]:
     out["names a time"] = named
     out["names a time, temporal"] = [i for i in named if category[i] == 2]
     out["names a time, other"] = [i for i in named if category[i] != 2]
+    for kind in dict.fromkeys(protocols or []) if len(set(protocols or [])) > 1 else []:
+        mine = [i for i in indexes if protocols is not None and protocols[i] == kind]
+        out[f"{kind}: all"] = mine
+        out[f"{kind}: single-hop"] = [i for i in mine if category[i] == 4]
+        out[f"{kind}: names a time"] = [i for i in mine if i in set(named)]
     return out
 
 
@@ -140,6 +147,7 @@ def main() -> int:
     embedder = MiniLMEmbedder.load()
     combinations = parse_grid(args.grid)
     cases: list[Case] = []
+    protocols: list[str] = []
     rankings = [Ranking(combo, [], 0.0) for combo in combinations]
     for protocol in args.protocol or ["dated"]:
         path = args.reuse if protocol == "dated" else args.reuse.with_suffix(".given.sqlite3")
@@ -153,6 +161,7 @@ def main() -> int:
         id_file.write_text(json.dumps(known))
         store.keyword_index_loaded()
         cases += found
+        protocols += [protocol] * len(found)
         for index, combo in enumerate(combinations):
             ranked = rank_all(store, embedder, found, combo)
             rankings[index] = Ranking(
@@ -161,7 +170,7 @@ def main() -> int:
                 rankings[index].seconds + ranked.seconds,
             )
         store.close()
-    subsets = groups(cases)
+    subsets = groups(cases, protocols)
     figures: dict[str, Any] = {"combinations": [], "loco": {}}
     for ranking in rankings:
         name = " ".join(f"{k}={v}" for k, v in ranking.combination) or "defaults"

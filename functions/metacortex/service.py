@@ -116,7 +116,6 @@ class MemoryService:
             embedder,
             self._options.document_limits,
             self._options.passage_chars,
-            times=self.times,
         )
         self._documents = documents
         self.create_document = documents.create_document

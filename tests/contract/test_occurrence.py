@@ -4,12 +4,21 @@ raising the memories of that time; and each match's relevance."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from metacortex.documents.isolation import shut_down
 from metacortex.errors import InvalidArgument
 from metacortex.service import Access, MemoryService
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _reader_hosts() -> Iterator[None]:
+    """The document reader processes a test here starts end with the module."""
+    yield
+    shut_down()
 
 
 def test_a_memory_shows_when_it_happened_and_where_that_came_from(
@@ -218,3 +227,21 @@ def test_a_when_question_favours_a_memory_that_knows_when_it_happened(
     assert plain[0]["score"] == plain[1]["score"]  # nothing tells them apart
     assert when[0]["id"] == dated["item"]["id"]
     assert when[0]["score"] > when[1]["score"]
+
+
+def test_a_document_s_passages_happened_when_the_document_says_else_when_saved(
+    service: MemoryService, admin: Access
+) -> None:
+    text = "# Minutes\n\nOn 3 March 2024 the board met. " + "It agreed the budget. " * 80
+    dated = service.create_document(
+        admin, content=text, source="minutes.md", occurred_at="2024-03-03"
+    )
+    undated = service.create_document(admin, content=text + " Later notes.", source="b.md")
+
+    for added, wanted in ((dated, ("2024-03-03", "given")), (undated, (None, "saved"))):
+        _, passages = service.document_passages(admin, id=added["document"]["id"])
+        assert len(passages) > 1
+        for passage in passages:
+            occurrence = passage.occurrence
+            shown = occurrence.to_wire() if wanted[0] else None
+            assert (shown, occurrence.source.value) == wanted

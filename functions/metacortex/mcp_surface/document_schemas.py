@@ -72,8 +72,8 @@ class CreateDocumentInput(ToolInput):
     space: SpaceKey | None = Field(default=None, description=SPACE_HELP)
     occurred_at: OccurredTime | None = Field(
         default=None,
-        description="When it was written (an email's or a page's date), the occurred_at of "
-        "its passages; omit it and each passage's is the date its text states, if any.",
+        description="When it was written (an email's or a page's date): the occurred_at of "
+        "its passages. Omit it and they happened when they were saved.",
     )
 
 

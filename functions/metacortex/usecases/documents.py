@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from metacortex.domain import limits
 from metacortex.domain.documents import Document
-from metacortex.domain.occurrence import Occurrence, parse_occurred
+from metacortex.domain.occurrence import parse_occurred
 from metacortex.domain.records import (
     DEFAULT_TOPIC,
     Attribution,
@@ -45,7 +45,6 @@ from metacortex.retrieval import bm25
 from metacortex.retrieval.text import query_terms, term_frequencies
 from metacortex.spaces.model import Level
 from metacortex.storage.base import DocumentWrite, MemoryStore
-from metacortex.timeline.stated import stated_time
 from metacortex.usecases.access import Access
 from metacortex.usecases.cursors import decode_cursor, encode_cursor
 from metacortex.usecases.document_passages import VersionChange, page_starts, version_change
@@ -54,7 +53,6 @@ from metacortex.usecases.passage_relations import RelationChange, reading_order,
 
 if TYPE_CHECKING:  # the readers load on the first document (0.1 s a server need not pay)
     from metacortex.documents import DocumentLimits, ExtractedDocument
-    from metacortex.timeline.reader import TimeReader
 
 Extractor = Callable[[bytes, str, "DocumentLimits"], "ExtractedDocument"]
 Progress = Callable[[int], None]
@@ -80,9 +78,7 @@ class Documents:
         document_limits: Callable[[], DocumentLimits] | None = None,
         passage_chars: int = DEFAULT_PASSAGE_CHARS,
         extractor: Extractor | None = None,
-        times: TimeReader | None = None,
     ) -> None:
-        self._times = times
         self._store = store
         self._embedder = embedder
         self._make_limits = document_limits
@@ -126,7 +122,9 @@ class Documents:
         ``content_base64`` (the tool's) or ``data`` (the bytes: ``metacortex ingest``, the
         console's upload); ``progress`` is told how many passages are embedded so far.
         ``occurred_at``: when the document was written (a message's or page's time), the
-        time of each new passage; without it a passage's is the date it states, if any."""
+        time of each new passage; without it passages happened when they were saved (a
+        passage's own dates are not read: a passage spans several of a long text's dates,
+        and its first date cost questions on LoCoMo as documents, docs/benchmarks.md)."""
         space_key = access.space(space, Level.WRITE)
         given = parse_occurred(occurred_at) if occurred_at is not None else None
         source = _optional_text(source, "source", MAX_SOURCE_CHARS)
@@ -167,13 +165,14 @@ class Documents:
         )
         old = self._store.document_passages(previous.id, space=space_key) if previous else []
         change = version_change(document, passages, previous, old, now, adder)
-        change = replace(
-            change,
-            fresh=[
-                (passage, record.with_changes(occurred=given or self._stated(record, now)))
-                for passage, record in change.fresh
-            ],
-        )
+        if given is not None:
+            change = replace(
+                change,
+                fresh=[
+                    (passage, record.with_changes(occurred=given))
+                    for passage, record in change.fresh
+                ],
+            )
         links = self._relations(document, change, old, now, adder)
         vectors = self._embed([p.retrieval_text(document.title) for p, _ in change.fresh], progress)
         outcome = self._store.add_document(
@@ -198,10 +197,6 @@ class Documents:
         return _created(
             document, access, status, len(change.fresh), len(change.kept), len(change.retired)
         )
-
-    def _stated(self, record: Memory, now: datetime) -> Occurrence | None:
-        """The time a new passage's text states (``timeline/stated.py``), if read."""
-        return stated_time(self._times, record.content, now) if self._times else None
 
     def _relations(
         self,

@@ -399,6 +399,11 @@ def main() -> int:
         help="misspell every question word of 5+ letters once, seeded (typo tolerance)",
     )
     parser.add_argument(
+        "--no-time-reading",
+        action="store_true",
+        help="read no time from texts or questions (METACORTEX_TIME_READING=false)",
+    )
+    parser.add_argument(
         "--time-given",
         action="store_true",
         help="memory texts without the session date, which is given as occurred_at instead",
@@ -447,6 +452,7 @@ def main() -> int:
         dense_weight=args.dense_weight,
         conversational_context=not args.no_context,
         typo_tolerance=not args.no_typo_tolerance,
+        read_times=not args.no_time_reading,
     )
     with emulator_for(args.store):
         ranking = (

@@ -14,6 +14,8 @@ Searches run as ``metacortex serve`` runs them: with the warm heap frozen
     .venv/bin/python bench/locomo.py --json out.json
     .venv/bin/python bench/locomo.py --reuse /tmp/locomo.sqlite3 --per-conversation
         # ingest once into that file, later runs only search (iterate on ranking)
+    .venv/bin/python bench/locomo.py --time-given       # texts without the session date,
+        # which each save gives as occurred_at instead
     .venv/bin/python bench/locomo.py --typos 1          # every question word of 5+
         # letters misspelled once (seeded); --no-typo-tolerance for exact keywords
     .venv/bin/python bench/locomo.py --link-turns --relation-ranking
@@ -22,7 +24,7 @@ Searches run as ``metacortex serve`` runs them: with the warm heap frozen
         # results (bench/linked_ranking.py; issue 32's ranking experiment)
 
 Every run also reports recall per question category (LoCoMo's 1 multi-hop, 2 temporal,
-3 open-domain, 4 single-hop).
+3 open-domain, 4 single-hop) and for the questions that name a time (``names_a_time``).
 """
 
 from __future__ import annotations
@@ -39,8 +41,9 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from metacortex.composition import build_store
 from metacortex.config import Settings
@@ -99,20 +102,46 @@ def misspelled(question: str, seed: int) -> str:
 class Turn:
     dia_id: str
     content: str
+    # The session's date and time (UTC, ISO 8601; "" when the file has none): saved as the
+    # memory's occurred_at with ``--time-given``.
+    when: str = ""
 
 
-def turns_of(conversation: dict[str, Any]) -> list[Turn]:
+def session_time(text: str) -> str:
+    """LoCoMo's "1:56 pm on 8 May, 2023" as ISO 8601 (the bench reads the dataset's own
+    field; the product never parses this format)."""
+    try:
+        parsed = datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y")
+    except ValueError:
+        return ""
+    return parsed.replace(tzinfo=UTC).isoformat()
+
+
+def turns_of(conversation: dict[str, Any], *, dated: bool = True) -> list[Turn]:
+    """Every turn as a memory's text: speaker, session date (unless ``dated`` is False:
+    then the text is speaker and turn only, the date in ``Turn.when``), turn, photo."""
     turns: list[Turn] = []
     session = 1
     while f"session_{session}" in conversation:
         date = conversation.get(f"session_{session}_date_time", "")
         for turn in conversation[f"session_{session}"]:
-            text = f"{turn['speaker']} ({date}): {turn['text']}"
+            head = f"{turn['speaker']} ({date})" if dated else turn["speaker"]
+            text = f"{head}: {turn['text']}"
             if turn.get("blip_caption"):
                 text += f" [shared a photo: {turn['blip_caption']}]"
-            turns.append(Turn(turn["dia_id"], text))
+            turns.append(Turn(turn["dia_id"], text, session_time(date)))
         session += 1
     return turns
+
+
+def dataset_files(dataset: Path) -> list[Path]:
+    """The conversations of ``dataset`` (a folder of LoCoMo JSON files), or exit 2 saying
+    where none were found."""
+    files = sorted(dataset.glob("*.json"))
+    if not files:
+        print(f"no LoCoMo files in {dataset}; pass --dataset", file=sys.stderr)
+        raise SystemExit(2)
+    return files
 
 
 def questions_of(conversation: dict[str, Any]) -> list[tuple[str, list[str]]]:
@@ -126,6 +155,31 @@ def categorised(conversation: dict[str, Any]) -> list[tuple[str, list[str], int]
         for qa in conversation["qa"]
         if qa.get("category") in QUESTION_CATEGORIES and qa.get("evidence")
     ]
+
+
+# The bench's rule for "a question that names a time" (issue 39), applied to the
+# question's words only (never in the product): it contains, as whole words and in any
+# case, a month name (January ... December), a year from 1900 to 2099, a weekday name,
+# yesterday / today / tonight / tomorrow, "<last|next|this|past> <week|weekend|month|
+# year|night|summer|winter|spring|autumn>", or "<a number or a number word> <days|weeks|
+# months|years> ago". Vague words ("recently", "lately") and seasons on their own do
+# not count. 101 of the development split's 759 searched questions match (15 temporal).
+NAMES_A_TIME: Final = re.compile(
+    r"\b(?:january|february|march|april|may|june|july|august|september|october|november"
+    r"|december|19\d\d|20\d\d|monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+    r"|yesterday|today|tonight|tomorrow"
+    r"|(?:last|next|this|past)\s+(?:week|weekend|month|year|night|summer|winter|spring|autumn)"
+    r"|(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten)\s+"
+    r"(?:days?|weeks?|months?|years?)\s+ago)\b",
+    re.IGNORECASE,
+)
+
+
+NAMES_A_TIME_LABEL: Final = "names a time"
+
+
+def names_a_time(question: str) -> bool:
+    return NAMES_A_TIME.search(question) is not None
 
 
 def session_of(dia_id: str) -> str:
@@ -178,6 +232,8 @@ class Outcome:
     saved: int
     by_conversation: dict[str, Report]
     by_category: dict[int, Report]
+    # The questions that name a time (``names_a_time``), and the temporal ones among them.
+    named: dict[str, Report]
 
 
 def evaluate(
@@ -221,6 +277,9 @@ def evaluate(
     }
     topics = list(dict.fromkeys(case.topic or "" for case in cases))
     by_topic = {t: report([i for i in indexes if cases[i].topic == t]) for t in topics}
+    named = [i for i in indexes if names_a_time(cases[i].label.split(" ", 1)[1])]
+    by_topic[NAMES_A_TIME_LABEL] = report(named)
+    by_topic[NAMES_A_TIME_LABEL + ", temporal"] = report([i for i in named if category[i] == 2])
     return report(indexes), by_category, by_topic
 
 
@@ -230,6 +289,7 @@ def ingest(
     known: dict[str, dict[str, str]],
     link_turns: bool = False,
     typos: int | None = None,
+    time_given: bool = False,
 ) -> tuple[list[Case], float, int]:
     """Save every turn (unless ``known`` has its id already); the cases (each case's
     ``label``: its category, then its question) and the save time. ``link_turns``: each
@@ -243,7 +303,9 @@ def ingest(
         conversation = json.loads(path.read_text(encoding="utf-8"))
         topic = f"locomo-{path.stem}"
         ids = known.setdefault(topic, {})
-        turns = [turn for turn in turns_of(conversation) if turn.dia_id not in ids]
+        turns = [
+            turn for turn in turns_of(conversation, dated=not time_given) if turn.dia_id not in ids
+        ]
         if turns:
             with progress(f"ingest {path.stem}", len(turns)) as bar:
                 previous: Turn | None = None
@@ -256,7 +318,13 @@ def ingest(
                         else None
                     )
                     started = time.perf_counter()
-                    result = service.save(admin, content=turn.content, topic=topic, relations=links)
+                    result = service.save(
+                        admin,
+                        content=turn.content,
+                        topic=topic,
+                        relations=links,
+                        occurred_at=turn.when if time_given and turn.when else None,
+                    )
                     ingest_seconds += time.perf_counter() - started
                     ids[turn.dia_id] = result["item"]["id"]
                     previous = turn
@@ -280,6 +348,7 @@ def run(
     link_turns: bool = False,
     ranking: LinkedRanking | None = None,
     typos: int | None = None,
+    time_given: bool = False,
 ) -> Outcome:
     embedder = MiniLMEmbedder.load()
     with tempfile.TemporaryDirectory() as folder:
@@ -292,15 +361,19 @@ def run(
             store = open_store(store_kind, Path(folder))
             known = {}
         service = MemoryService(store, embedder, merger=SentenceUnionMerger(), options=options)
-        cases, ingest_seconds, saved = ingest(service, files, known, link_turns, typos)
+        cases, ingest_seconds, saved = ingest(service, files, known, link_turns, typos, time_given)
         if reuse is not None:
             id_file.write_text(json.dumps(known))
         if freeze:  # as `metacortex serve` does once warm (metacortex/heap.py)
             freeze_startup_heap()
-        report, by_category, by_conversation = evaluate(service, cases, ranking)
+        report, by_category, by_topic = evaluate(service, cases, ranking)
+        named = {k: v for k, v in by_topic.items() if k.startswith(NAMES_A_TIME_LABEL)}
+        by_conversation = {k: v for k, v in by_topic.items() if k not in named}
         store.close()
     rate = saved / ingest_seconds if ingest_seconds else 0.0
-    return Outcome(report, rate, saved, by_conversation if per_conversation else {}, by_category)
+    return Outcome(
+        report, rate, saved, by_conversation if per_conversation else {}, by_category, named
+    )
 
 
 def main() -> int:
@@ -324,6 +397,16 @@ def main() -> int:
         type=int,
         metavar="SEED",
         help="misspell every question word of 5+ letters once, seeded (typo tolerance)",
+    )
+    parser.add_argument(
+        "--no-time-reading",
+        action="store_true",
+        help="read no time from texts or questions (METACORTEX_TIME_READING=false)",
+    )
+    parser.add_argument(
+        "--time-given",
+        action="store_true",
+        help="memory texts without the session date, which is given as occurred_at instead",
     )
     parser.add_argument(
         "--no-typo-tolerance",
@@ -369,6 +452,7 @@ def main() -> int:
         dense_weight=args.dense_weight,
         conversational_context=not args.no_context,
         typo_tolerance=not args.no_typo_tolerance,
+        read_times=not args.no_time_reading,
     )
     with emulator_for(args.store):
         ranking = (
@@ -386,6 +470,7 @@ def main() -> int:
             args.link_turns,
             ranking,
             args.typos,
+            args.time_given,
         )
     report, ingest_rate, saved = outcome.report, outcome.ingest_rate, outcome.saved
     print(f"store           {args.store}")
@@ -406,6 +491,11 @@ def main() -> int:
         name = f"{category} {CATEGORY_NAMES[category]}"
         print(
             f"{name:<15} R@5 {part.recall[5]:.3f}  R@10 {part.recall[10]:.3f}"
+            f"  MRR {part.mrr:.3f}  ({part.cases} cases)"
+        )
+    for label, part in outcome.named.items():
+        print(
+            f"{label:<15} R@5 {part.recall[5]:.3f}  R@10 {part.recall[10]:.3f}"
             f"  MRR {part.mrr:.3f}  ({part.cases} cases)"
         )
     for topic, part in outcome.by_conversation.items():

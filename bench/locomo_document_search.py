@@ -24,6 +24,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -95,11 +96,18 @@ def measure_turns(files: list[Path], embedder: MiniLMEmbedder) -> dict[str, Any]
     }
 
 
-def measure(files: list[Path], kind: str, target: int, embedder: MiniLMEmbedder) -> dict[str, Any]:
-    """One fresh store: every conversation added as a document of ``kind``, then searched."""
+def measure(
+    files: list[Path],
+    kind: str,
+    target: int,
+    embedder: MiniLMEmbedder,
+    options: ServiceOptions | None = None,
+) -> dict[str, Any]:
+    """One fresh store: every conversation added as a document of ``kind``, then searched
+    (``options``' ranking, passages of ``target`` characters)."""
     with tempfile.TemporaryDirectory() as folder:
         store = SQLiteStore(Path(folder) / "documents.sqlite3")
-        options = ServiceOptions(passage_chars=target)
+        options = replace(options or ServiceOptions(), passage_chars=target)
         service = MemoryService(store, embedder, merger=SentenceUnionMerger(), options=options)
         cases: list[Case] = []
         passages = 0
@@ -168,8 +176,14 @@ def main() -> int:
         action="append",
         help="default: all three (turns: one memory per turn, the per-turn baseline)",
     )
+    parser.add_argument(
+        "--no-time-reading",
+        action="store_true",
+        help="read no time from passages or questions (METACORTEX_TIME_READING=false)",
+    )
     parser.add_argument("--json", type=Path, help="also write the rows to this file")
     args = parser.parse_args()
+    options = ServiceOptions(read_times=not args.no_time_reading)
     files = sorted(args.dataset.glob("*.json"))
     if not files:
         print(f"no LoCoMo files in {args.dataset}; pass --dataset", file=sys.stderr)
@@ -187,7 +201,7 @@ def main() -> int:
                 row = (
                     measure_turns(files, embedder)
                     if kind == "turns"
-                    else measure(files, kind, target, embedder)
+                    else measure(files, kind, target, embedder, options)
                 )
                 rows.append(row)
                 print(

@@ -138,6 +138,7 @@ def _mirror_rows(spaces: list[str], vectors: npt.NDArray[np.float32]) -> VectorR
         valid_from=np.full(count, NO_LOWER, np.int64),
         valid_until=np.full(count, NO_UPPER, np.int64),
         corrected=np.zeros(count, np.bool_),
+        occurred=np.zeros(count, np.int64),
     )
 
 

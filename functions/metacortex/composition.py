@@ -200,6 +200,9 @@ def service_options(settings: Settings) -> ServiceOptions:
         dense_weight=settings.metacortex_dense_weight,
         conversational_context=settings.metacortex_conversation_context,
         typo_tolerance=settings.metacortex_typo_tolerance,
+        read_times=settings.metacortex_time_reading,
+        time_languages=settings.metacortex_time_languages,
+        strong_similarity=settings.metacortex_strong_similarity,
         document_limits=lambda: _document_limits(settings),
         passage_chars=settings.metacortex_document_passage_chars,
     )

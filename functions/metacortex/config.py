@@ -144,6 +144,14 @@ class Settings(BaseSettings):
     # A query word no memory of the space holds is matched to near words of the
     # semantic candidates (retrieval/typos.py, docs/benchmarks.md "Typo tolerance").
     metacortex_typo_tolerance: bool = True
+    # When a memory happened, read from its text where not given, and the time a question
+    # names, read into a range (metacortex/timeline): in these languages (dateparser's
+    # codes; never detected, which costs seconds and tens of MB on the first call).
+    metacortex_time_reading: bool = True
+    metacortex_time_languages: CommaList = ("en",)
+    # The cosine similarity from which a search match is strong on meaning alone
+    # (retrieval/relevance.py); unset: the embedding model's measured one, if any.
+    metacortex_strong_similarity: float | None = Field(default=None, ge=-1.0, le=1.0)
     # Offer the owner's erase_context tool on the admin endpoint /mcp (never on a client
     # endpoint or an OAuth grant). Off: erasing is the console's and `metacortex erase`'s.
     metacortex_admin_erase_tool: bool = False
@@ -256,12 +264,20 @@ class Settings(BaseSettings):
         "mcp_allowed_origins",
         "mcp_allowed_filter_states",
         "metacortex_allowed_hosts",
+        "metacortex_time_languages",
         mode="before",
     )
     @classmethod
     def _split_commas(cls, value: object) -> object:
         if isinstance(value, str):
             return tuple(part.strip() for part in value.split(",") if part.strip())
+        return value
+
+    @field_validator("metacortex_time_languages")
+    @classmethod
+    def _some_language(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if not value:
+            raise ValueError("name at least one language, e.g. en (dateparser's codes)")
         return value
 
     @field_validator("metacortex_data_dir")

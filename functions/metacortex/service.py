@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from metacortex.access.rules import Access
 from metacortex.providers.base import Embedder, Extractor, ImageDescriber, Merger
 from metacortex.storage.base import MemoryStore
+from metacortex.timeline.reader import TimeReader
 from metacortex.usecases.consolidation import Consolidation
 from metacortex.usecases.document_erase import DocumentErasure
 from metacortex.usecases.documents import Documents, DocumentSlots
@@ -55,6 +56,8 @@ class MemoryService:
         self._embedder = embedder
         self._options = options or ServiceOptions()
         store.bind_embedding(embedder.identity)
+        # Time expressions in saved texts and in questions (dateparser loads on first use).
+        self.times = TimeReader(self._options.time_languages) if self._options.read_times else None
 
         window = self._options.dedupe_window
         # save_context splits texts into facts where a model is configured; a correction
@@ -62,10 +65,10 @@ class MemoryService:
         extraction = (
             FactExtraction(store, embedder, extractor, window) if extractor is not None else None
         )
-        saving = Saving(store, embedder, describer, window, after_save=extraction)
+        saving = Saving(store, embedder, describer, window, after_save=extraction, times=self.times)
         self.save = saving.save
 
-        self.search = Searching(store, embedder, self._options).search
+        self.search = Searching(store, embedder, self._options, self.times).search
 
         reading = Reading(store)
         self.fetch = reading.fetch

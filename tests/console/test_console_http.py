@@ -336,3 +336,32 @@ def test_the_console_is_served_under_the_cloud_function_name_too(
     slash = owner.http.get("/console/", follow_redirects=True)
     assert slash.status_code == 200
     assert 'id="memory-list"' in slash.text
+
+
+def test_memories_list_in_the_order_they_happened_and_filter_by_it(
+    owner: Owner, live: ConsoleLive
+) -> None:
+    """Issue 39: the memories page orders by when memories happened ("latest happened
+    first") and keeps those that happened between two days; a row says when."""
+    saved = {
+        month: live.service.save(
+            ADMIN, content=f"Quarter notes {month}", topic="notes", occurred_at=f"2024-{month}"
+        )["item"]["id"]
+        for month in ("02", "05", "01", "04", "03")
+    }
+    owner.sign_in()
+
+    by_saving = ids_in(owner.http.get("/console", params={"topic": "notes"}).text)
+    happened = owner.http.get("/console", params={"topic": "notes", "order": "happened"})
+    spring = owner.http.get(
+        "/console",
+        params={"topic": "notes", "happened_from": "2024-03-01", "happened_until": "2024-04-30"},
+    )
+
+    assert by_saving == [saved[m] for m in ("03", "04", "01", "05", "02")]
+    assert ids_in(happened.text) == [saved[m] for m in ("05", "04", "03", "02", "01")]
+    assert "happened 2024-05" in happened.text
+    assert set(ids_in(spring.text)) == {saved["03"], saved["04"]}
+    refused = owner.http.get("/console", params={"order": "sideways"})
+    assert refused.status_code == 400
+    assert "order must be saved or happened" in refused.text

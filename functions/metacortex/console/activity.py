@@ -34,9 +34,11 @@ DAYS: Final = 14
 MAX_EVENTS: Final = 50_000
 SEARCH_TOOLS: Final = frozenset({"search_context", "search"})
 TOP_CLIENTS: Final = 6
-# A search "found something relevant" when its best result's fused score (the
-# ``top_score`` of its event) reaches this. Chosen by bench/relevance_floor.py on LoCoMo
-# with the embedded default: the lowest score no nonsense query reached (docs/CONSOLE.md).
+# A search "found something relevant" when one of its matches was judged strong (the
+# ``strong_count`` of its event; retrieval/relevance.py). Events recorded before searches
+# judged their matches are judged by their best result's fused score (``top_score``)
+# reaching this floor instead. Chosen by bench/relevance_floor.py on LoCoMo with the
+# embedded default: the lowest score no nonsense query reached (docs/CONSOLE.md).
 RELEVANCE_FLOOR: Final = 0.40
 
 
@@ -123,8 +125,13 @@ def summarize(
                 found = response["result_count"]
                 zero[day] += found == 0
                 top = response.get("top_score")
+                strong = response.get("strong_count")
                 if found == 0:
                     judged[day] += 1
+                elif isinstance(strong, int):
+                    # The search's own judgement (retrieval/relevance.py), since issue 39.
+                    judged[day] += 1
+                    relevant[day] += strong > 0
                 elif isinstance(top, int | float):
                     judged[day] += 1
                     relevant[day] += top >= RELEVANCE_FLOOR

@@ -23,6 +23,7 @@ from metacortex.console.filtering import Filters, form_context, read_filters
 from metacortex.console.listing import NOBODY, decode_position, encode_position
 from metacortex.console.switcher import all_spaces, space_labels
 from metacortex.domain import limits
+from metacortex.domain.occurrence import TimeSource
 from metacortex.domain.records import ALL_STATES, BranchState, Memory
 from metacortex.errors import MetaCortexError
 from metacortex.owner import Session
@@ -54,6 +55,12 @@ def row(memory: Memory, href: str, matched: Iterable[str] = (), **extra: Any) ->
         "topic": memory.topic,
         "state": memory.branch_state.value,
         "created_at": memory.created_at,
+        # When it happened, shown when it is known apart from when it was saved.
+        "happened": (
+            memory.occurrence.to_wire()
+            if memory.occurrence.source is not TimeSource.SAVED
+            else None
+        ),
         "origin": memory.provenance.origin.value if memory.provenance.origin else None,
         "image": memory.modality.value != "text",
         "score": None,
@@ -298,6 +305,7 @@ async def _newest_first(
         position=position,
         newer=newer and position is not None,
         author=filters.author,
+        order=filters.order,
     )
     start = _start(request) if found.newer is not None else 1
     shown = len(found.memories)

@@ -14,6 +14,7 @@ from metacortex.console.listing import Author
 from metacortex.console.present import match_topic
 from metacortex.domain.records import ALL_STATES, BranchState, Origin
 from metacortex.errors import InvalidArgument
+from metacortex.storage.base import ListOrder
 
 STATES: Final = tuple(state.value for state in ALL_STATES)
 ORIGINS: Final = tuple(origin.value for origin in Origin)
@@ -27,9 +28,15 @@ FIELDS: Final = (
     "client",
     "created_from",
     "created_until",
+    "happened_from",
+    "happened_until",
+    "order",
 )
-# The memories page's filters the search page does not take (who wrote them, and when).
-LISTING_ONLY: Final = ("person", "client", "created_from", "created_until")
+# The memories page's filters the search page does not take (who wrote them, when, and
+# the order).
+LISTING_ONLY: Final = ("person", "client", "created_from", "created_until", "order")
+# The memories page's orders: when they were saved, or when they happened.
+ORDERS: Final[dict[str, ListOrder]] = {"saved": "created", "happened": "occurred"}
 # Topic names offered in the filter's suggestion list (a <datalist>), most used first.
 MAX_SUGGESTED: Final = 500
 
@@ -60,19 +67,34 @@ class Filters:
         """Who wrote the memories to list (matched on the records read: ``listing``)."""
         return Author(self.given.get("person"), self.given.get("client"))
 
+    @property
+    def order(self) -> ListOrder:
+        """The listing's order: when memories were saved (the default) or happened."""
+        value = self.given.get("order", "saved")
+        if value not in ORDERS:
+            raise InvalidArgument(f"order must be saved or happened; got {value!r}")
+        return ORDERS[value]
+
     def service_arguments(self) -> dict[str, Any]:
+        """Search's filters; when they happened from the start of the "from" day (UTC) to
+        the end of the "until" day."""
         return {
             "filter_topic": self.topic,
             "filter_state": self.state,
             "filter_origin": self.given.get("origin"),
             "valid_at": self.given.get("valid_at"),
+            "after": _day(self.given.get("happened_from"), "happened from", 0),
+            "before": _day(self.given.get("happened_until"), "happened until", 1),
         }
 
     def store_arguments(self) -> dict[str, Any]:
         """``service_arguments`` and the creation dates, for ``reading.memory_filter``: a
         day from its start (UTC) to the end of the "until" day."""
+        arguments = self.service_arguments()
         return {
-            **self.service_arguments(),
+            **{k: v for k, v in arguments.items() if k not in ("after", "before")},
+            "occurred_after": arguments["after"],
+            "occurred_before": arguments["before"],
             "created_after": _day(self.given.get("created_from"), "created from", 0),
             "created_before": _day(self.given.get("created_until"), "created until", 1),
         }

@@ -36,7 +36,7 @@ from typing import Final
 from metacortex.domain import limits
 from metacortex.domain.records import Memory, to_wire_time
 from metacortex.errors import InvalidArgument
-from metacortex.storage.base import MemoryFilter, MemoryStore, PageKey
+from metacortex.storage.base import ListOrder, MemoryFilter, MemoryStore, PageKey
 
 # The owner's "All spaces" reads at most this many spaces per page.
 MAX_SPACES: Final = 20
@@ -99,12 +99,15 @@ def decode_position(text: str) -> PageKey:
     return PageKey(created, memory_id)
 
 
-def key_of(memory: Memory) -> PageKey:
-    return PageKey(memory.created_at, memory.id)
+def key_of(memory: Memory, order: ListOrder = "created") -> PageKey:
+    """Where ``memory`` stands in a listing of ``order`` (``PageKey``)."""
+    at = memory.occurrence.at if order == "occurred" else memory.created_at
+    return PageKey(at, memory.id)
 
 
-def _order(memory: Memory) -> tuple[object, str]:
-    return (memory.created_at, memory.id)
+def _order(memory: Memory, order: ListOrder) -> tuple[object, str]:
+    key = key_of(memory, order)
+    return (key.created_at, key.id)
 
 
 @dataclass
@@ -116,17 +119,18 @@ class _Stream:
     after: PageKey | None
     ascending: bool
     batch: int
+    order: ListOrder = "created"
     buffer: list[Memory] = field(default_factory=list)
     done: bool = False
 
     def head(self) -> Memory | None:
         if not self.buffer and not self.done:
             found = self.store.list_page(
-                self.where, self.batch, self.after, oldest_first=self.ascending
+                self.where, self.batch, self.after, oldest_first=self.ascending, order=self.order
             )
             self.done = len(found) < self.batch
             if found:
-                self.after = key_of(found[-1])
+                self.after = key_of(found[-1], self.order)
             self.buffer = found
         return self.buffer[0] if self.buffer else None
 
@@ -142,12 +146,14 @@ def page(
     position: PageKey | None = None,
     newer: bool = False,
     author: Author = Author(),
+    order: ListOrder = "created",
 ) -> Listing:
     """A page of ``size`` records newest first from the spaces of ``wheres`` (one filter
     per space), strictly older than ``position`` (``newer``: the ``size`` records just
-    newer than it, still shown newest first); only ``author``'s when given."""
+    newer than it, still shown newest first); only ``author``'s when given. ``order``:
+    by when they were saved, or when they happened (``occurred``)."""
     batch = SCAN_BATCH if author.active else size + 1
-    streams = [_Stream(store, where, position, newer, batch) for where in wheres]
+    streams = [_Stream(store, where, position, newer, batch, order) for where in wheres]
     kept: list[Memory] = []
     read = 0
     last: Memory | None = None
@@ -157,7 +163,7 @@ def page(
         if not heads:
             break
         pick = min if newer else max
-        _, stream = pick(heads, key=lambda pair: _order(pair[0]))
+        _, stream = pick(heads, key=lambda pair: _order(pair[0], order))
         last = stream.pop()
         read += 1
         if author.matches(last):
@@ -170,16 +176,16 @@ def page(
     # when the author filter stopped early, the last record read.
     onward: PageKey | None = None
     if len(kept) > size:
-        onward = key_of(shown[-1])
+        onward = key_of(shown[-1], order)
     elif cut_short and last is not None:
-        onward = key_of(last)
+        onward = key_of(last, order)
     total = None if author.active else sum(store.count_memories(where) for where in wheres)
     if newer:
         # Read oldest first from ``position``: shown newest first; older pages follow.
         shown.reverse()
-        back = key_of(shown[-1]) if shown else position
+        back = key_of(shown[-1], order) if shown else position
         return Listing(shown, back, onward, total, read, cut_short)
-    ahead = (key_of(shown[0]) if shown else position) if position is not None else None
+    ahead = (key_of(shown[0], order) if shown else position) if position is not None else None
     return Listing(shown, onward, ahead, total, read, cut_short)
 
 

@@ -16,7 +16,6 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from metacortex.access.model import Level
-from metacortex.console.activity import RELEVANCE_FLOOR
 from metacortex.console.authors import author, client_names, clients_of
 from metacortex.console.base import ConsoleBase, access_for
 from metacortex.console.excerpt import highlight
@@ -211,8 +210,7 @@ async def _why(
                 "of": len(matches),
                 "score": match["score"],
                 "breakdown": match["breakdown"],
-                "relevant": match["score"] >= RELEVANCE_FLOOR,
-                "floor": RELEVANCE_FLOOR,
+                "relevant": match["relevance"] == "strong",
                 "back": {"q": query, **filters},
             }
     return {"query": query, "rank": None, "of": len(matches), "back": {"q": query, **filters}}

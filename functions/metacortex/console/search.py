@@ -1,9 +1,10 @@
 """The search page: the tools' hybrid search, each result's score split into its parts.
 
-Search always returns its best candidates, even for words no memory holds. Results whose
-score is under the relevance floor (``activity.RELEVANCE_FLOOR``, 0.40: no search for
-made-up words reached it on LoCoMo) are shown apart as weak matches and not counted as
-results, so "nothing relevant" reads as such.
+Search always returns its best candidates, even for words no memory holds. Results the
+search judges weak (``relevance``: neither close in meaning nor holding most of the
+query's keywords, ``retrieval/relevance.py``, the judgement the tools give a model) are
+shown apart as weak matches and not counted as results, so "nothing relevant" reads as
+such.
 
 The owner's "All spaces" searches each space (at most ``listing.MAX_SPACES``, side by
 side) and keeps the best ``SEARCH_LIMIT`` of all their results by score. Each space's
@@ -19,7 +20,6 @@ import anyio
 from starlette.requests import Request
 from starlette.responses import Response
 
-from metacortex.console.activity import RELEVANCE_FLOOR
 from metacortex.console.base import ConsoleBase, access_for
 from metacortex.console.browse import listed_spaces, rows, topic_counts
 from metacortex.console.filtering import form_context, read_filters
@@ -45,7 +45,6 @@ async def search(console: ConsoleBase, request: Request, session: Session) -> Re
         "query": query,
         "matches": None,
         "weak": [],
-        "floor": RELEVANCE_FLOOR,
         "empty": not counts,
         "several": several,
         "spaces_read": len(spaces),
@@ -92,7 +91,11 @@ async def search(console: ConsoleBase, request: Request, session: Session) -> Re
             got = await console.call(service.store.get_many, memory_ids=ids, space=space)
             records.update((record.id, record) for record in got if record is not None)
     scores = {
-        str(match["id"]): {"score": match["score"], "breakdown": match["breakdown"]}
+        str(match["id"]): {
+            "score": match["score"],
+            "breakdown": match["breakdown"],
+            "relevance": match["relevance"],
+        }
         for match, _ in found
     }
     shown = [records[str(match["id"])] for match, _ in found if str(match["id"]) in records]
@@ -104,6 +107,6 @@ async def search(console: ConsoleBase, request: Request, session: Session) -> Re
         {"q": query, **filters.link_arguments()},
         scores,
     )
-    context["matches"] = [item for item in rows_ if item["score"] >= RELEVANCE_FLOOR]
-    context["weak"] = [item for item in rows_ if item["score"] < RELEVANCE_FLOOR]
+    context["matches"] = [item for item in rows_ if item["relevance"] == "strong"]
+    context["weak"] = [item for item in rows_ if item["relevance"] != "strong"]
     return console.render(request, session, "search.html", context)

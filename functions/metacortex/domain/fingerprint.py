@@ -40,6 +40,9 @@ class WriteIdentity:
     writer_scope: str | None = None
     # A write is a duplicate only inside its own space.
     space: str = DEFAULT_SPACE
+    # When it happened, as the caller gave it (the same words said on another day are
+    # another memory); what a text states follows from its content.
+    occurred_at: str | None = None
 
     def fingerprint(self) -> str:
         canonical = {
@@ -60,5 +63,7 @@ class WriteIdentity:
         if self.space != DEFAULT_SPACE:
             # Absent for the default space, so a retry across the upgrade still matches.
             canonical["space"] = self.space
+        if self.occurred_at is not None:
+            canonical["occurred_at"] = self.occurred_at
         encoded = json.dumps(canonical, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(encoded.encode("utf-8")).hexdigest()

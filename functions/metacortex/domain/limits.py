@@ -137,6 +137,13 @@ def check_validity(valid_from: datetime | None, valid_until: datetime | None) ->
         raise InvalidArgument("valid_from must be earlier than valid_until")
 
 
+def check_range(
+    start: datetime | None, end: datetime | None, start_name: str, end_name: str
+) -> None:
+    if start is not None and end is not None and start >= end:
+        raise InvalidArgument(f"{start_name} must be earlier than {end_name}")
+
+
 def check_limit(limit: int, maximum: int, field_name: str = "limit") -> int:
     if not 1 <= limit <= maximum:
         raise InvalidArgument(f"{field_name} must be between 1 and {maximum}, got {limit}")

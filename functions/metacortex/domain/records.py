@@ -11,6 +11,8 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Final
 
+from metacortex.domain.occurrence import Occurrence, Precision, TimeSource
+
 
 class BranchState(StrEnum):
     ACTIVE = "active"
@@ -226,6 +228,16 @@ class Memory:
     changed_by: Attribution | None = None
     # A passage of a document (origin ``document``): which one and where in it.
     document: DocumentRef | None = None
+    # When it happened (``domain/occurrence.py``); None on records saved before memories
+    # kept it, which read as happening when they were saved (``occurrence``).
+    occurred: Occurrence | None = None
+
+    @property
+    def occurrence(self) -> Occurrence:
+        """When it happened: as given or stated, else when it was saved."""
+        if self.occurred is not None:
+            return self.occurred
+        return Occurrence(self.created_at, Precision.INSTANT, TimeSource.SAVED)
 
     def with_changes(self, **changes: Any) -> Memory:
         return replace(self, **changes)
@@ -257,6 +269,9 @@ class Memory:
             "initiator": self.initiator.value if self.initiator else None,
             "provenance": self.provenance.to_wire(),
         }
+        occurrence = self.occurrence
+        meta["occurred_at"] = occurrence.to_wire()
+        meta["occurred_at_source"] = occurrence.source.value
         if self.merge_method is not None:
             meta["merge_method"] = self.merge_method
         meta["created_by"] = self.created_by.to_wire(names) if self.created_by else None

@@ -13,6 +13,7 @@ from metacortex.mcp_surface.schemas import (
     SPACE_HELP,
     AuthorOut,
     Id,
+    OccurredTime,
     SpaceKey,
     ToolInput,
     Topic,
@@ -69,6 +70,11 @@ class CreateDocumentInput(ToolInput):
         default=None, description="Topic of its passages. Default 'general'."
     )
     space: SpaceKey | None = Field(default=None, description=SPACE_HELP)
+    occurred_at: OccurredTime | None = Field(
+        default=None,
+        description="When it was written (an email's or a page's date): the occurred_at of "
+        "its passages. Omit it and they happened when they were saved.",
+    )
 
 
 class ListDocumentsInput(ToolInput):

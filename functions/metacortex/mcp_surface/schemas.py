@@ -34,6 +34,10 @@ MAX_CURSOR_CHARS: Final = 1_000
 
 _ID = "A memory id as returned by another tool (URL-safe characters)."
 _TIME = "ISO 8601 date-time, e.g. 2026-01-31T12:00:00Z (UTC when no offset is given)."
+_OCCURRED = (
+    "An ISO 8601 instant (2026-01-31T12:00:00Z) or, at the precision known, a day "
+    "(2026-01-31), an ISO week (2026-W05), a month (2026-01) or a year (2026); UTC."
+)
 _TOPIC = "Topic label: letters, digits and . _ : / - (at most 64 characters), e.g. 'project-x'."
 _SPACE = (
     "The space to act in: a key from list_spaces, e.g. 'family'. Omit it for your "
@@ -43,6 +47,8 @@ _SPACE = (
 SPACE_HELP: Final = _SPACE
 Id = Annotated[str, Field(min_length=1, max_length=limits.MAX_ID_CHARS, description=_ID)]
 Instant = Annotated[str, Field(max_length=64, description=_TIME)]
+OccurredTime = Annotated[str, Field(max_length=64, description=_OCCURRED)]
+TimeSourceName = Literal["given", "stated", "saved"]
 Topic = Annotated[str, Field(max_length=limits.MAX_TOPIC_CHARS, description=_TOPIC)]
 SpaceKey = Annotated[str, Field(max_length=40, description=_SPACE)]
 
@@ -176,6 +182,13 @@ class SaveContextInput(ToolInput):
         description="Links from this memory to others it updates, extends, derives from or "
         "relates to (shown with both memories in later results).",
     )
+    occurred_at: OccurredTime | None = Field(
+        default=None,
+        description="When what it tells happened (or was said), if you know: "
+        + _OCCURRED
+        + " Omit it and the date the content states is used (e.g. 'on 3 March 2025', "
+        "'yesterday'), else the time of saving.",
+    )
 
 
 class SearchContextInput(ToolInput):
@@ -203,6 +216,18 @@ class SearchContextInput(ToolInput):
     )
     filter_origin: OriginName | None = Field(default=None, description="Only this origin.")
     space: SpaceKey | None = Field(default=None, description=_SPACE)
+    after: OccurredTime | None = Field(
+        default=None,
+        description="Only memories that happened at or after this time (their occurred_at). "
+        + _OCCURRED
+        + " A time named in the query ('last week', 'in March 2024') needs no argument: "
+        "memories of that time rank higher.",
+    )
+    before: OccurredTime | None = Field(
+        default=None,
+        description="Only memories that happened strictly before this time (occurred_at). "
+        + _OCCURRED,
+    )
 
 
 class FetchContextInput(ToolInput):
@@ -233,6 +258,20 @@ class ListContextInput(ToolInput):
     )
     created_before: Instant | None = Field(
         default=None, description="Created strictly before this instant. " + _TIME
+    )
+    after: OccurredTime | None = Field(
+        default=None,
+        description="Only memories that happened at or after this time (occurred_at). " + _OCCURRED,
+    )
+    before: OccurredTime | None = Field(
+        default=None,
+        description="Only memories that happened strictly before this time (occurred_at). "
+        + _OCCURRED,
+    )
+    order_by: Literal["created_at", "occurred_at"] | None = Field(
+        default=None,
+        description="'created_at' (default): newest saved first; 'occurred_at': what "
+        "happened most recently first.",
     )
     limit: int | None = Field(
         default=None,
@@ -359,6 +398,13 @@ class MetadataOut(BaseModel):
         description="Present on a passage of a document (origin 'document'): cite its title "
         "and page when you use it.",
     )
+    occurred_at: str = Field(
+        description="When what it tells happened, at the precision known: " + _OCCURRED
+    )
+    occurred_at_source: TimeSourceName = Field(
+        description="Where occurred_at comes from: 'given' when it was saved, 'stated' in "
+        "its text, 'saved' (none known: when it was saved)."
+    )
 
 
 class RelatedOut(BaseModel):
@@ -396,6 +442,9 @@ class AppliedFiltersOut(BaseModel):
     valid_at: str | None = None
     created_after: str | None = None
     created_before: str | None = None
+    after: str | None = None
+    before: str | None = None
+    order_by: Literal["created_at", "occurred_at"] | None = None
     limit: int | None = None
 
 
@@ -461,6 +510,11 @@ class MatchOut(BaseModel):
         description="Cosine similarity between the query's and the memory's embeddings; null "
         "when the memory was found by its keywords or its neighbours alone.",
     )
+    relevance: Literal["strong", "weak"] = Field(
+        description="Judged on the match's own evidence, not its rank: 'strong' when its "
+        "meaning is close to the query's or it holds most of the query's keywords; 'weak' "
+        "when it was only the best of what there is. Treat weak matches as unrelated."
+    )
     metadata: MetadataOut
     related: list[RelatedOut] = Field(default_factory=list, description=_RELATED)
 
@@ -468,6 +522,12 @@ class MatchOut(BaseModel):
 class SearchContextOutput(BaseModel):
     matches: list[MatchOut]
     applied_filters: AppliedFiltersOut
+    nothing_relevant: bool = Field(
+        description="True when no match is strong: nothing saved answers the query."
+    )
+    note: str | None = Field(
+        default=None, description="Said when nothing relevant was found, for you to heed."
+    )
 
 
 class NeighboursOut(BaseModel):

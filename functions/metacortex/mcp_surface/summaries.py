@@ -64,6 +64,8 @@ def summarize_result(tool_name: str, payload: Mapping[str, Any]) -> dict[str, An
             "result_ids": [match["id"] for match in matches],
             "match_count": len(matches),
             "top_score": matches[0]["score"] if matches else None,
+            # Matches judged strong on their own evidence (retrieval/relevance.py).
+            "strong_count": sum(match.get("relevance") == "strong" for match in matches),
         }
     if tool_name == "fetch_context":
         item = payload["item"]

@@ -29,11 +29,12 @@ read a missing value a certain way, this reads it that way too and says so in
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Final, Literal
 
 from metacortex.access.model import check_space_key
+from metacortex.domain.occurrence import Occurrence, TimeSource, parse_occurred
 from metacortex.domain.record_rules import check_record
 from metacortex.domain.records import (
     DEFAULT_SPACE,
@@ -203,12 +204,31 @@ def _read(
         space=_space(meta.get("space"), prefix) if not legacy else DEFAULT_SPACE,
         created_by=_author(meta.get("created_by"), prefix + "created_by") if not legacy else None,
         changed_by=_author(meta.get("changed_by"), prefix + "changed_by") if not legacy else None,
+        # When it happened (none before memories kept it: when it was saved).
+        occurred=_occurred(meta, prefix) if not legacy else None,
     )
     try:
         checked = check_record(memory)
     except InvalidArgument as error:
         raise Refused(f"the tools would refuse it: {error.message}") from None
     return Reading(checked, layout, tuple(notes))
+
+
+def _occurred(meta: Mapping[str, Any], prefix: str) -> Occurrence | None:
+    """``occurred_at`` and ``occurred_at_source`` as results show them."""
+    value = meta.get("occurred_at")
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise Refused(f"{prefix}occurred_at is {kind(value)}, not text")
+    try:
+        found = parse_occurred(value, prefix + "occurred_at")
+    except InvalidArgument as error:
+        raise Refused(error.message) from None
+    source = optional_member(
+        TimeSource, meta.get("occurred_at_source"), prefix + "occurred_at_source"
+    )
+    return replace(found, source=source or TimeSource.GIVEN)
 
 
 def _space(value: Any, prefix: str) -> str:

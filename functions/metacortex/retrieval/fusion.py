@@ -42,11 +42,13 @@ class Ranked:
     score: float
     semantic: float = 0.0
     keyword: float = 0.0
+    # What the time the question names added (``retrieval/when.py``).
+    time: float = 0.0
 
     @property
     def context(self) -> float:
         """What conversational context added (``retrieval/context.py``); 0 without it."""
-        return max(0.0, self.score - self.semantic - self.keyword)
+        return max(0.0, self.score - self.semantic - self.keyword - self.time)
 
 
 def _min_max(hits: Sequence[Scored]) -> dict[str, float]:

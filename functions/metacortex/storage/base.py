@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, TypeVar
 
 from metacortex.domain.documents import Document
 from metacortex.domain.records import (
@@ -56,7 +56,10 @@ class MemoryFilter:
     of one space). ``states`` is never empty. ``valid_at`` keeps records valid at
     that instant (valid_from <= t < valid_until, open ends allowed) and drops
     records whose supersession_reason is ``corrected``. ``created_after`` is
-    inclusive, ``created_before`` exclusive.
+    inclusive, ``created_before`` exclusive. ``occurred_after`` (inclusive) and
+    ``occurred_before`` (exclusive) bound when a record happened: the start of its
+    ``Memory.occurrence`` (the instant, or the first instant of its day, week, month or
+    year; when it was saved for a record that keeps no time of its own).
     """
 
     states: tuple[BranchState, ...]
@@ -66,6 +69,8 @@ class MemoryFilter:
     valid_at: datetime | None = None
     created_after: datetime | None = None
     created_before: datetime | None = None
+    occurred_after: datetime | None = None
+    occurred_before: datetime | None = None
 
     def matches(self, memory: Memory) -> bool:
         """Reference semantics; stores may filter natively but must agree with this."""
@@ -79,12 +84,26 @@ class MemoryFilter:
             return False
         if self.created_after is not None and memory.created_at < self.created_after:
             return False
-        return not (self.created_before is not None and memory.created_at >= self.created_before)
+        if self.created_before is not None and memory.created_at >= self.created_before:
+            return False
+        if self.occurred_after is None and self.occurred_before is None:
+            return True
+        at = memory.occurrence.at
+        if self.occurred_after is not None and at < self.occurred_after:
+            return False
+        return not (self.occurred_before is not None and at >= self.occurred_before)
+
+
+# What a listing is ordered by: when records were saved, or when they happened (the
+# start of ``Memory.occurrence``).
+ListOrder: TypeAlias = Literal["created", "occurred"]
 
 
 @dataclass(frozen=True, slots=True)
 class PageKey:
-    """Keyset position for newest-first listing: order is (created_at desc, id desc)."""
+    """Keyset position for newest-first listing: order is (created_at desc, id desc).
+    In a listing by occurrence, ``created_at`` holds the start of the record's
+    ``Memory.occurrence`` instead (the instant the order is by)."""
 
     created_at: datetime
     id: str
@@ -323,9 +342,11 @@ class MemoryStore(Protocol):
         after: PageKey | None,
         *,
         oldest_first: bool = False,
+        order: ListOrder = "created",
     ) -> list[Memory]:
         """Up to ``limit`` records ordered by (created_at, id), descending unless
-        ``oldest_first``, strictly after ``after`` in that order."""
+        ``oldest_first``, strictly after ``after`` in that order; with ``order`` =
+        ``occurred``, by (start of ``Memory.occurrence``, id) instead."""
         ...
 
     def record_events(self, events: Sequence[Event]) -> None: ...

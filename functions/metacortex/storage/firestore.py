@@ -70,6 +70,7 @@ from metacortex.storage.base import (
     EmbeddingIdentity,
     Event,
     InsertOutcome,
+    ListOrder,
     MemoryFilter,
     Neighbours,
     PageKey,
@@ -78,6 +79,7 @@ from metacortex.storage.base import (
 from metacortex.storage.firestore_codec import (
     FILTER_FIELDS,
     MEMORY_FIELDS,
+    OCCURRED_AT,
     SCHEMA_VERSION,
     TERM_COUNT,
     TERM_FREQS,
@@ -617,8 +619,9 @@ class FirestoreStore:
         after: PageKey | None,
         *,
         oldest_first: bool = False,
+        order: ListOrder = "created",
     ) -> list[Memory]:
-        return self._page(where, limit, after, oldest_first)
+        return self._page(where, limit, after, oldest_first, order=order)
 
     def _page(
         self,
@@ -627,25 +630,36 @@ class FirestoreStore:
         after: PageKey | None,
         oldest_first: bool,
         until: PageKey | None = None,
+        order: ListOrder = "created",
     ) -> list[Memory]:
         """Keyset pages on (created_at, document id), strictly between ``after`` and
         ``until`` when given; filters run in the query except ``valid_at``, which is
         checked after it while more pages are read until ``limit`` records passed
-        or none remain."""
+        or none remain. ``order`` = ``occurred``: on (occurred_at, document id), the
+        occurrence range in the query and the creation range checked after (records
+        written before memories kept ``occurred_at`` have no such field: Firestore
+        leaves them out of this order)."""
         if limit <= 0:
             return []
+        by_occurrence = order == "occurred"
+        key = OCCURRED_AT if by_occurrence else "created_at"
         direction = "ASCENDING" if oldest_first else "DESCENDING"
+        native = native_filters(
+            where, created_range=not by_occurrence, occurred_range=by_occurrence
+        )
         query = (
-            filtered(self.memories(where.space), native_filters(where, created_range=True))
-            .order_by("created_at", direction=direction)
+            filtered(self.memories(where.space), native)
+            .order_by(key, direction=direction)
             .order_by(FieldPath.document_id(), direction=direction)
             .select(list(MEMORY_FIELDS))
         )
         if until is not None:
             query = query.end_before(
-                {"created_at": to_stored_time(until.created_at), FieldPath.document_id(): until.id}
+                {key: to_stored_time(until.created_at), FieldPath.document_id(): until.id}
             )
-        post_filter = needs_post_filter(where, created_range=True)
+        post_filter = needs_post_filter(
+            where, created_range=not by_occurrence, occurred_range=by_occurrence
+        )
         batch = max(limit, 50) if post_filter else limit
         cursor: tuple[datetime, str] | None = (
             (to_stored_time(after.created_at), after.id) if after is not None else None
@@ -654,9 +668,7 @@ class FirestoreStore:
         while len(page) < limit:
             current = query
             if cursor is not None:
-                current = current.start_after(
-                    {"created_at": cursor[0], FieldPath.document_id(): cursor[1]}
-                )
+                current = current.start_after({key: cursor[0], FieldPath.document_id(): cursor[1]})
             snapshots = list(current.limit(batch).stream())
             for snapshot in snapshots:
                 memory = decode_memory(snapshot.id, fields_of(snapshot), where.space)
@@ -667,7 +679,7 @@ class FirestoreStore:
             if len(snapshots) < batch:
                 break
             last = snapshots[-1]
-            cursor = ((last.to_dict() or {})["created_at"], last.id)
+            cursor = ((last.to_dict() or {})[key], last.id)
         return page
 
     # ---------------------------------------------------------------- events

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 from google.cloud.firestore_v1.vector import Vector as FirestoreVector
 
+from metacortex.domain.occurrence import stored as stored_occurrence
 from metacortex.domain.records import (
     DEFAULT_SPACE,
     Attribution,
@@ -51,6 +52,7 @@ EMBEDDING: Final = "embedding"
 TERMS: Final = "terms"
 TERM_FREQS: Final = "term_freqs"
 TERM_COUNT: Final = "term_count"
+OCCURRED_AT: Final = "occurred_at"
 
 # The record's own fields: everything a ``Memory`` is built from.
 MEMORY_FIELDS: Final = (
@@ -78,6 +80,9 @@ MEMORY_FIELDS: Final = (
     "document_id",
     "document_start",
     "document",
+    "occurred_at",
+    "occurred_precision",
+    "occurred_source",
 )
 # Enough of a record to decide ``MemoryFilter.matches`` (see ``decode_memory``).
 FILTER_FIELDS: Final = (
@@ -88,6 +93,7 @@ FILTER_FIELDS: Final = (
     "valid_from",
     "valid_until",
     "supersession_reason",
+    "occurred_at",
 )
 
 # Firestore reserves document ids of the form __name__.
@@ -177,10 +183,23 @@ def encode_memory(memory: Memory, embedding: Vector | None) -> dict[str, Any]:
         "schema_version": SCHEMA_VERSION,
         **term_index(memory.retrieval_text),
         **ref_fields(memory.document),
+        **occurrence_fields(memory),
     }
     if embedding is not None:
         data[EMBEDDING] = vector_value(embedding)
     return data
+
+
+def occurrence_fields(memory: Memory) -> dict[str, Any]:
+    """When the record happened (``Memory.occurrence``): ``occurred_at`` is always written,
+    the time it was saved when it keeps none of its own, so a range or an order on the
+    field sees every record written since (one written before has no such field)."""
+    occurrence = memory.occurrence
+    return {
+        "occurred_at": to_stored_time(occurrence.at),
+        "occurred_precision": occurrence.precision.value,
+        "occurred_source": occurrence.source.value,
+    }
 
 
 def ref_fields(ref: DocumentRef | None) -> dict[str, Any]:
@@ -250,6 +269,11 @@ def decode_memory(document_id: str, data: Mapping[str, Any], space: str = DEFAUL
         created_by=Attribution.decode(data.get("created_by")),
         changed_by=Attribution.decode(data.get("changed_by")),
         document=_ref(data),
+        occurred=stored_occurrence(
+            _read_time(data.get("occurred_at")),
+            data.get("occurred_precision"),
+            data.get("occurred_source"),
+        ),
     )
 
 

@@ -13,6 +13,9 @@ What runs inside Firestore and what is checked afterwards:
 - ``created_after``/``created_before`` are a range on ``created_at`` in list and
   lexical queries (both are ordered by ``created_at``). Vector queries never
   use a range prefilter (see ``firestore.md``): there they are checked after.
+- ``occurred_after``/``occurred_before`` are a range on ``occurred_at`` in a
+  listing ordered by it (``list_page(order="occurred")``); every other query
+  checks them after (a second range field would need other indexes).
 - ``valid_at`` (valid_from <= t < valid_until with open ends, not corrected)
   needs OR-with-null logic Firestore cannot express in one query; it is always
   checked after the query, with over-fetching so pages stay full.
@@ -29,7 +32,13 @@ from google.cloud.firestore_v1.collection import CollectionReference
 from google.cloud.firestore_v1.query import Query
 
 from metacortex.storage.base import MemoryFilter
-from metacortex.storage.firestore_codec import EMBEDDING, TERM_COUNT, TERMS, to_stored_time
+from metacortex.storage.firestore_codec import (
+    EMBEDDING,
+    OCCURRED_AT,
+    TERM_COUNT,
+    TERMS,
+    to_stored_time,
+)
 
 # Firestore limits.
 MAX_NEAREST: Final = 1000  # find_nearest limit
@@ -42,7 +51,9 @@ Direction = Literal["ASCENDING", "DESCENDING"]
 _OPTIONAL_EQUALITIES: Final = ("module_name", "origin")
 
 
-def native_filters(where: MemoryFilter, *, created_range: bool) -> list[FieldFilter]:
+def native_filters(
+    where: MemoryFilter, *, created_range: bool, occurred_range: bool = False
+) -> list[FieldFilter]:
     """The part of ``where`` Firestore evaluates itself."""
     states = [state.value for state in where.states]
     filters = [
@@ -59,6 +70,11 @@ def native_filters(where: MemoryFilter, *, created_range: bool) -> list[FieldFil
             filters.append(FieldFilter("created_at", ">=", to_stored_time(where.created_after)))
         if where.created_before is not None:
             filters.append(FieldFilter("created_at", "<", to_stored_time(where.created_before)))
+    if occurred_range:
+        if where.occurred_after is not None:
+            filters.append(FieldFilter(OCCURRED_AT, ">=", to_stored_time(where.occurred_after)))
+        if where.occurred_before is not None:
+            filters.append(FieldFilter(OCCURRED_AT, "<", to_stored_time(where.occurred_before)))
     return filters
 
 
@@ -70,9 +86,15 @@ def filtered(collection: CollectionReference, filters: list[FieldFilter]) -> Que
     return query
 
 
-def needs_post_filter(where: MemoryFilter, *, created_range: bool) -> bool:
+def needs_post_filter(
+    where: MemoryFilter, *, created_range: bool, occurred_range: bool = False
+) -> bool:
     """Whether some of ``where`` is left for ``MemoryFilter.matches`` after the query."""
     if where.valid_at is not None:
+        return True
+    if not occurred_range and (
+        where.occurred_after is not None or where.occurred_before is not None
+    ):
         return True
     return not created_range and (
         where.created_after is not None or where.created_before is not None
@@ -108,6 +130,11 @@ def query_shapes() -> list[QueryShape]:
         shapes.append(QueryShape("vector_search", equalities, vector=True))
         for direction in ("DESCENDING", "ASCENDING"):
             shapes.append(QueryShape("list_page", equalities, order=("created_at", direction)))
+        sides: tuple[Direction, ...] = ("DESCENDING", "ASCENDING")
+        for side in sides:
+            shapes.append(
+                QueryShape("list_page_by_occurrence", equalities, order=(OCCURRED_AT, side))
+            )
         shapes.append(
             QueryShape(
                 "lexical_candidates",

@@ -36,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from metacortex.domain.documents import Document
+from metacortex.domain.occurrence import stored as stored_occurrence
 from metacortex.domain.records import (
     DEFAULT_SPACE,
     Attribution,
@@ -62,6 +63,7 @@ from metacortex.storage.base import (
     EmbeddingIdentity,
     Event,
     InsertOutcome,
+    ListOrder,
     MemoryFilter,
     Neighbours,
     PageKey,
@@ -95,8 +97,12 @@ _MEMORY_COLUMNS: Final = (
     "seq, id, content, retrieval_text, module_name, branch_state, modality, created_at,"
     " updated_at, valid_from, valid_until, superseded_by, supersession_reason, initiator,"
     " origin, source_session, derived_from, confidence, artifact_refs, merge_method,"
-    " space, created_by, changed_by, document_id, document_start, document_ref"
+    " space, created_by, changed_by, document_id, document_start, document_ref,"
+    " occurred_at, occurred_precision, occurred_source"
 )
+# When a record happened, for filters and order: a record from before schema 10 keeps no
+# time of its own and happened when it was saved (the expression its indexes hold).
+OCCURRED: Final = "COALESCE({alias}.occurred_at, {alias}.created_at)"
 # The same columns for queries that alias memories as ``m``.
 _M_COLUMNS: Final = ", ".join(f"m.{column.strip()}" for column in _MEMORY_COLUMNS.split(","))
 
@@ -163,7 +169,21 @@ def _row_to_memory(row: sqlite3.Row) -> Memory:
         created_by=Attribution.decode(row["created_by"]),
         changed_by=Attribution.decode(row["changed_by"]),
         document=ref_of(row),
+        occurred=stored_occurrence(
+            _dt_or_none(row["occurred_at"]), row["occurred_precision"], row["occurred_source"]
+        ),
     )
+
+
+def _occurred_columns(memory: Memory) -> dict[str, Any]:
+    # Every record written from schema 10 on keeps its time (the time it was saved when
+    # it has none of its own), as the Firestore store writes it.
+    occurred = memory.occurrence
+    return {
+        "occurred_at": _ms(occurred.at),
+        "occurred_precision": occurred.precision.value,
+        "occurred_source": occurred.source.value,
+    }
 
 
 def _where_sql(where: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
@@ -192,6 +212,12 @@ def _where_sql(where: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
     if where.created_before is not None:
         clauses.append(f"{alias}.created_at < ?")
         params.append(_ms(where.created_before))
+    if where.occurred_after is not None:
+        clauses.append(OCCURRED.format(alias=alias) + " >= ?")
+        params.append(_ms(where.occurred_after))
+    if where.occurred_before is not None:
+        clauses.append(OCCURRED.format(alias=alias) + " < ?")
+        params.append(_ms(where.occurred_before))
     return " AND ".join(clauses), params
 
 
@@ -535,6 +561,7 @@ class SQLiteStore:
             "created_by": memory.created_by.encode() if memory.created_by else None,
             "changed_by": memory.changed_by.encode() if memory.changed_by else None,
             **ref_columns(memory),
+            **_occurred_columns(memory),
             "change_seq": int(change),
         }
         existing = conn.execute(
@@ -862,22 +889,22 @@ class SQLiteStore:
         after: PageKey | None,
         *,
         oldest_first: bool = False,
+        order: ListOrder = "created",
     ) -> list[Memory]:
         clause, params = _where_sql(where)
         direction = "ASC" if oldest_first else "DESC"
+        # The expression the time indexes hold (migrations 7 and 10).
+        key = "m.created_at" if order == "created" else OCCURRED.format(alias="m")
         if after is not None:
             op = ">" if oldest_first else "<"
             # The first bound is implied by the second; it lets the time index seek to
             # the key instead of scanning the topic from its end (an OR is no range).
-            clause += (
-                f" AND m.created_at {op}= ?"
-                f" AND (m.created_at {op} ? OR (m.created_at = ? AND m.id {op} ?))"
-            )
+            clause += f" AND {key} {op}= ? AND ({key} {op} ? OR ({key} = ? AND m.id {op} ?))"
             at = _ms(after.created_at)
             params.extend([at, at, at, after.id])
         rows = self._conn().execute(
             f"SELECT {_M_COLUMNS} FROM memories m"
-            f" WHERE {clause} ORDER BY m.created_at {direction}, m.id {direction} LIMIT ?",
+            f" WHERE {clause} ORDER BY {key} {direction}, m.id {direction} LIMIT ?",
             [*params, limit],
         )
         return [_row_to_memory(row) for row in rows]

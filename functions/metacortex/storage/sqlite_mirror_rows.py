@@ -48,14 +48,14 @@ CHUNK: Final = 1024
 _ROW: Final = (
     "seq, embedding, module_name, branch_state, origin, created_at,"
     f" COALESCE(valid_from, {NO_LOWER}), COALESCE(valid_until, {NO_UPPER}),"
-    " supersession_reason IS ?, change_seq, space"
+    " supersession_reason IS ?, change_seq, space, COALESCE(occurred_at, created_at)"
 )
 # One statement, so changed and erased rows come from one snapshot. An erased seq's
 # row has no embedding (NULL), which is how ``changes`` tells the two apart.
 _CHANGES: Final = (
     f"SELECT {_ROW} FROM memories WHERE change_seq > ?"
     " UNION ALL SELECT seq, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"
-    " change_seq, NULL FROM erased_memories WHERE change_seq > ?"
+    " change_seq, NULL, NULL FROM erased_memories WHERE change_seq > ?"
 )
 _RANGE: Final = f"SELECT {_ROW} FROM memories WHERE seq >= ? AND seq < ?"
 # A range of seqs as one row: the aggregates see the rows in the same order, so the
@@ -71,11 +71,12 @@ _AGGREGATED: Final = (
     " group_concat(created_at),"
     f" group_concat(COALESCE(valid_from, {NO_LOWER})),"
     f" group_concat(COALESCE(valid_until, {NO_UPPER})),"
-    " group_concat(supersession_reason IS ?)"
+    " group_concat(supersession_reason IS ?),"
+    " group_concat(COALESCE(occurred_at, created_at))"
     " FROM memories WHERE seq >= ? AND seq < ?"
 )
 _SEQ, _EMBEDDING, _TOPIC, _STATE, _ORIGIN, _CREATED = range(6)
-_VALID_FROM, _VALID_UNTIL, _CORRECTED, _CHANGE_SEQ, _SPACE = range(6, 11)
+_VALID_FROM, _VALID_UNTIL, _CORRECTED, _CHANGE_SEQ, _SPACE, _OCCURRED = range(6, 12)
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +155,7 @@ def _aggregated(cursor: sqlite3.Cursor, start: int, dimension: int) -> Changes |
             valid_from=_integers(row[11], count),
             valid_until=_integers(row[12], count),
             corrected=_integers(row[13], count).astype(np.bool_),
+            occurred=_integers(row[14], count),
         ),
         [],
         int(newest),
@@ -194,6 +196,7 @@ def mirror_rows(columns: Sequence[Sequence[Any]], dimension: int) -> VectorRows:
         valid_from=np.fromiter(columns[_VALID_FROM], np.int64, count),
         valid_until=np.fromiter(columns[_VALID_UNTIL], np.int64, count),
         corrected=np.fromiter(columns[_CORRECTED], np.bool_, count),
+        occurred=np.fromiter(columns[_OCCURRED], np.int64, count),
     )
 
 
@@ -209,4 +212,5 @@ def empty_rows(dimension: int) -> VectorRows:
         valid_from=np.zeros(0, np.int64),
         valid_until=np.zeros(0, np.int64),
         corrected=np.zeros(0, np.bool_),
+        occurred=np.zeros(0, np.int64),
     )

@@ -219,6 +219,23 @@ MIGRATIONS: Final[tuple[tuple[int, str], ...]] = (
         CREATE INDEX relations_by_target ON relations (space, target);
         """,
     ),
+    (
+        10,
+        """
+        -- When a memory happened (domain/occurrence.py, issue 39): the start of its period
+        -- (ms), its precision and where it came from. NULL on records saved before, which
+        -- read as happening when they were saved: every query uses
+        -- COALESCE(occurred_at, created_at), so no row is rewritten here.
+        ALTER TABLE memories ADD COLUMN occurred_at INTEGER;
+        ALTER TABLE memories ADD COLUMN occurred_precision TEXT;
+        ALTER TABLE memories ADD COLUMN occurred_source TEXT;
+        -- list_context ordered by when memories happened, as by creation (migration 7).
+        CREATE INDEX memories_by_state_occurrence
+            ON memories (space, branch_state, COALESCE(occurred_at, created_at), id);
+        CREATE INDEX memories_by_topic_occurrence
+            ON memories (space, module_name, branch_state, COALESCE(occurred_at, created_at), id);
+        """,
+    ),
 )
 
 LATEST_VERSION: Final = MIGRATIONS[-1][0]

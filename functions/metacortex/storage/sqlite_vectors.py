@@ -59,6 +59,7 @@ class VectorRows:
     valid_from: npt.NDArray[np.int64]  # NO_LOWER when open
     valid_until: npt.NDArray[np.int64]  # NO_UPPER when open
     corrected: npt.NDArray[np.bool_]
+    occurred: npt.NDArray[np.int64]  # start of the record's occurrence (ms)
 
     def __len__(self) -> int:
         return int(self.seqs.shape[0])
@@ -81,6 +82,7 @@ class VectorMirror:
         self.valid_from = np.zeros(0, dtype=np.int64)
         self.valid_until = np.zeros(0, dtype=np.int64)
         self.corrected = np.zeros(0, dtype=np.bool_)
+        self.occurred = np.zeros(0, dtype=np.int64)
         # Row position of each seq (NONE when absent), indexed by seq.
         self._position_of = np.zeros(0, dtype=np.int64)
 
@@ -108,6 +110,7 @@ class VectorMirror:
         self.valid_from = _grown(self.valid_from, capacity)
         self.valid_until = _grown(self.valid_until, capacity)
         self.corrected = _grown(self.corrected, capacity)
+        self.occurred = _grown(self.occurred, capacity)
 
     def _index_seqs(self, highest: int) -> None:
         length = self._position_of.shape[0]
@@ -167,6 +170,7 @@ class VectorMirror:
         self.valid_from[target] = rows.valid_from[take]
         self.valid_until[target] = rows.valid_until[take]
         self.corrected[target] = rows.corrected[take]
+        self.occurred[target] = rows.occurred[take]
 
     def _remove(self, seq: int) -> None:
         """Move the last row into the erased row's place and zero the vacated row."""
@@ -195,6 +199,7 @@ class VectorMirror:
             self.valid_from,
             self.valid_until,
             self.corrected,
+            self.occurred,
         )
 
     def _mask(self, where: MemoryFilter) -> npt.NDArray[np.bool_] | None:
@@ -221,6 +226,10 @@ class VectorMirror:
             mask &= self.created[:size] >= _ms(where.created_after.timestamp())
         if where.created_before is not None:
             mask &= self.created[:size] < _ms(where.created_before.timestamp())
+        if where.occurred_after is not None:
+            mask &= self.occurred[:size] >= _ms(where.occurred_after.timestamp())
+        if where.occurred_before is not None:
+            mask &= self.occurred[:size] < _ms(where.occurred_before.timestamp())
         return mask
 
     def search(self, vector: Vector, where: MemoryFilter, limit: int) -> list[tuple[int, float]]:

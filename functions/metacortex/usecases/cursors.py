@@ -1,4 +1,5 @@
-"""Opaque listing cursors: the last (created_at, id) plus a digest of the filters."""
+"""Opaque listing cursors: the last (created_at, id) plus a digest of the filters (the
+last occurrence instant instead in a listing by when memories happened)."""
 
 from __future__ import annotations
 
@@ -22,8 +23,13 @@ def _filters_digest(applied: CursorFilters) -> str:
     return hashlib.sha256(encoded.encode()).hexdigest()[:16]
 
 
-def encode_cursor(last: Memory | Document, applied: CursorFilters) -> str:
-    payload = {"c": to_wire_time(last.created_at), "i": last.id, "f": _filters_digest(applied)}
+def encode_cursor(
+    last: Memory | Document, applied: CursorFilters, *, by_occurrence: bool = False
+) -> str:
+    """``by_occurrence``: the listing is ordered by when memories happened; the key is the
+    start of ``last``'s occurrence (``PageKey``)."""
+    at = last.occurrence.at if by_occurrence and isinstance(last, Memory) else last.created_at
+    payload = {"c": to_wire_time(at), "i": last.id, "f": _filters_digest(applied)}
     raw = json.dumps(payload, separators=(",", ":")).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 

@@ -28,6 +28,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Final
@@ -36,6 +37,7 @@ from metacortex.access.model import Level
 from metacortex.access.rules import Access
 from metacortex.domain import limits
 from metacortex.domain.documents import Document, DocumentState
+from metacortex.domain.occurrence import Occurrence, parse_occurred
 from metacortex.domain.records import (
     DEFAULT_TOPIC,
     Attribution,
@@ -136,14 +138,21 @@ class Documents:
         space: str | None = None,
         progress: Progress | None = None,
         cancellation: Cancellation | None = None,
+        occurred_at: str | datetime | None = None,
     ) -> dict[str, Any]:
         """Add a document (or a new version of ``source``), given as ``content`` (text),
         ``content_base64`` (the tool's) or ``data`` (the bytes: ``metacortex ingest``, the
         console's upload); ``progress`` is told how many passages are embedded so far.
         Within the bounds of ``DocumentLimits`` (text, passages, seconds to embed; how
         many documents at once: ``Busy`` past them); ``cancellation`` (the caller gone)
-        stops it between steps, keeping nothing."""
+        stops it between steps, keeping nothing.
+
+        ``occurred_at``: when the document was written (a message's or page's time), the
+        time of each new passage; without it passages happened when they were saved (a
+        passage's own dates are not read: a passage spans several of a long text's dates,
+        and its first date cost questions on LoCoMo as documents, docs/benchmarks.md)."""
         space_key = access.space(space, Level.WRITE)
+        given = parse_occurred(occurred_at) if occurred_at is not None else None
         source = _optional_text(source, "source", MAX_SOURCE_CHARS)
         wanted_title = _optional_text(title, "title", MAX_TITLE_CHARS)
         topic_name = limits.check_topic(topic if topic is not None else DEFAULT_TOPIC)
@@ -155,7 +164,7 @@ class Documents:
         with self.slots.taken(access.principal):
             return self._create(
                 access, data, kind, digest, space_key, source, wanted_title, topic_name,
-                progress, cancellation,
+                progress, cancellation, given,
             )  # fmt: skip
 
     def _create(
@@ -170,8 +179,10 @@ class Documents:
         topic_name: str,
         progress: Progress | None,
         cancellation: Cancellation | None,
+        given: Occurrence | None,
     ) -> dict[str, Any]:
-        """The work ``create_document`` bounds: read, cut, embed, write."""
+        """The work ``create_document`` bounds: read, cut, embed, write (each new passage
+        happening at ``given``, when the document's time was given)."""
         previous = self._store.find_document(space=space_key, source=source) if source else None
         extracted = self._extract(data, kind, cancellation)
         self.limits.check_chars(len(extracted.text))  # a custom extractor's too
@@ -204,6 +215,14 @@ class Documents:
         )
         old = self._store.document_passages(previous.id, space=space_key) if previous else []
         change = version_change(document, passages, previous, old, now, adder)
+        if given is not None:
+            change = replace(
+                change,
+                fresh=[
+                    (passage, record.with_changes(occurred=given))
+                    for passage, record in change.fresh
+                ],
+            )
         links = self._relations(document, change, old, now, adder)
         vectors = self._embed(
             [p.retrieval_text(document.title) for p, _ in change.fresh], progress, cancellation

@@ -271,6 +271,7 @@ def _fact_memory(whole: Memory, text: str, now: datetime) -> Memory:
         ),
         space=whole.space,
         created_by=whole.created_by,
+        occurred=whole.occurred,  # a fact happened when the text it comes from did
     )
 
 

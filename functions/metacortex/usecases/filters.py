@@ -45,6 +45,11 @@ def applied_filters(where: MemoryFilter) -> dict[str, Any]:
         applied["created_after"] = to_wire_time(where.created_after)
     if where.created_before is not None:
         applied["created_before"] = to_wire_time(where.created_before)
+    # When the memories happened (occurred_at): the search and list arguments' names.
+    if where.occurred_after is not None:
+        applied["after"] = to_wire_time(where.occurred_after)
+    if where.occurred_before is not None:
+        applied["before"] = to_wire_time(where.occurred_before)
     return applied
 
 

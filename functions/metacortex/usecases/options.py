@@ -8,6 +8,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from metacortex.retrieval.fusion import DENSE_WEIGHT
+from metacortex.retrieval.when import RANGE_WEIGHT, WHEN_WEIGHT
 
 if TYPE_CHECKING:
     from metacortex.documents import DocumentLimits
@@ -24,6 +25,17 @@ class ServiceOptions:
     dense_weight: float = DENSE_WEIGHT
     conversational_context: bool = True
     typo_tolerance: bool = True
+    # Time (metacortex/timeline, retrieval/when.py): read when a saved text says it
+    # happened and what time a question names, in these languages; how much a memory in
+    # the question's time, and one with a time of its own for a "when" question, gains.
+    read_times: bool = True
+    time_languages: tuple[str, ...] = ("en",)
+    time_range_weight: float = RANGE_WEIGHT
+    time_when_weight: float = WHEN_WEIGHT
+    time_strip_keywords: bool = False
+    # Relevance (retrieval/relevance.py): the cosine similarity from which a match is
+    # strong on meaning alone (None: the embedding model's measured one, if any).
+    strong_similarity: float | None = None
     # Documents (usecases/documents.py): what one may cost to read, built at the first
     # document (importing the readers costs 0.1 s a server that reads none need not pay;
     # None: the defaults), and the size of the passages it is cut into.

@@ -10,11 +10,12 @@ from typing import Any, Final
 
 from metacortex.access.rules import Access, visible
 from metacortex.domain import limits
+from metacortex.domain.occurrence import parse_bound
 from metacortex.domain.records import ALL_STATES, Memory, Origin
 from metacortex.domain.text import summarize
 from metacortex.errors import InvalidArgument
 from metacortex.retrieval.text import query_terms
-from metacortex.storage.base import MemoryFilter, MemoryStore
+from metacortex.storage.base import ListOrder, MemoryFilter, MemoryStore
 from metacortex.usecases.arguments import parse_enum
 from metacortex.usecases.cursors import decode_cursor, encode_cursor
 from metacortex.usecases.filters import applied_filters, read_states, reported
@@ -86,7 +87,13 @@ class Reading:
         cursor: str | None = None,
         valid_at: str | datetime | None = None,
         space: str | None = None,
+        after: str | datetime | None = None,
+        before: str | datetime | None = None,
+        order_by: str | None = None,
     ) -> dict[str, Any]:
+        """``list_context``. ``after`` / ``before`` bound when the memories happened
+        (``occurred_at``); ``order_by`` ``occurred_at`` lists what happened most recently
+        first (``created_at``, the default: what was saved most recently)."""
         count = _limit(limit)
         where = _where(
             access,
@@ -97,13 +104,22 @@ class Reading:
             created_after,
             created_before,
             valid_at,
+            after,
+            before,
         )
+        order = _order(order_by)
         applied = applied_filters(where)
-        after = decode_cursor(cursor, applied) if cursor else None
-        page = self._store.list_page(where, count + 1, after)
+        if order == "occurred":
+            applied["order_by"] = "occurred_at"
+        start = decode_cursor(cursor, applied) if cursor else None
+        page = self._store.list_page(where, count + 1, start, order=order)
         more = len(page) > count
         page = page[:count]
-        next_cursor = encode_cursor(page[-1], applied) if more and page else None
+        next_cursor = (
+            encode_cursor(page[-1], applied, by_occurrence=order == "occurred")
+            if more and page
+            else None
+        )
         items = [
             {"id": m.id, "summary": summarize(m.content), "metadata": m.metadata(access.names)}
             for m in page
@@ -198,6 +214,8 @@ def memory_filter(
     created_after: str | datetime | None = None,
     created_before: str | datetime | None = None,
     valid_at: str | datetime | None = None,
+    occurred_after: str | datetime | None = None,
+    occurred_before: str | datetime | None = None,
 ) -> MemoryFilter:
     """The store filter a read by ``access`` asks for, checked as ``list_context`` checks
     it (the console's listings, which read several spaces page by page, build theirs
@@ -211,7 +229,17 @@ def memory_filter(
         created_after,
         created_before,
         valid_at,
+        occurred_after,
+        occurred_before,
     )
+
+
+def _order(order_by: str | None) -> ListOrder:
+    if order_by is None or order_by == "created_at":
+        return "created"
+    if order_by == "occurred_at":
+        return "occurred"
+    raise InvalidArgument(f"order_by must be 'created_at' or 'occurred_at', got {order_by!r}")
 
 
 def _limit(limit: int | None) -> int:
@@ -229,6 +257,8 @@ def _where(
     created_after: str | datetime | None,
     created_before: str | datetime | None,
     valid_at: str | datetime | None,
+    occurred_after: str | datetime | None = None,
+    occurred_before: str | datetime | None = None,
 ) -> MemoryFilter:
     where = MemoryFilter(
         states=read_states(access, filter_state),
@@ -238,7 +268,10 @@ def _where(
         created_before=limits.parse_instant(created_before, "created_before"),
         valid_at=limits.parse_instant(valid_at, "valid_at"),
         space=access.space(space),
+        occurred_after=parse_bound(occurred_after, "after"),
+        occurred_before=parse_bound(occurred_before, "before"),
     )
+    limits.check_range(where.occurred_after, where.occurred_before, "after", "before")
     if (
         where.created_after is not None
         and where.created_before is not None

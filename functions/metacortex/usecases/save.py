@@ -12,6 +12,7 @@ from metacortex.access.rules import Access, all_visible
 from metacortex.domain import limits
 from metacortex.domain.fingerprint import WriteIdentity
 from metacortex.domain.images import ImagePayload, decode_image
+from metacortex.domain.occurrence import Occurrence, Precision, TimeSource, parse_occurred
 from metacortex.domain.records import (
     DEFAULT_TOPIC,
     Attribution,
@@ -27,11 +28,13 @@ from metacortex.domain.relations import RELATED_PER_RESULT, RelationType
 from metacortex.errors import FailedPrecondition, Forbidden, InvalidArgument
 from metacortex.providers.base import Embedder, ImageDescriber
 from metacortex.storage.base import MemoryStore
+from metacortex.timeline.stated import stated_time
 from metacortex.usecases.arguments import parse_enum
 from metacortex.usecases.relations import between, requested
 
 if TYPE_CHECKING:
     from metacortex.storage.base import Vector
+    from metacortex.timeline.reader import TimeReader
 
 
 class AfterSave(Protocol):
@@ -71,12 +74,14 @@ class Saving:
         describer: ImageDescriber | None,
         dedupe_window: timedelta,
         after_save: AfterSave | None = None,
+        times: TimeReader | None = None,
     ) -> None:
         self._store = store
         self._embedder = embedder
         self._describer = describer
         self._dedupe_window = dedupe_window
         self._after_save = after_save
+        self._times = times
 
     def save(
         self,
@@ -97,6 +102,7 @@ class Saving:
         artifact_refs: Sequence[str] | None = None,
         space: str | None = None,
         relations: Sequence[Mapping[str, Any]] | None = None,
+        occurred_at: str | datetime | None = None,
     ) -> dict[str, Any]:
         written = self._write(
             access,
@@ -115,6 +121,7 @@ class Saving:
             artifact_refs=artifact_refs,
             space=space,
             relations=relations,
+            occurred_at=occurred_at,
         )
         if self._after_save is None:
             return written.result
@@ -162,6 +169,7 @@ class Saving:
         artifact_refs: Sequence[str] | None = None,
         space: str | None = None,
         relations: Sequence[Mapping[str, Any]] | None = None,
+        occurred_at: str | datetime | None = None,
     ) -> _Written:
         space_key = access.space(space, Level.WRITE)
         text = limits.check_content(content or "")
@@ -177,6 +185,7 @@ class Saving:
         from_at = limits.parse_instant(valid_from, "valid_from")
         until_at = limits.parse_instant(valid_until, "valid_until")
         limits.check_validity(from_at, until_at)
+        given = parse_occurred(occurred_at) if occurred_at is not None else None
         provenance = self._provenance(origin, source_session, derived_from, confidence)
         refs = limits.check_artifact_refs(list(artifact_refs or ()))
         topic_name = limits.check_topic(topic if topic is not None else DEFAULT_TOPIC)
@@ -197,6 +206,7 @@ class Saving:
             provenance=provenance,
             writer_scope=None if state in access.readable_states else access.principal,
             space=space_key,
+            occurred_at=given.to_wire() if given is not None else None,
         )
         fingerprint = identity.fingerprint()
         now = utc_now()
@@ -246,6 +256,7 @@ class Saving:
             provenance=provenance,
             space=space_key,
             created_by=Attribution(access.person, access.principal),
+            occurred=given or self._occurred(text, now),
         )
         [vector] = self._embedder.embed_documents([retrieval_text])
         outcome = self._store.insert(memory, vector, fingerprint, not_before)
@@ -257,6 +268,15 @@ class Saving:
         if not outcome.created:
             return _Written(result)
         return _Written(result, outcome.memory, vector)
+
+    def _occurred(self, text: str, now: datetime) -> Occurrence:
+        """When a memory given no time happened: the time its text states (read against
+        ``now``, ``timeline/stated.py``), else ``now``."""
+        if self._times is not None and text.strip():
+            found = stated_time(self._times, text, now)
+            if found is not None:
+                return found
+        return Occurrence(now, Precision.INSTANT, TimeSource.SAVED)
 
     def _relate(
         self, memory: Memory, linked: list[tuple[Memory, RelationType, str]], access: Access

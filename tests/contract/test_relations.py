@@ -138,7 +138,10 @@ def test_derived_from_is_refused_exactly_as_a_relation_to_the_same_id_and_saves_
     draft = _save(service, owner, "Half an idea about the garden", draft=True)
     erased = _save(service, owner, "A note erased since")
     service.erase(owner, ids=[erased], erased_by="owner (test)")
-    active_only = Access(frozenset({BranchState.ACTIVE}), BranchState.ACTIVE, True)
+    # Another credential: a draft's own author reads it back (``Access.sees``).
+    active_only = Access(
+        frozenset({BranchState.ACTIVE}), BranchState.ACTIVE, True, principal="another-client"
+    )
     cases = [
         (owner, "01nosuchmemory0000000000aa"),
         (owner, at_work),  # another space than the one written

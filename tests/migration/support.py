@@ -193,6 +193,9 @@ def as_the_original_had_it(data: dict[str, Any]) -> dict[str, Any]:
             "derived_from": provenance.get("derived_from", []),
             "confidence": provenance.get("confidence"),
         },
+        # The original kept no time of the event: it happened when it was saved.
+        "occurred_at": iso(created),
+        "occurred_at_source": "saved",
         "created_by": None,
         "changed_by": None,
     }

@@ -34,7 +34,7 @@ from datetime import datetime
 from typing import Any, Final, Literal
 
 from metacortex.access.model import check_space_key
-from metacortex.domain.occurrence import Occurrence, TimeSource, parse_occurred
+from metacortex.domain.occurrence import Occurrence, Precision, TimeSource, parse_occurred
 from metacortex.domain.record_rules import check_record
 from metacortex.domain.records import (
     DEFAULT_SPACE,
@@ -205,13 +205,30 @@ def _read(
         created_by=_author(meta.get("created_by"), prefix + "created_by") if not legacy else None,
         changed_by=_author(meta.get("changed_by"), prefix + "changed_by") if not legacy else None,
         # When it happened (none before memories kept it: when it was saved).
-        occurred=_occurred(meta, prefix) if not legacy else None,
+        occurred=(
+            None
+            if legacy
+            else _stored_occurred(meta)
+            if layout == "current"
+            else _occurred(meta, prefix)
+        ),
     )
     try:
         checked = check_record(memory)
     except InvalidArgument as error:
         raise Refused(f"the tools would refuse it: {error.message}") from None
     return Reading(checked, layout, tuple(notes))
+
+
+def _stored_occurred(data: Mapping[str, Any]) -> Occurrence | None:
+    """When one of this server's Firestore documents happened, as the store keeps it (a
+    timestamp and its precision and source, ``storage/firestore_codec.py``)."""
+    at = instant(data.get("occurred_at"), "occurred_at")
+    if at is None:
+        return None
+    precision = optional_member(Precision, data.get("occurred_precision"), "occurred_precision")
+    source = optional_member(TimeSource, data.get("occurred_source"), "occurred_source")
+    return Occurrence(at, precision or Precision.INSTANT, source or TimeSource.SAVED)
 
 
 def _occurred(meta: Mapping[str, Any], prefix: str) -> Occurrence | None:

@@ -59,19 +59,25 @@ def test_opening_a_card_runs_fetch_context_through_window_openai_call_tool(
 def test_a_refusal_through_call_tool_shows_the_tool_s_own_message(
     browser: Any, live: Live, answer: str
 ) -> None:
-    """The viewer may only read: saving from the view is refused by the server, and the
-    view says why, whichever shape callTool answers in."""
+    """The viewer may only read: a tool it is not offered is not called at all, and a
+    refusal by the server (a memory that does not exist) reaches the view with the tool's
+    own words, whichever shape callTool answers in."""
     with hosted(browser, live) as host:
         host.open_in_apps_sdk_host(
             "viewer", "fetch_context", {"id": live.seeded.new}, answer=answer
         )
         expect(host.view.locator(".text")).to_contain_text("db-staging-3")
         assert host.view.locator("button:not(.link)").all_inner_texts() == []
-        error = host.frame.evaluate(
+        unoffered = host.frame.evaluate(
             """() => bridge.call("save_context", {content: "Not allowed.", space: "default"})
                  .then(() => "saved", (e) => e.message)"""
         )
-        assert "space 'default'" in error
+        assert unoffered == "save_context is not marked openai/widgetAccessible"
+        error = host.frame.evaluate(
+            """() => bridge.call("fetch_context", {id: "01nosuchmemory0000000000aa"})
+                 .then(() => "fetched", (e) => e.message)"""
+        )
+        assert "01nosuchmemory0000000000aa" in error
 
 
 def test_the_memory_view_corrects_a_memory_through_call_tool(browser: Any, live: Live) -> None:

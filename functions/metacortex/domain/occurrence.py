@@ -18,6 +18,7 @@ from enum import StrEnum
 from typing import Final
 
 from metacortex.domain import limits
+from metacortex.domain.instants import to_wire_time
 from metacortex.errors import InvalidArgument
 
 
@@ -115,9 +116,6 @@ class Occurrence:
     def to_wire(self) -> str:
         at = self.at
         if self.precision is Precision.INSTANT:
-            # records imports this module: its wire form of an instant, read late.
-            from metacortex.domain.records import to_wire_time
-
             return to_wire_time(at)
         if self.precision is Precision.DAY:
             return f"{at.year:04d}-{at.month:02d}-{at.day:02d}"

@@ -7,10 +7,13 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum
 from typing import Any, Final
 
+# Re-exported: the record's times have always been read from here.
+from metacortex.domain.instants import to_wire_time as to_wire_time
+from metacortex.domain.instants import utc_now as utc_now
 from metacortex.domain.occurrence import Occurrence, Precision, TimeSource
 
 
@@ -50,23 +53,6 @@ DEFAULT_TOPIC = "general"
 # Where everything written before spaces existed lives (``metacortex.access``).
 DEFAULT_SPACE: Final = "default"
 _NO_NAMES: Final[Mapping[str, str]] = {}
-
-
-def utc_now() -> datetime:
-    """Now, in UTC, truncated to milliseconds (the precision every store keeps)."""
-    now = datetime.now(UTC)
-    return now.replace(microsecond=(now.microsecond // 1000) * 1000)
-
-
-def to_wire_time(value: datetime) -> str:
-    """ISO 8601 UTC with millisecond precision and a ``Z`` suffix."""
-    value = value.astimezone(UTC)
-    # Four-digit year always (strftime's %Y gives "1" for year 1 on glibc).
-    return (
-        f"{value.year:04d}-"
-        + value.strftime("%m-%dT%H:%M:%S.")
-        + (f"{value.microsecond // 1000:03d}Z")
-    )
 
 
 _CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"

@@ -194,6 +194,30 @@ def test_save_is_the_dedupe_check_then_a_transaction_of_three_round_trips_in_any
     assert tally.kinds == {"BatchGetDocuments": 2, "BeginTransaction": 1, "Commit": 1}
 
 
+def test_a_save_and_its_relations_are_one_commit(
+    counted: tuple[MemoryService, RpcRecorder],
+) -> None:
+    """Issue 38: the memory and the relations it asserts are written in one transaction
+    (they were a transaction and then a batch: a crash between left a memory without its
+    links, and cost a round trip more)."""
+    service, recorder = counted
+    target = service.save(ADMIN, content="The runbook for the staging database.")["item"]["id"]
+
+    tally = _cost(
+        recorder,
+        lambda: service.save(
+            ADMIN,
+            content="The runbook now covers failover too.",
+            relations=[{"id": target, "type": "extends"}],
+        ),
+    )
+
+    # The related memory and the fingerprint read; then BeginTransaction, the
+    # transactional read, and one Commit holding the memory and its relation.
+    assert tally.kinds == {"BatchGetDocuments": 3, "BeginTransaction": 1, "Commit": 1}
+    assert len(service.fetch(ADMIN, id=target)["item"]["related"]) == 1
+
+
 def test_consolidating_ten_drafts_reads_them_together_in_four_round_trips(
     counted: tuple[MemoryService, RpcRecorder],
 ) -> None:

@@ -267,11 +267,18 @@ class MemoryStore(Protocol):
         ...
 
     def insert(
-        self, memory: Memory, embedding: Vector, fingerprint: str, not_before: datetime
+        self,
+        memory: Memory,
+        embedding: Vector,
+        fingerprint: str,
+        not_before: datetime,
+        relations: Sequence[Relation] = (),
     ) -> InsertOutcome:
         """Atomically: if ``fingerprint`` maps to a record written strictly after
         ``not_before`` whose state is still ``memory.branch_state``, return it with
-        created=False; otherwise store ``memory`` and point the fingerprint at it."""
+        created=False (writing nothing); otherwise store ``memory`` with ``relations``
+        (the links the save asserted from it) and point the fingerprint at it, all in one
+        transaction, so a save is never left without its relations."""
         ...
 
     def transaction(

@@ -498,7 +498,12 @@ class FirestoreStore:
     # ---------------------------------------------------------------- writes
     @_translated
     def insert(
-        self, memory: Memory, embedding: Vector, fingerprint: str, not_before: datetime
+        self,
+        memory: Memory,
+        embedding: Vector,
+        fingerprint: str,
+        not_before: datetime,
+        relations: Sequence[Relation] = (),
     ) -> InsertOutcome:
         fingerprint_ref = self._fingerprints.document(fingerprint)
         memory_ref = self.memories(memory.space).document(memory.id)
@@ -516,6 +521,9 @@ class FirestoreStore:
                 if existing is not None and existing.branch_state is memory.branch_state:
                     return InsertOutcome(existing, created=False)
             transaction.set(memory_ref, encode_memory(memory, embedding))
+            for relation in relations:
+                reference = self.relations.collection(relation.space).document(relation.id)
+                transaction.set(reference, encode_relation(relation))
             transaction.set(
                 fingerprint_ref,
                 encode_fingerprint(memory.id, memory.created_at, expires_at, memory.space),

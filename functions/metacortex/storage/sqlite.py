@@ -604,7 +604,12 @@ class SQLiteStore:
         return seq
 
     def insert(
-        self, memory: Memory, embedding: Vector, fingerprint: str, not_before: datetime
+        self,
+        memory: Memory,
+        embedding: Vector,
+        fingerprint: str,
+        not_before: datetime,
+        relations: Sequence[Relation] = (),
     ) -> InsertOutcome:
         with self._write_txn() as conn:
             row = conn.execute(
@@ -616,6 +621,8 @@ class SQLiteStore:
                 if existing is not None and existing.branch_state is memory.branch_state:
                     return InsertOutcome(existing, created=False)
             self._write(conn, memory, embedding)
+            if relations:
+                sqlite_relations.write(conn, relations)
             conn.execute(
                 "INSERT OR REPLACE INTO write_fingerprints (fingerprint, memory_id, written_at)"
                 " VALUES (?, ?, ?)",

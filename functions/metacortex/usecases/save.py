@@ -24,7 +24,7 @@ from metacortex.domain.records import (
     new_memory_id,
     utc_now,
 )
-from metacortex.domain.relations import RELATED_PER_RESULT, RelationType
+from metacortex.domain.relations import RELATED_PER_RESULT, Relation, RelationType
 from metacortex.errors import FailedPrecondition, Forbidden, InvalidArgument
 from metacortex.providers.base import Embedder, ImageDescriber
 from metacortex.storage.base import MemoryStore
@@ -259,8 +259,13 @@ class Saving:
             occurred=given or self._occurred(text, now),
         )
         [vector] = self._embedder.embed_documents([retrieval_text])
-        outcome = self._store.insert(memory, vector, fingerprint, not_before)
-        related = self._relate(outcome.memory, linked, access)
+        # The memory and the relations it asserts are written in one transaction.
+        asserted = _relations(memory, linked, access)
+        outcome = self._store.insert(memory, vector, fingerprint, not_before, asserted)
+        if outcome.created:
+            related = [r.seen_from(memory.id) for r in asserted[:RELATED_PER_RESULT]]
+        else:  # the same save landed meanwhile: its relations again, as for any duplicate
+            related = self._relate(outcome.memory, linked, access)
         result = {
             "item": outcome.memory.to_item(access.names) | {"related": related},
             "write_status": "created" if outcome.created else "duplicate",
@@ -284,11 +289,9 @@ class Saving:
         """The caller's relations from the saved memory (again, for a duplicate: one
         relation per source, type and target, so a retry adds nothing), as the saved
         item's ``related`` shows them (no read: they are what this call asserted)."""
-        if not linked:
-            return []
-        by = Attribution(access.person, access.principal)
-        relations = [between(memory, target, type_, by, note) for target, type_, note in linked]
-        self._store.relate(relations)
+        relations = _relations(memory, linked, access)
+        if relations:
+            self._store.relate(relations)
         return [relation.seen_from(memory.id) for relation in relations[:RELATED_PER_RESULT]]
 
     def _write_state(
@@ -332,3 +335,12 @@ class Saving:
             derived_from=tuple(dict.fromkeys(derived)),
             confidence=limits.check_confidence(confidence),
         )
+
+
+def _relations(
+    memory: Memory, linked: Sequence[tuple[Memory, RelationType, str]], access: Access
+) -> list[Relation]:
+    """The caller's relations from ``memory`` (one per source, type and target: written
+    again, they replace themselves)."""
+    by = Attribution(access.person, access.principal)
+    return [between(memory, target, type_, by, note) for target, type_, note in linked]

@@ -29,22 +29,28 @@ def read_conversations(path: Path, limits: ImportLimits) -> Any:
     """The parsed ``conversations.json`` of the export at ``path``."""
     try:
         with path.open("rb") as file:
-            if zipfile.is_zipfile(file):
-                file.seek(0)
-                return _parse(_from_zip(file, limits), CONVERSATIONS)
-            file.seek(0)
-            if not path.name.endswith(".json"):
-                raise ImportRefused(
-                    f"{path.name} is not a zip archive (an export as downloaded) nor a "
-                    f"{CONVERSATIONS}: nothing was imported"
-                )
-            return _parse(_bounded(file, limits, path.name), path.name)
+            return read_conversations_from(file, path.name, limits)
     except FileNotFoundError:
         raise ImportRefused(f"no such file: {path}") from None
     except IsADirectoryError:
         raise ImportRefused(f"{path} is a folder: give the export's zip file") from None
     except PermissionError:
         raise ImportRefused(f"cannot read {path}: permission denied") from None
+
+
+def read_conversations_from(file: IO[bytes], name: str, limits: ImportLimits) -> Any:
+    """The parsed ``conversations.json`` of an export given as a seekable binary file
+    (an upload) named ``name``: a zip archive, or that JSON file itself."""
+    if zipfile.is_zipfile(file):
+        file.seek(0)
+        return _parse(_from_zip(file, limits), CONVERSATIONS)
+    file.seek(0)
+    if not name.endswith(".json"):
+        raise ImportRefused(
+            f"{name} is not a zip archive (an export as downloaded) nor a "
+            f"{CONVERSATIONS}: nothing was imported"
+        )
+    return _parse(_bounded(file, limits, name), name)
 
 
 def _from_zip(file: IO[bytes], limits: ImportLimits) -> bytes:

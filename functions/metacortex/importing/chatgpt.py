@@ -25,6 +25,7 @@ from metacortex.importing.conversation import (
     Message,
     Role,
     Skipped,
+    first_object,
 )
 from metacortex.importing.limits import ImportLimits, ImportRefused
 from metacortex.importing.times import from_epoch
@@ -36,8 +37,9 @@ ROLES: Final = {"user": Role.USER, "assistant": Role.ASSISTANT}
 
 def read_export(data: Any, limits: ImportLimits) -> Export:
     """Every conversation of a parsed ``conversations.json``."""
-    if not isinstance(data, list) or (data and "mapping" not in _first_object(data)):
-        hint = " (it looks like a Claude export)" if _looks_like_claude(data) else ""
+    first = first_object(data)
+    if not isinstance(data, list) or (data and "mapping" not in first):
+        hint = " (it looks like a Claude export)" if "chat_messages" in first else ""
         raise ImportRefused(
             f"this is not a ChatGPT export's conversations.json{hint}: nothing was imported"
         )
@@ -55,14 +57,6 @@ def read_export(data: Any, limits: ImportLimits) -> Export:
         seen.add(conversation.source)
         conversations.append(conversation)
     return Export(KIND, tuple(conversations), skipped)
-
-
-def _first_object(data: list[Any]) -> dict[str, Any]:
-    return next((item for item in data if isinstance(item, dict)), {})
-
-
-def _looks_like_claude(data: Any) -> bool:
-    return isinstance(data, list) and "chat_messages" in _first_object(data)
 
 
 def _conversation(raw: Any, limits: ImportLimits, skipped: Skipped) -> Conversation | None:

@@ -22,6 +22,7 @@ from metacortex.importing.conversation import (
     Message,
     Role,
     Skipped,
+    first_object,
 )
 from metacortex.importing.limits import ImportLimits, ImportRefused
 from metacortex.importing.times import from_iso
@@ -32,9 +33,7 @@ SENDERS: Final = {"human": Role.USER, "user": Role.USER, "assistant": Role.ASSIS
 
 def read_export(data: Any, limits: ImportLimits) -> Export:
     """Every conversation of a parsed ``conversations.json``."""
-    first: dict[str, Any] = {}
-    if isinstance(data, list):
-        first = next((item for item in data if isinstance(item, dict)), {})
+    first = first_object(data)
     if not isinstance(data, list) or (data and "chat_messages" not in first):
         hint = " (it looks like a ChatGPT export)" if "mapping" in first else ""
         raise ImportRefused(

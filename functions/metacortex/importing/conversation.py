@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Final
+from typing import Any, Final
 
 UNTITLED: Final = "Untitled conversation"
 
@@ -62,3 +62,11 @@ class Export:
     kind: str  # "chatgpt" / "claude"
     conversations: tuple[Conversation, ...]
     skipped: Skipped
+
+
+def first_object(data: Any) -> dict[str, Any]:
+    """The first conversation of a parsed ``conversations.json`` list (empty when there is
+    none): what tells whose export it is."""
+    if not isinstance(data, list):
+        return {}
+    return next((item for item in data if isinstance(item, dict)), {})

@@ -13,14 +13,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import IO, TYPE_CHECKING, Any, Final
 
 from metacortex.documents.timed import TimedPiece
 from metacortex.errors import DocumentRefused, InvalidArgument
 from metacortex.importing import chatgpt, claude
-from metacortex.importing.archive import read_conversations
-from metacortex.importing.conversation import Conversation, Export, Skipped
-from metacortex.importing.limits import ImportLimits
+from metacortex.importing.archive import read_conversations, read_conversations_from
+from metacortex.importing.conversation import Conversation, Export, Skipped, first_object
+from metacortex.importing.limits import ImportLimits, ImportRefused
 
 if TYPE_CHECKING:
     from metacortex.access.rules import Access
@@ -38,6 +38,27 @@ def read_export(path: Path, kind: str, limits: ImportLimits) -> Export:
     """The conversations of the export at ``path`` (``ImportRefused`` for an archive
     refused whole: nothing is written before this returns)."""
     return _READERS[kind](read_conversations(path, limits), limits)
+
+
+def read_upload(file: IO[bytes], name: str, kind: str | None, limits: ImportLimits) -> Export:
+    """The conversations of an export given as a seekable file (the console's upload);
+    ``kind`` None: whose export it is, told by its content."""
+    data = read_conversations_from(file, name, limits)
+    return _READERS[kind or detect(data)](data, limits)
+
+
+def detect(data: Any) -> str:
+    """Whose ``conversations.json`` this is: ChatGPT's conversations hold a ``mapping``,
+    Claude's ``chat_messages``."""
+    first = first_object(data)
+    if "mapping" in first:
+        return chatgpt.KIND
+    if "chat_messages" in first:
+        return claude.KIND
+    raise ImportRefused(
+        "this is neither a ChatGPT nor a Claude export's conversations.json (or it holds no "
+        "conversation): nothing was imported"
+    )
 
 
 @dataclass

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from metacortex.service import Access
-from tests.console.browser_checks import axe_script
+from tests.console.browser_checks import AXE_RUN, AXE_TAGS, OVERFLOW, axe_script
 from tests.console.browsing import chromium_on
-from tests.console.people_browser import AXE_RUN, AXE_TAGS, OVERFLOW, page_problems
+from tests.console.people_browser import page_problems
 from tests.console.support import ConsoleLive, console_server
 from tests.importing.exports import claude_export, generated_chats
 

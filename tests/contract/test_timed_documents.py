@@ -1,11 +1,13 @@
 """A document given already cut, each piece at its own time (a conversation's messages,
 ``Documents.create_timed_document``), on every store: each passage happened when its
 piece did, the same pieces again add nothing, and a continued conversation is a new
-version keeping the passages it had."""
+version keeping the passages it had; a ChatGPT export imported through it
+(``importing.run``) likewise."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -13,11 +15,14 @@ from metacortex.documents import DocumentLimits
 from metacortex.documents.timed import TimedPiece
 from metacortex.domain.records import BranchState
 from metacortex.errors import DocumentRefused, InvalidArgument
+from metacortex.importing.limits import ImportLimits
+from metacortex.importing.run import import_export, read_export
 from metacortex.providers.offline_merge import SentenceUnionMerger
 from metacortex.service import Access, MemoryService
 from metacortex.storage.base import MemoryFilter, MemoryStore
 from metacortex.usecases.options import ServiceOptions
 from tests.fakes import HashingEmbedder
+from tests.importing.exports import chatgpt_export, generated_chats
 
 START = datetime(2024, 2, 3, 10, 0, 0, 250_000, tzinfo=UTC)
 LONG = " ".join(f"Sentence {n} about the lighthouse keeper's logbook." for n in range(60))
@@ -116,3 +121,22 @@ def test_a_refused_timed_document_writes_nothing(
         )
     assert service.list_documents(admin)["documents"] == []
     assert service.store.list_page(MemoryFilter(states=tuple(BranchState)), 10, None) == []
+
+
+def test_an_export_imports_on_every_store_once_with_each_message_s_time(
+    service: MemoryService, admin: Access, tmp_path: Path
+) -> None:
+    chats = generated_chats(6, 8)
+    archive = tmp_path / "chatgpt.zip"
+    archive.write_bytes(chatgpt_export(chats))
+    export = read_export(archive, "chatgpt", ImportLimits())
+
+    first = import_export(service, admin, export)
+    again = import_export(service, admin, export)
+
+    assert (first.imported, first.messages, first.added) == (6, 48, 48)
+    assert (again.imported, again.updated, again.unchanged, again.added) == (0, 0, 6, 0)
+    document = service.store.find_document(space=admin.space(None), source=f"chatgpt:{chats[3].id}")
+    assert document is not None
+    _, passages = service.document_passages(admin, id=document.id)
+    assert [p.occurrence.at for p in passages] == [turn.at for turn in chats[3].turns]

@@ -16,15 +16,15 @@ from datetime import datetime
 from typing import Any, Final
 
 from metacortex.importing.conversation import (
-    UNTITLED,
     Conversation,
     Export,
     Message,
     Role,
     Skipped,
-    first_object,
+    read_list,
+    title_of,
 )
-from metacortex.importing.limits import ImportLimits, ImportRefused
+from metacortex.importing.limits import ImportLimits
 from metacortex.importing.times import from_iso
 
 KIND: Final = "claude"
@@ -33,26 +33,7 @@ SENDERS: Final = {"human": Role.USER, "user": Role.USER, "assistant": Role.ASSIS
 
 def read_export(data: Any, limits: ImportLimits) -> Export:
     """Every conversation of a parsed ``conversations.json``."""
-    first = first_object(data)
-    if not isinstance(data, list) or (data and "chat_messages" not in first):
-        hint = " (it looks like a ChatGPT export)" if "mapping" in first else ""
-        raise ImportRefused(
-            f"this is not a Claude export's conversations.json{hint}: nothing was imported"
-        )
-    limits.check_conversations(len(data))
-    skipped = Skipped()
-    conversations: list[Conversation] = []
-    seen: set[str] = set()
-    for raw in data:
-        conversation = _conversation(raw, limits, skipped)
-        if conversation is None:
-            continue
-        if conversation.source in seen:
-            skipped.add("conversation", "listed twice in the export")
-            continue
-        seen.add(conversation.source)
-        conversations.append(conversation)
-    return Export(KIND, tuple(conversations), skipped)
+    return read_list(KIND, data, limits, _conversation)
 
 
 def _conversation(raw: Any, limits: ImportLimits, skipped: Skipped) -> Conversation | None:
@@ -76,9 +57,7 @@ def _conversation(raw: Any, limits: ImportLimits, skipped: Skipped) -> Conversat
         skipped.add("conversation", "no message with text")
         return None
     skipped.merge(found)
-    name = raw.get("name")
-    title = name.strip() if isinstance(name, str) and name.strip() else UNTITLED
-    return Conversation(f"{KIND}:{key}", title[:300], tuple(messages))
+    return Conversation(f"{KIND}:{key}", title_of(raw.get("name")), tuple(messages))
 
 
 def _message(raw: Any, fallback: datetime | None, skipped: Skipped) -> Message | None:

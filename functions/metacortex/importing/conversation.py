@@ -4,12 +4,18 @@ order, each with its author's role and time; and what reading it left out, by re
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, Final
 
+from metacortex.importing.limits import ImportLimits, ImportRefused
+
 UNTITLED: Final = "Untitled conversation"
+MAX_TITLE_CHARS: Final = 300
+# What each service's conversations hold that the other's do not: whose export it is.
+MARKERS: Final = {"chatgpt": ("mapping", "ChatGPT"), "claude": ("chat_messages", "Claude")}
 
 
 class Role(StrEnum):
@@ -70,3 +76,41 @@ def first_object(data: Any) -> dict[str, Any]:
     if not isinstance(data, list):
         return {}
     return next((item for item in data if isinstance(item, dict)), {})
+
+
+def title_of(value: Any) -> str:
+    """A conversation's title as the export gives it, or ``UNTITLED``."""
+    if isinstance(value, str) and value.strip():
+        return value.strip()[:MAX_TITLE_CHARS]
+    return UNTITLED
+
+
+ReadOne = Callable[[Any, ImportLimits, Skipped], Conversation | None]
+
+
+def read_list(kind: str, data: Any, limits: ImportLimits, read_one: ReadOne) -> Export:
+    """Every conversation of a parsed ``conversations.json`` of ``kind``'s (a list), each
+    read by ``read_one`` (None: skipped, counted there); refused whole when it is not a
+    list of ``kind``'s conversations, or holds more than the limit."""
+    marker, name = MARKERS[kind]
+    first = first_object(data)
+    if not isinstance(data, list) or (data and marker not in first):
+        other = [label for key, label in MARKERS.values() if key in first and key != marker]
+        hint = f" (it looks like a {other[0]} export)" if other else ""
+        raise ImportRefused(
+            f"this is not a {name} export's conversations.json{hint}: nothing was imported"
+        )
+    limits.check_conversations(len(data))
+    skipped = Skipped()
+    conversations: list[Conversation] = []
+    seen: set[str] = set()
+    for raw in data:
+        conversation = read_one(raw, limits, skipped)
+        if conversation is None:
+            continue
+        if conversation.source in seen:
+            skipped.add("conversation", "listed twice in the export")
+            continue
+        seen.add(conversation.source)
+        conversations.append(conversation)
+    return Export(kind, tuple(conversations), skipped)

@@ -159,15 +159,31 @@ class Documents:
         wanted_title = _optional_text(title, "title", MAX_TITLE_CHARS)
         topic_name = limits.check_topic(topic if topic is not None else DEFAULT_TOPIC)
         data, kind = self._bytes(content, content_base64, data, media_type, source)
+        return self._unless_stored(
+            access,
+            space_key,
+            data,
+            lambda digest: self._create(
+                access, data, kind, digest, space_key, source, wanted_title, topic_name,
+                progress, cancellation, given,
+            ),
+        )  # fmt: skip
+
+    def _unless_stored(
+        self,
+        access: Access,
+        space_key: str,
+        data: bytes,
+        create: Callable[[str], dict[str, Any]],
+    ) -> dict[str, Any]:
+        """The document of these bytes already stored in the space ("duplicate"), else
+        ``create(sha256)`` run within the documents this server reads at once."""
         digest = hashlib.sha256(data).hexdigest()
         existing = self._store.find_document(space=space_key, sha256=digest)
         if existing is not None:
             return _created(existing, access, "duplicate", 0, 0, 0)
         with self.slots.taken(access.principal):
-            return self._create(
-                access, data, kind, digest, space_key, source, wanted_title, topic_name,
-                progress, cancellation, given,
-            )  # fmt: skip
+            return create(digest)
 
     def _create(
         self,
@@ -229,16 +245,15 @@ class Documents:
         )
         data = extracted.text.encode("utf-8")
         self.limits.check_size(len(data))
-        digest = hashlib.sha256(data).hexdigest()
-        existing = self._store.find_document(space=space_key, sha256=digest)
-        if existing is not None:
-            return _created(existing, access, "duplicate", 0, 0, 0)
-        with self.slots.taken(access.principal):
-            return self._write_version(
+        return self._unless_stored(
+            access,
+            space_key,
+            data,
+            lambda digest: self._write_version(
                 access, data, extracted.media_type, digest, space_key, checked_source,
-                checked_title, topic_name,
-                extracted, passages, times, progress, cancellation,
-            )  # fmt: skip
+                checked_title, topic_name, extracted, passages, times, progress, cancellation,
+            ),
+        )  # fmt: skip
 
     def _write_version(
         self,

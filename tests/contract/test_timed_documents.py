@@ -115,6 +115,13 @@ def test_a_refused_timed_document_writes_nothing(
     )
     with pytest.raises(DocumentRefused, match="METACORTEX_DOCUMENT_MAX_PASSAGES"):
         service.create_timed_document(admin, pieces=_pieces(3), title="T", source="chatgpt:x")
+    with pytest.raises(InvalidArgument, match=r"pieces\[1\] contains the disallowed character"):
+        service.create_timed_document(
+            admin,
+            pieces=[TimedPiece("fine", START), TimedPiece("a \x00 NUL", START)],
+            title="T",
+            source="chatgpt:z",
+        )
     with pytest.raises(InvalidArgument, match="no piece with text"):
         service.create_timed_document(
             admin, pieces=[TimedPiece("  ", START)], title="T", source="chatgpt:y"

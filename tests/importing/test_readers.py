@@ -164,3 +164,19 @@ def test_the_zip_and_its_bare_conversations_json_read_the_same(tmp_path: Path) -
     assert read_export(archive, "claude", LIMITS) == read_export(bare, "claude", LIMITS)
     (tmp_path / "chatgpt.zip").write_bytes(chatgpt_export(chats))
     assert len(read_export(tmp_path / "chatgpt.zip", "chatgpt", LIMITS).conversations) == 3
+
+
+def test_control_characters_and_lone_surrogates_are_left_out_not_refused(tmp_path: Path) -> None:
+    """Pasted terminal output (ANSI escapes) and a broken emoji (a lone surrogate escaped
+    in the JSON) are in real conversations; a stored text may hold neither."""
+    chat = _chat(
+        [Turn("user", "ls says \x1b[31mred\x1b[0m", START), Turn("assistant", "ok", START)]
+    )
+    raw = claude_conversation(chat)
+    raw["name"] = "Colours \x07"
+    text = json.dumps([raw]).replace("ok", "ok \\ud83d")  # a lone high surrogate
+    path = tmp_path / "conversations.json"
+    path.write_text(text)
+    (conversation,) = read_export(path, "claude", LIMITS).conversations
+    assert conversation.title == "Colours"
+    assert [m.text for m in conversation.messages] == ["ls says [31mred[0m", "ok"]

@@ -24,6 +24,7 @@ from metacortex.importing.conversation import (
     Message,
     Role,
     Skipped,
+    message_of,
     read_list,
     title_of,
 )
@@ -111,11 +112,4 @@ def _message(raw: Any, fallback: datetime | None, skipped: Skipped) -> Message |
     parts = parts if isinstance(parts, list) else []
     texts = [part.strip() for part in parts if isinstance(part, str) and part.strip()]
     skipped.add("part", "image or file (not read)", sum(not isinstance(p, str) for p in parts))
-    at = from_epoch(raw.get("create_time")) or fallback
-    if not texts:
-        skipped.add("message", "no text")
-        return None
-    if at is None:
-        skipped.add("message", "no time, nor one for its conversation")
-        return None
-    return Message(role, "\n\n".join(texts), at)
+    return message_of(role, texts, from_epoch(raw.get("create_time")) or fallback, skipped)

@@ -21,6 +21,7 @@ from metacortex.importing.conversation import (
     Message,
     Role,
     Skipped,
+    message_of,
     read_list,
     title_of,
 )
@@ -77,14 +78,7 @@ def _message(raw: Any, fallback: datetime | None, skipped: Skipped) -> Message |
     skipped.add(
         "file", "its bytes are not in the export", len(files) if isinstance(files, list) else 0
     )
-    if not texts:
-        skipped.add("message", "no text")
-        return None
-    at = from_iso(raw.get("created_at")) or fallback
-    if at is None:
-        skipped.add("message", "no time, nor one for its conversation")
-        return None
-    return Message(role, "\n\n".join(texts), at)
+    return message_of(role, texts, from_iso(raw.get("created_at")) or fallback, skipped)
 
 
 def _content_texts(content: Any, skipped: Skipped) -> list[str]:

@@ -10,6 +10,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Final
 
+from metacortex.domain.limits import without_disallowed
 from metacortex.importing.limits import ImportLimits, ImportRefused
 
 UNTITLED: Final = "Untitled conversation"
@@ -80,9 +81,24 @@ def first_object(data: Any) -> dict[str, Any]:
 
 def title_of(value: Any) -> str:
     """A conversation's title as the export gives it, or ``UNTITLED``."""
-    if isinstance(value, str) and value.strip():
-        return value.strip()[:MAX_TITLE_CHARS]
-    return UNTITLED
+    title = without_disallowed(value).strip() if isinstance(value, str) else ""
+    return title[:MAX_TITLE_CHARS] if title else UNTITLED
+
+
+def message_of(
+    role: Role, texts: list[str], at: datetime | None, skipped: Skipped
+) -> Message | None:
+    """A message of ``texts`` (its parts) at ``at``, without the control characters and
+    lone surrogates a stored text may not hold (pasted terminal output, a broken emoji);
+    None, counted, when no text or no time is left."""
+    text = "\n\n".join(p for p in (without_disallowed(t).strip() for t in texts) if p)
+    if not text:
+        skipped.add("message", "no text")
+        return None
+    if at is None:
+        skipped.add("message", "no time, nor one for its conversation")
+        return None
+    return Message(role, text, at)
 
 
 ReadOne = Callable[[Any, ImportLimits, Skipped], Conversation | None]

@@ -238,6 +238,8 @@ class Documents:
         if checked_source is None or checked_title is None:
             raise InvalidArgument("a timed document needs a title and a source")
         topic_name = limits.check_topic(topic if topic is not None else DEFAULT_TOPIC)
+        for number, piece in enumerate(pieces):
+            limits.check_string(piece.text, f"pieces[{number}]")
         from metacortex.documents.timed import timed_document
 
         extracted, passages, times = timed_document(

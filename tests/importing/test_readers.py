@@ -180,3 +180,13 @@ def test_control_characters_and_lone_surrogates_are_left_out_not_refused(tmp_pat
     (conversation,) = read_export(path, "claude", LIMITS).conversations
     assert conversation.title == "Colours"
     assert [m.text for m in conversation.messages] == ["ls says [31mred[0m", "ok"]
+
+
+def test_chatgpt_the_assistant_s_calls_to_a_tool_are_skipped() -> None:
+    chat = _chat([Turn("user", "Remember I like tea", START), Turn("assistant", "Noted", START)])
+    raw = chatgpt_conversation(chat)
+    call = raw["mapping"][f"{chat.id}-1"]["message"]
+    call["recipient"] = "bio"  # the memory tool, in a text message
+    export = chatgpt.read_export([raw], LIMITS)
+    assert [m.text for m in export.conversations[0].messages] == ["Remember I like tea"]
+    assert export.skipped.counts[("message", "addressed to a tool")] == 1

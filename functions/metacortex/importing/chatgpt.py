@@ -6,7 +6,8 @@ seconds), ``mapping`` (node id -> ``{message, parent, children}``) and ``current
 last message of the branch the conversation shows; that branch is followed through
 ``parent`` to the root and reversed (other branches, edits and regenerations left aside,
 are not read). A message: ``author.role`` (``user``, ``assistant``; ``system`` and ``tool``
-are skipped), ``create_time`` (epoch seconds, or null: then the conversation's own time),
+are skipped, and so are the assistant's calls to a tool: a ``recipient`` other than
+``all``), ``create_time`` (epoch seconds, or null: then the conversation's own time),
 ``content`` of ``content_type`` ``text`` or ``multimodal_text`` with ``parts`` (strings are
 read; other parts, image and file pointers, are skipped and counted); hidden messages
 (``metadata.is_visually_hidden_from_conversation``) and other content types (code, browsing
@@ -101,6 +102,10 @@ def _message(raw: Any, fallback: datetime | None, skipped: Skipped) -> Message |
     role = ROLES.get(name) if isinstance(name, str) else None
     if role is None:
         skipped.add("message", "system or tool message")
+        return None
+    recipient = raw.get("recipient")
+    if recipient not in (None, "all"):  # the assistant calling a tool (browser, memory)
+        skipped.add("message", "addressed to a tool")
         return None
     content = raw.get("content")
     kind = content.get("content_type") if isinstance(content, dict) else None

@@ -18,7 +18,6 @@ from typing import Final
 from metacortex.documents.limits import DocumentLimits
 from metacortex.documents.model import Block, BlockKind, ExtractedDocument
 from metacortex.documents.passages import Passage, cut_passages
-from metacortex.domain.occurrence import Occurrence, Precision, TimeSource
 from metacortex.errors import InvalidArgument
 
 MEDIA_TYPE: Final = "text/plain"
@@ -35,9 +34,9 @@ class TimedPiece:
 
 def timed_document(
     title: str, pieces: Sequence[TimedPiece], passage_chars: int, limits: DocumentLimits
-) -> tuple[ExtractedDocument, list[Passage], list[Occurrence]]:
-    """The document's text and blocks, its passages in order, and when each happened
-    (``given``, to the millisecond). The text's size is checked as it grows."""
+) -> tuple[ExtractedDocument, list[Passage], list[datetime]]:
+    """The document's text and blocks, its passages in order, and when each happened.
+    The text's size is checked as it grows."""
     parts = [title]
     blocks: list[Block] = []
     at = len(title)
@@ -55,12 +54,11 @@ def timed_document(
     full = SEPARATOR.join(parts)
     extracted = ExtractedDocument(MEDIA_TYPE, title, None, full, tuple(blocks))
     passages: list[Passage] = []
-    times: list[Occurrence] = []
+    times: list[datetime] = []
     kept = [piece for piece in pieces if piece.text.strip()]
     for block, piece in zip(blocks, kept, strict=True):
         alone = replace(extracted, blocks=(block,))
-        when = Occurrence.of(piece.at, Precision.INSTANT, TimeSource.GIVEN)
         for passage in cut_passages(alone, passage_chars):
             passages.append(replace(passage, index=len(passages)))
-            times.append(when)
+            times.append(piece.at)
     return extracted, passages, times

@@ -37,7 +37,7 @@ from metacortex.access.model import Level
 from metacortex.access.rules import Access
 from metacortex.domain import limits
 from metacortex.domain.documents import Document, DocumentState
-from metacortex.domain.occurrence import Occurrence, parse_occurred
+from metacortex.domain.occurrence import Occurrence, Precision, TimeSource, parse_occurred
 from metacortex.domain.records import (
     DEFAULT_TOPIC,
     Attribution,
@@ -242,9 +242,10 @@ class Documents:
             limits.check_string(piece.text, f"pieces[{number}]")
         from metacortex.documents.timed import timed_document
 
-        extracted, passages, times = timed_document(
+        extracted, passages, instants = timed_document(
             checked_title, pieces, self._passage_chars, self.limits
         )
+        times = [Occurrence.of(at, Precision.INSTANT, TimeSource.GIVEN) for at in instants]
         data = extracted.text.encode("utf-8")
         self.limits.check_size(len(data))
         return self._unless_stored(

@@ -179,6 +179,15 @@ class Settings(BaseSettings):
     metacortex_document_concurrency: int = Field(default=2, ge=1, le=64)
     metacortex_document_concurrency_per_credential: int = Field(default=1, ge=1, le=64)
 
+    # --- importing conversation history (metacortex.importing, docs/importing.md) ------
+    # What an export archive may hold: entries, bytes unpacked (as its directory says),
+    # bytes of its conversations.json (as read), conversations, messages in one of them.
+    metacortex_import_max_entries: int = Field(default=50_000, ge=1)
+    metacortex_import_max_bytes: int = Field(default=10 * 1024**3, ge=1024)
+    metacortex_import_max_json_bytes: int = Field(default=256 * 1024 * 1024, ge=1024)
+    metacortex_import_max_conversations: int = Field(default=50_000, ge=1)
+    metacortex_import_max_messages: int = Field(default=10_000, ge=1)
+
     # --- HTTP surface ---------------------------------------------------------------
     mcp_admin_token: SecretStr | None = None
     mcp_allowed_tools: CommaList = ()

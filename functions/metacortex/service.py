@@ -119,6 +119,7 @@ class MemoryService:
         )
         self._documents = documents
         self.create_document = documents.create_document
+        self.create_timed_document = documents.create_timed_document
         self.list_documents = documents.list_documents
         self.get_document = documents.get_document
         self.document = documents.document

@@ -41,6 +41,7 @@ _COMMANDS: Final = {
     "metacortex.cli.data": ("backup", "restore", "reembed"),
     "metacortex.cli.erase": ("erase",),
     "metacortex.cli.ingest": ("ingest",),
+    "metacortex.cli.importer": ("import",),
     "metacortex.cli.evaluate": ("eval",),
     "metacortex.cli.smoke": ("smoke",),
     "metacortex.cli.owner": ("owner",),

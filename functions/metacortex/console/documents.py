@@ -88,12 +88,17 @@ class _Counted:
                 return
 
 
-def limited_body(console: ConsoleBase, endpoint: Endpoint) -> Endpoint:
+def limited_body(
+    console: ConsoleBase,
+    endpoint: Endpoint,
+    setting: str = "metacortex_document_max_bytes",
+    advice: str = "Split the document, or ask the operator to raise the limit.",
+) -> Endpoint:
     """``endpoint`` (the console's page check and the upload) reading at most the upload
-    limit: past it, a 413 page and nothing stored."""
+    limit (the ``setting``'s bytes): past it, a 413 page and nothing stored."""
 
     async def limited(request: Request) -> Response:
-        limit = console.settings.metacortex_document_max_bytes
+        limit: int = getattr(console.settings, setting)
         length = request.headers.get("content-length", "")
         counted = _Counted(
             request.receive, limit + FORM_ALLOWANCE, int(length) if length.isdigit() else None
@@ -107,8 +112,7 @@ def limited_body(console: ConsoleBase, endpoint: Endpoint) -> Endpoint:
         refusal = DocumentRefused(
             "too_large",
             f"The file is larger than this server's limit of {_size(limit)} "
-            "(METACORTEX_DOCUMENT_MAX_BYTES); nothing was stored. Split the document, or "
-            "ask the operator to raise the limit.",
+            f"({setting.upper()}); nothing was stored. {advice}",
         )
         return console.render(
             request,
@@ -177,6 +181,8 @@ async def documents_page(console: ConsoleBase, request: Request, session: Sessio
             if after
             else None,
             "upload_action": _link(console, request, "/console" + UPLOAD_PATH, space=space),
+            "import_action": _link(console, request, "/console/documents/import", space=space),
+            "max_import_size": _size(console.settings.metacortex_import_max_json_bytes),
         },
     )
 

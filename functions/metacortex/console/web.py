@@ -30,6 +30,7 @@ from metacortex.console import (
     documents,
     erase,
     graph,
+    history_import,
     people_page,
     record,
     relating,
@@ -203,6 +204,16 @@ class Console(ConsoleBase):
             # The upload's body is counted as it arrives (refused past the size limit).
             upload = documents.limited_body(self, self._page(documents.upload))
             routes.append(Route(prefix + HOME + documents.UPLOAD_PATH, upload, methods=["POST"]))
+            imported = documents.limited_body(
+                self,
+                self._page(history_import.import_history),
+                history_import.SETTING,
+                "Import the export's conversations.json alone (it is in the zip file), or "
+                "ask the operator to raise the limit.",
+            )
+            routes.append(
+                Route(prefix + HOME + history_import.IMPORT_PATH, imported, methods=["POST"])
+            )
             routes += [
                 Route(prefix + STYLESHEET, _static("console.css", "text/css"), methods=["GET"]),
                 Route(prefix + SCRIPT, _static("console.js", "text/javascript"), methods=["GET"]),

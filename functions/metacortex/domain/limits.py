@@ -44,6 +44,12 @@ ARTIFACT_REF_PATTERN: Final = re.compile(r"[a-z][a-z0-9+.-]*://\S+")
 _DISALLOWED_CHARS: Final = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
+def without_disallowed(value: str) -> str:
+    """``value`` without the characters ``check_string`` refuses (text read from a file
+    the person gave, such as an export, rather than refused whole for them)."""
+    return _DISALLOWED_CHARS.sub("", value)
+
+
 def check_string(value: str, field_name: str) -> str:
     """Refuse NUL, other control characters and lone surrogates in any client string."""
     found = _DISALLOWED_CHARS.search(value)

@@ -37,7 +37,7 @@ from metacortex.access.model import Level
 from metacortex.access.rules import Access
 from metacortex.domain import limits
 from metacortex.domain.documents import Document, DocumentState
-from metacortex.domain.occurrence import Occurrence, parse_occurred
+from metacortex.domain.occurrence import Occurrence, Precision, TimeSource, parse_occurred
 from metacortex.domain.records import (
     DEFAULT_TOPIC,
     Attribution,
@@ -59,6 +59,8 @@ from metacortex.usecases.passage_relations import RelationChange, reading_order,
 if TYPE_CHECKING:  # the readers load on the first document (0.1 s a server need not pay)
     from metacortex.cancellation import Cancellation
     from metacortex.documents import DocumentLimits, ExtractedDocument
+    from metacortex.documents.passages import Passage
+    from metacortex.documents.timed import TimedPiece
 
 Extractor = Callable[[bytes, str, "DocumentLimits"], "ExtractedDocument"]
 Progress = Callable[[int], None]
@@ -157,15 +159,31 @@ class Documents:
         wanted_title = _optional_text(title, "title", MAX_TITLE_CHARS)
         topic_name = limits.check_topic(topic if topic is not None else DEFAULT_TOPIC)
         data, kind = self._bytes(content, content_base64, data, media_type, source)
+        return self._unless_stored(
+            access,
+            space_key,
+            data,
+            lambda digest: self._create(
+                access, data, kind, digest, space_key, source, wanted_title, topic_name,
+                progress, cancellation, given,
+            ),
+        )  # fmt: skip
+
+    def _unless_stored(
+        self,
+        access: Access,
+        space_key: str,
+        data: bytes,
+        create: Callable[[str], dict[str, Any]],
+    ) -> dict[str, Any]:
+        """The document of these bytes already stored in the space ("duplicate"), else
+        ``create(sha256)`` run within the documents this server reads at once."""
         digest = hashlib.sha256(data).hexdigest()
         existing = self._store.find_document(space=space_key, sha256=digest)
         if existing is not None:
             return _created(existing, access, "duplicate", 0, 0, 0)
         with self.slots.taken(access.principal):
-            return self._create(
-                access, data, kind, digest, space_key, source, wanted_title, topic_name,
-                progress, cancellation, given,
-            )  # fmt: skip
+            return create(digest)
 
     def _create(
         self,
@@ -183,14 +201,84 @@ class Documents:
     ) -> dict[str, Any]:
         """The work ``create_document`` bounds: read, cut, embed, write (each new passage
         happening at ``given``, when the document's time was given)."""
-        previous = self._store.find_document(space=space_key, source=source) if source else None
         extracted = self._extract(data, kind, cancellation)
         self.limits.check_chars(len(extracted.text))  # a custom extractor's too
-        now = utc_now()
-        adder = Attribution(access.person, access.principal)
         from metacortex.documents.passages import cut_passages
 
         passages = [] if extracted.no_text else cut_passages(extracted, self._passage_chars)
+        times = None if given is None else [given] * len(passages)
+        return self._write_version(
+            access, data, kind, digest, space_key, source, wanted_title, topic_name,
+            extracted, passages, times, progress, cancellation,
+        )  # fmt: skip
+
+    def create_timed_document(
+        self,
+        access: Access,
+        *,
+        pieces: Sequence[TimedPiece],
+        title: str,
+        source: str,
+        topic: str | None = None,
+        space: str | None = None,
+        progress: Progress | None = None,
+        cancellation: Cancellation | None = None,
+    ) -> dict[str, Any]:
+        """A document given already cut: ``pieces`` in order, each with the time it
+        happened (a conversation's messages: ``metacortex.importing``). Its text is the
+        title, then the pieces, each kept apart: a piece becomes one passage (or several,
+        cut at sentences, when longer than the passage size) and every passage of it
+        happened at the piece's time. Otherwise as ``create_document``: the same text
+        again is the document already stored, a changed one is a new version of
+        ``source`` keeping the passages that did not change; nothing is written when
+        anything is refused."""
+        space_key = access.space(space, Level.WRITE)
+        checked_source = _optional_text(source, "source", MAX_SOURCE_CHARS)
+        checked_title = _optional_text(title, "title", MAX_TITLE_CHARS)
+        if checked_source is None or checked_title is None:
+            raise InvalidArgument("a timed document needs a title and a source")
+        topic_name = limits.check_topic(topic if topic is not None else DEFAULT_TOPIC)
+        for number, piece in enumerate(pieces):
+            limits.check_string(piece.text, f"pieces[{number}]")
+        from metacortex.documents.timed import timed_document
+
+        extracted, passages, instants = timed_document(
+            checked_title, pieces, self._passage_chars, self.limits
+        )
+        times = [Occurrence.of(at, Precision.INSTANT, TimeSource.GIVEN) for at in instants]
+        data = extracted.text.encode("utf-8")
+        self.limits.check_size(len(data))
+        return self._unless_stored(
+            access,
+            space_key,
+            data,
+            lambda digest: self._write_version(
+                access, data, extracted.media_type, digest, space_key, checked_source,
+                checked_title, topic_name, extracted, passages, times, progress, cancellation,
+            ),
+        )  # fmt: skip
+
+    def _write_version(
+        self,
+        access: Access,
+        data: bytes,
+        kind: str,
+        digest: str,
+        space_key: str,
+        source: str | None,
+        wanted_title: str | None,
+        topic_name: str,
+        extracted: ExtractedDocument,
+        passages: list[Passage],
+        times: Sequence[Occurrence] | None,
+        progress: Progress | None,
+        cancellation: Cancellation | None,
+    ) -> dict[str, Any]:
+        """Embed and write the passages of a read document as a new document or a new
+        version of ``source``; ``times``: when each passage happened (else when saved)."""
+        previous = self._store.find_document(space=space_key, source=source) if source else None
+        now = utc_now()
+        adder = Attribution(access.person, access.principal)
         self.limits.check_passages(len(passages))
         document = Document(
             id=new_memory_id(),
@@ -215,11 +303,12 @@ class Documents:
         )
         old = self._store.document_passages(previous.id, space=space_key) if previous else []
         change = version_change(document, passages, previous, old, now, adder)
-        if given is not None:
+        if times is not None:
+            when = {passage.index: time for passage, time in zip(passages, times, strict=True)}
             change = replace(
                 change,
                 fresh=[
-                    (passage, record.with_changes(occurred=given))
+                    (passage, record.with_changes(occurred=when[passage.index]))
                     for passage, record in change.fresh
                 ],
             )

@@ -522,8 +522,10 @@ class MatchOut(BaseModel):
 class SearchContextOutput(BaseModel):
     matches: list[MatchOut]
     applied_filters: AppliedFiltersOut
+    # Not required, so the original MetaCortex's search outputs still validate.
     nothing_relevant: bool = Field(
-        description="True when no match is strong: nothing saved answers the query."
+        default=False,
+        description="True when no match is strong: nothing saved answers the query.",
     )
     note: str | None = Field(
         default=None, description="Said when nothing relevant was found, for you to heed."

@@ -205,7 +205,8 @@ _SPECS: Final = (
             "returned by normal searches. Use supersession_reason 'changed' when the fact "
             "changed over time, or 'corrected' when it was never true. When a newer memory "
             "replaces it, save that one first and pass its id as superseding_id. Repeating "
-            "the same call changes nothing.\n"
+            "the same call changes nothing. A memory someone else wrote stays as it is (its "
+            "id comes back in contested_ids): its author or the owner retires it.\n"
             'Example: {"id": "01hq3v6kz8m2x4c7d9f0g1h2j3", "superseding_id": '
             '"01hr0a1b2c3d4e5f6g7h8j9k0m", "supersession_reason": "corrected"}'
         ),

@@ -331,3 +331,36 @@ async def test_each_tool_call_line_names_space_person_and_role_never_the_query(
     assert "zebracorn" not in written
     assert "nowhere" not in written
     assert "zebracorn" not in json.dumps(household.events())
+
+
+# ----------------------------------------------------------------- keyword search
+async def test_search_context_finds_a_ticket_number_by_keyword_alone_or_beside_a_query(
+    household: Household, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="metacortex")
+    async with household.as_("ann") as ann:
+        tools = {tool.name: tool for tool in (await ann.list_tools()).tools}
+        ticket = await _call(ann, "save_context", content="INC-4821: checkout timed out")
+        await _call(ann, "save_context", content="INC-48210: checkout was slow, another day")
+        await _call(ann, "save_context", content="Checkout timed out twice in the spring")
+        alone = await _call(ann, "search_context", keyword="inc-4821")
+        beside = await _call(ann, "search_context", query="checkout timed out", keyword="INC-4821")
+        neither = await ann.call_tool("search_context", {})
+
+    schema = tools["search_context"].input_schema
+    assert "keyword" in schema["properties"]
+    assert "required" not in schema or "query" not in schema["required"]
+    assert [m["id"] for m in alone["matches"]] == [ticket["item"]["id"]]
+    assert [m["id"] for m in beside["matches"]] == [ticket["item"]["id"]]
+    assert neither.is_error
+    # The keyword is a query's kind of text: its length and digest only, in the event.
+    [event] = [
+        e
+        for e in household.events()
+        if e.get("tool_name") == "search_context"
+        and "keyword" in e["request"]
+        and "query" not in e["request"]
+    ]
+    assert event["request"]["keyword"]["chars"] == len("inc-4821")
+    assert "inc-4821" not in json.dumps(household.events()).lower()
+    assert "inc-4821" not in "\n".join(_log_lines(caplog)).lower()

@@ -162,8 +162,10 @@ _SPECS: Final = (
             "project facts, past decisions) and before saving, to avoid duplicates. Returns up "
             "to `limit` matches, best first, each with a short summary and a 0-1 score; call "
             "fetch_context with a match's id for the full text. No match is an empty list, "
-            "not an error.\n"
-            'Example: {"query": "which database does staging use?", "filter_topic": "infra"}'
+            "not an error. keyword finds a ticket number, version or code exactly as written, "
+            "alone or beside query.\n"
+            'Example: {"query": "which database does staging use?", "filter_topic": "infra"}\n'
+            'Example: {"keyword": "INC-4821"}'
         ),
         input_model=schemas.SearchContextInput,
         output_model=schemas.SearchContextOutput,
@@ -616,7 +618,7 @@ def _record(
     if name == "search_context":
         events.search(
             client_id=profile.id,
-            query=str(arguments.get("query", "")),
+            query=str(arguments.get("query") or ""),
             filters=payload["applied_filters"],
             matches=payload["matches"],
         )

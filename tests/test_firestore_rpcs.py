@@ -19,6 +19,8 @@ search and a save in a space other than ``default`` cost exactly what they cost 
 ``list_spaces`` counts each space with one aggregation, reading no document. Typo
 tolerance (issue 32): a clean query costs what it did; a misspelled word no record
 holds costs one aggregation and one query per search more, in the same round trips.
+A ``keyword`` alone (issue 40): the keyword search and the relations, depth 3, at most
+150 records read.
 """
 
 from __future__ import annotations
@@ -177,6 +179,27 @@ def test_a_misspelled_word_costs_one_aggregation_and_one_query_more_and_no_round
         "RunAggregationQuery": plain.kinds["RunAggregationQuery"] + 1,
         "RunQuery": plain.kinds["RunQuery"] + 1,
     }
+
+
+def test_a_keyword_alone_is_the_keyword_search_and_the_relations_with_bounded_reads(
+    counted_large: tuple[MemoryService, RpcRecorder],
+) -> None:
+    service, recorder = counted_large
+
+    two_terms = _cost(recorder, lambda: service.search(ADMIN, keyword="Note 17"))
+    one_term = _cost(recorder, lambda: service.search(ADMIN, keyword="quota"))
+
+    # No embedding and no find_nearest: 1: N and length, each term's count, at once;
+    # 2: the records holding the rare term ("17": one) and the 50 shortest holding the
+    # common one ("note": all 300), at once; 3: the relations of the page's results.
+    # At most max(limit, 100) + 50 records are read whatever the corpus size
+    # (firestore_lexical.RARE_BUDGET + COMMON_BUDGET); the literal check reads nothing.
+    assert two_terms.depth == one_term.depth == 3
+    assert two_terms.kinds == {"RunAggregationQuery": 3, "RunQuery": 3}
+    assert two_terms.documents == 51
+    # "quota" (30 of the 300 notes) is within the budget: its records, read at once.
+    assert one_term.kinds == {"RunAggregationQuery": 2, "RunQuery": 2}
+    assert one_term.documents == 30
 
 
 @pytest.mark.parametrize("space", [DEFAULT_SPACE, TEAM])

@@ -96,8 +96,10 @@ CATALOGUE: Final[dict[str, Tool]] = {
             "list_context", Group.READING, read_only=True, scope=READ, presets=_CURATOR,
             verb="list",
         ),
+        # A default tool: a writer retires their own memories (the .NET server's
+        # "forget"); someone else's stays, named in contested_ids (Access.contested).
         Tool(
-            "deprecate_context", Group.CURATING, read_only=False, scope=WRITE,
+            "deprecate_context", Group.CURATING, read_only=False, scope=WRITE, default=True,
             presets=_CURATOR, verb="deprecate",
         ),
         Tool(

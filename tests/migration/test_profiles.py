@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import SecretStr
@@ -147,3 +148,22 @@ def test_profiles_from_standard_input_are_read_bounded() -> None:
 def _written(path: Path, data: bytes) -> Path:
     path.write_bytes(data)
     return path
+
+
+def test_a_profile_without_allowed_tools_keeps_the_originals_three_browser_tools() -> None:
+    original: list[dict[str, Any]] = [
+        {"id": "browser", "token": STRONG},
+        {"id": "everything", "token": STRONG + "y", "allowedTools": []},
+    ]
+
+    result = migrate_profiles(json.dumps(original))
+
+    browser, everything = result.profiles
+    # What the original gave, and what this server gives the entry as it is: said
+    # explicitly, and the server loads it.
+    assert browser["allowedTools"] == ["save_context", "search_context", "fetch_context"]
+    assert everything["allowedTools"] == list(model_tools())
+    notes = "\n".join(result.notes)
+    assert "browser: allowedTools was missing" in notes
+    assert "everything: allowedTools was empty" in notes
+    assert _load(result.as_json()) == ["default", "browser", "everything"]

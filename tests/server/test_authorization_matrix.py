@@ -83,7 +83,8 @@ ORIGINS: Final = {
 UNAUTHORIZED: Final = {
     "error": {
         "code": "unauthorized",
-        "message": "missing or invalid credential; send Authorization: Bearer <token>",
+        "message": "missing or invalid credential; send Authorization: Bearer <token> "
+        "(or X-Api-Key: <token>)",
     }
 }
 FORBIDDEN: Final = {

@@ -170,7 +170,7 @@ async def test_serve_on_a_terminal_logs_one_readable_line_per_tool_call(served: 
 
     assert re.match(
         r"^\d\d:\d\d:\d\d INFO +POST /mcp 200 [\d.]+ ms · list_context ok [\d.]+ ms "
-        r"client_id=default$",
+        r"space=default person=owner role=owner client_id=default$",
         line,
     ), line
     assert not [text for text in served.term.seen if text.startswith("{")]

@@ -139,7 +139,7 @@ def test_a_client_profile_is_built_from_its_json_entry() -> None:
         ([entry(id="a/b")], r"\[0\] \(id 'a/b'\): id must be 1-64 letters"),
         ([entry(), entry(token=new_token())], r"\[1\] \(id 'web'\): id is used by an earlier"),
         ([entry(allowedTools=[])], r"\[0\] \(id 'web'\): allowedTools must not be empty"),
-        ([entry(allowedTools=None)], r"\[0\] \(id 'web'\): allowedTools is required"),
+        ([entry(allowedTools="save_context")], r"\(id 'web'\): allowedTools must be a list"),
         ([entry(allowedTools=["rm"])], r"\[0\] \(id 'web'\): allowedTools: unknown tool 'rm'"),
         ([entry(allowedFilterStates=["gone"])], r"allowedFilterStates: unknown state 'gone'"),
         ([entry(allowedFilterStates=[])], r"\(id 'web'\): allowedFilterStates must not be empty"),

@@ -31,9 +31,11 @@ from tests.abuse_support import Live, live_server
 from tests.server.conftest import ADMIN_TOKEN, HANDSHAKE_MODE, STATELESS_MODE
 from tests.terminal_support import terminal
 
-# 14:02:11 INFO    POST /mcp 200 19 ms · save_context ok 17 ms client_id=default
+# 14:02:11 INFO    POST /mcp 200 19 ms · save_context ok 17 ms space=default person=owner
+#   role=owner client_id=default (one line)
 _TIME_LEVEL = r"^\d\d:\d\d:\d\d (INFO|WARNING|ERROR) +"
 _MS = r"\d+(\.\d)? ms"
+_WHO = "space=default person=owner role=owner"  # who acted where: the admin token's owner
 
 
 pytestmark = pytest.mark.usefixtures("restore_logging")  # configure_logging is process-wide
@@ -62,10 +64,11 @@ async def test_on_a_terminal_a_tool_call_is_one_readable_line(tmp_path: Path, mo
                 missing = term.wait_for(lambda line: "fetch_context" in line)
 
     assert re.match(
-        _TIME_LEVEL + rf"POST /mcp 200 {_MS} · save_context ok {_MS} client_id=default$", saved
+        _TIME_LEVEL + rf"POST /mcp 200 {_MS} · save_context ok {_MS} {_WHO} client_id=default$",
+        saved,
     ), saved
     assert re.match(
-        _TIME_LEVEL + rf"POST /mcp 200 {_MS} · fetch_context error not_found {_MS} "
+        _TIME_LEVEL + rf"POST /mcp 200 {_MS} · fetch_context error not_found {_MS} {_WHO} "
         "client_id=default$",
         missing,
     ), missing

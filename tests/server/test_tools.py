@@ -149,7 +149,7 @@ async def test_invalid_arguments_are_invalid_argument_results_saying_what_is_wro
     async with harness.connect(mode=mode) as admin:
         cases: list[tuple[str, dict[str, Any], str]] = [
             ("search_context", {"query": "q", "limit": 50}, "limit: Input should be less than"),
-            ("search_context", {}, "query is required"),
+            ("search_context", {}, "give query (what you look for, in words), keyword"),
             ("search_context", {"query": "q", "filter_stat": "wip"}, "unexpected argument"),
             ("save_context", {}, "content or image_base64 is required"),
             ("save_context", {"content": "c", "draft": True, "branch_state": "wip"}, "not both"),

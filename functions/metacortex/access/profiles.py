@@ -69,6 +69,9 @@ _PROFILE_KEYS: Final = frozenset(
         "defaultSpace",
     }
 )
+# What an entry without ``allowedTools`` is allowed: the TypeScript original's browser
+# connector tools, so its profiles start here unchanged. An empty list stays an error.
+BROWSER_TOOLS: Final = ("save_context", "search_context", "fetch_context")
 _HOW_TO_GENERATE: Final = (
     "generate one with `metacortex client add <id>` or "
     "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`"
@@ -103,6 +106,8 @@ class Profile:
     names: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     directory: Directory = FRESH
     source: Source = "environment"
+    # Its entry named no ``allowedTools``: it was given ``BROWSER_TOOLS`` (the banner says so).
+    tools_by_default: bool = False
 
     @property
     def keeps_own_grants(self) -> bool:
@@ -340,11 +345,12 @@ def client_profile(entry: Any, settings: Settings, where: str) -> Profile:
             "or digit (it becomes the URL path /clients/<id>/mcp)"
         )
     digest = _client_token(entry, where)
-    tools_value = entry.get("allowedTools")
+    tools_by_default = entry.get("allowedTools") is None
+    tools_value = list(BROWSER_TOOLS) if tools_by_default else entry["allowedTools"]
     if not isinstance(tools_value, list) or not all(isinstance(t, str) for t in tools_value):
         raise ConfigurationError(
-            f"{where}: allowedTools is required: a list of tool names, e.g. "
-            '["search_context", "fetch_context"]'
+            f"{where}: allowedTools must be a list of tool names, e.g. "
+            '["search_context", "fetch_context"] (left out: ' + ", ".join(BROWSER_TOOLS) + ")"
         )
     if not tools_value:
         raise ConfigurationError(
@@ -387,6 +393,7 @@ def client_profile(entry: Any, settings: Settings, where: str) -> Profile:
         chatgpt_data_tools=_bool(entry, "chatgptDataTools", where),
         person=_person(entry, where),
         grants=entry_grants(entry, where),
+        tools_by_default=tools_by_default,
     )
 
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from metacortex import __version__
-from metacortex.access.profiles import Profiles
+from metacortex.access.profiles import BROWSER_TOOLS, Profiles
 from metacortex.appconfig.targets import TARGETS
 from metacortex.clients.snippets import ADMIN_TOKEN_VARIABLE
 
@@ -59,6 +59,13 @@ def banner(
     if client_ids:
         ids = ", ".join(client_ids)
         lines.append(f"  client endpoints  POST {url}/clients/<id>/mcp (ids: {ids})")
+    # An MCP_CLIENT_PROFILES_JSON entry without allowedTools starts with the original's
+    # browser tools: said here, so the operator knows what it was given.
+    lines += [
+        f"  client {profile.id:<10} no allowedTools: given {', '.join(BROWSER_TOOLS)}"
+        for profile in profiles.clients.values()
+        if profile.tools_by_default
+    ]
     lines += [f"  console           {url}/console", f"  data directory    {data_dir}"]
     # The models, and whether each save also pays a chat call (fact extraction).
     lines += [f"  models            {line}" for line in models]

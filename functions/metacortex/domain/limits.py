@@ -17,6 +17,8 @@ MAX_SOURCE_SESSION_CHARS: Final = 200
 MAX_DERIVED_FROM: Final = 50
 MAX_ID_CHARS: Final = 128
 MAX_QUERY_CHARS: Final = 2_000
+# search_context's keyword: a ticket number, a version, a code; never a paragraph.
+MAX_KEYWORD_CHARS: Final = 200
 # The HTTP request body limit (METACORTEX_MAX_BODY_BYTES defaults to it). A
 # save_context call must fit it whole, so the image limit is derived from it:
 # what is left after an allowance for the JSON-RPC envelope and the other

@@ -11,6 +11,7 @@ SAFE_HEADERS: Final = {"cache-control": "no-store", "x-content-type-options": "n
 _BASE_HEADERS: Final = frozenset(
     {
         "authorization",
+        "x-api-key",
         "content-type",
         "accept",
         "mcp-protocol-version",

@@ -92,8 +92,15 @@ UNAUTHORIZED: Final = Rejection(
     401,
     "unauthorized",
     "unauthorized",
-    "missing or invalid credential; send Authorization: Bearer <token>",
+    "missing or invalid credential; send Authorization: Bearer <token> (or X-Api-Key: <token>)",
     {"www-authenticate": "Bearer"},
+)
+CONFLICTING_CREDENTIALS: Final = Rejection(
+    400,
+    "invalid_request",
+    "conflicting_credentials",
+    "the request carries two different credentials, in Authorization: Bearer and in "
+    "X-Api-Key; send one of them (or the same token in both)",
 )
 PAUSED: Final = Rejection(
     403,

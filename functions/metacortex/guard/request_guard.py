@@ -17,10 +17,12 @@ goes to MCP:
   failed to open;
 - ``preflight``: ``OPTIONS`` is a CORS preflight, answered on the origin alone (it
   carries no credential);
-- ``authenticated``: ``Authorization: Bearer`` (or ``?auth_token=`` for profiles that
-  opt in), compared as sha256 digests in constant time (``guard/credentials.py``); an
-  unknown client id and a wrong token get the very same 401, whatever the method (a
-  client such as Codex discovers OAuth with an unauthenticated ``GET``);
+- ``authenticated``: ``Authorization: Bearer`` or ``X-Api-Key`` (or ``?auth_token=``
+  for profiles that opt in; the two headers with different values are refused with
+  400 ``conflicting_credentials``), compared as sha256 digests in constant time
+  (``guard/credentials.py``); an unknown client id and a wrong token get the very
+  same 401, whatever the method (a client such as Codex discovers OAuth with an
+  unauthenticated ``GET``);
 - ``not_paused``: a client the owner paused (``metacortex.clients``), or a
   deactivated person's, is refused with 403;
 - ``post_only``: only ``POST`` reaches MCP (stateless server: no SSE stream to
@@ -70,7 +72,12 @@ from metacortex.access.profiles import Profile, Profiles
 from metacortex.guard import refusals
 from metacortex.guard.addresses import AddressResolver, client_address
 from metacortex.guard.cors import ALLOWED_METHODS, SAFE_HEADERS, cors_headers, preflight_headers
-from metacortex.guard.credentials import StaticTokens, credential, without_url_token
+from metacortex.guard.credentials import (
+    StaticTokens,
+    conflicting,
+    credential,
+    without_url_token,
+)
 from metacortex.guard.hosts import HostPolicy, is_loopback_origin
 from metacortex.guard.ratelimit import RateLimiter
 from metacortex.kernel.bearer import BearerAuthority, BearerIdentity
@@ -292,6 +299,8 @@ class RequestGuard:
         the OAuth resource server knows; the same 401 for an unknown client id and a
         wrong token, whatever the method."""
         query = request.scope.get("query_string", b"")
+        if conflicting(request.headers):
+            return refusals.CONFLICTING_CREDENTIALS
         request.profile = self._static_tokens.profile(
             request.route.client_id, request.headers, query, request.known_profiles
         )
@@ -303,12 +312,13 @@ class RequestGuard:
         oauth = self._runtime.oauth
         if oauth is None:
             return refusals.UNAUTHORIZED
-        token, from_url = credential(request.headers, query)
+        found = credential(request.headers, query)
         identity = None
-        if token is not None and not from_url:
-            identity = await oauth.authenticate(request.scope, request.route, token)
+        if found is not None and found.source == "bearer":
+            # An OAuth access token is a Bearer token (RFC 6750), never an X-Api-Key.
+            identity = await oauth.authenticate(request.scope, request.route, found.token)
         if identity is None:
-            return oauth.unauthorized(request.scope, request.route, token is not None)
+            return oauth.unauthorized(request.scope, request.route, found is not None)
         request.profile, request.identity, request.authority = identity.profile, identity, oauth
         return None
 

@@ -154,6 +154,8 @@ _TEXT_SKIPPED: Final = frozenset(
 # change its colours, whatever a client put in a header or a name.
 _CONTROL: Final = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _TOOL_ATTR: Final = "metacortex_tool_call"
+# A tool call's fields that say who acted where (``mcp_surface/recording.py``).
+_WHO_ACTED: Final = ("space", "person", "role")
 
 
 class _PendingRequest:
@@ -241,7 +243,8 @@ class TextFormatter(logging.Formatter):
 
 
 def _tool_call(record: logging.LogRecord) -> list[str]:
-    """``save_context ok 12 ms``, ``search_context error invalid_argument 3.1 ms``."""
+    """``save_context ok 12 ms space=family person=p-1 role=writer``, ``search_context
+    error invalid_argument 3.1 ms …``: who acted where, as the JSON line names them."""
     fields: dict[str, Any] = getattr(record, _FIELDS_ATTR, {})
     shown = [_printable(str(fields.get("tool_name"))), _printable(str(fields.get("status")))]
     if fields.get("error_code"):
@@ -249,6 +252,9 @@ def _tool_call(record: logging.LogRecord) -> list[str]:
     latency = fields.get("latency_ms")
     if isinstance(latency, int | float):
         shown.append(_milliseconds(latency))
+    shown += [
+        f"{key}={_printable(str(fields[key]))}" for key in _WHO_ACTED if fields.get(key) is not None
+    ]
     return shown
 
 

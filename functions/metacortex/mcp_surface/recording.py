@@ -1,20 +1,27 @@
 """One log line and one ``memory_events`` record per MCP request that reaches a handler:
 a tool call (``tool_call``), a resource read (``resource_read``) or a prompt get
 (``prompt_get``), over HTTP and stdio alike. What the request carried is summarized
-(``mcp_surface/summaries.py``): never a memory body, a query or a credential."""
+(``mcp_surface/summaries.py``): never a memory body, a query or a credential.
+
+The log line names who acted where: the space (the one named, when the credential
+holds it, else its default: a name it does not hold is any string a caller sent, so
+the line says ``not held`` instead), the person's id and their role (``owner``,
+``writer``, ``reader``). Never an argument's value beyond that key, never memory text."""
 
 from __future__ import annotations
 
 import logging
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from metacortex.access.profiles import Profile
 from metacortex.kernel.logs import log
 from metacortex.kernel.runtime import Runtime
 from metacortex.mcp_surface.summaries import summarize_arguments
 
+# What the log line says of a space the credential does not hold (its name is not logged).
+NOT_HELD: Final = "not held"
 _LABELS = {"tool_call": "tool", "resource_read": "resource read", "prompt_get": "prompt"}
 
 
@@ -34,6 +41,8 @@ def record_request(
     latency_ms = (time.perf_counter() - started) * 1000
     status = "ok" if error is None else "error"
     failed_badly = error is not None and error["code"] == "unavailable"
+    space = _space_named(arguments, profile)
+    person = profile.directory.person(profile.person)
     log(
         logging.ERROR if failed_badly else logging.INFO,
         f"{_LABELS.get(event_type, event_type)} {name} {status}",
@@ -42,6 +51,9 @@ def record_request(
         status=status,
         error_code=error["code"] if error is not None else None,
         latency_ms=round(latency_ms, 3),
+        space=space if space in profile.levels else NOT_HELD,
+        person=profile.person,
+        role=person.role.value if person is not None else None,
     )
     if runtime.events is not None:
         runtime.events.mcp_request(
@@ -54,7 +66,7 @@ def record_request(
             response_summary=response,
             error=error,
             protocol_version=protocol_version,
-            space=_space_named(arguments, profile),
+            space=space,
             person=profile.person,
         )
 

@@ -192,11 +192,21 @@ class SaveContextInput(ToolInput):
 
 
 class SearchContextInput(ToolInput):
-    query: str = Field(
+    query: str | None = Field(
+        default=None,
         min_length=1,
         max_length=limits.MAX_QUERY_CHARS,
         description="What you are looking for, in natural language; exact rare terms "
-        "(names, ticket numbers, error codes) are matched too.",
+        "(names, ticket numbers, error codes) are matched too. Give query, keyword or both.",
+    )
+    keyword: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=limits.MAX_KEYWORD_CHARS,
+        description="Only memories holding this exactly as written, letter case aside, and "
+        "not inside a longer word: a ticket number, version or code such as 'INC-4821' or "
+        "'v2.3.1' ('v2.3.1' is not found in 'v2.3.10'). Alone, matches are ranked by how "
+        "strongly they hold it; with query, by the query.",
     )
     filter_topic: Topic | None = Field(default=None, description="Only this topic.")
     filter_state: State | None = Field(
@@ -444,6 +454,7 @@ class AppliedFiltersOut(BaseModel):
     created_before: str | None = None
     after: str | None = None
     before: str | None = None
+    keyword: str | None = None
     order_by: Literal["created_at", "occurred_at"] | None = None
     limit: int | None = None
 

@@ -16,7 +16,7 @@ from metacortex.usecases.erase import event_summary
 
 # Free text that may hold private content: never stored verbatim.
 _TEXT_FIELDS: Final = frozenset(
-    {"content", "query", "image_base64", "corrected_content", "content_base64"}
+    {"content", "query", "keyword", "image_base64", "corrected_content", "content_base64"}
 )
 _MAX_VERBATIM_CHARS: Final = 128
 _HASH_PREFIX_CHARS: Final = 12

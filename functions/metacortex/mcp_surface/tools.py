@@ -162,8 +162,10 @@ _SPECS: Final = (
             "project facts, past decisions) and before saving, to avoid duplicates. Returns up "
             "to `limit` matches, best first, each with a short summary and a 0-1 score; call "
             "fetch_context with a match's id for the full text. No match is an empty list, "
-            "not an error.\n"
-            'Example: {"query": "which database does staging use?", "filter_topic": "infra"}'
+            "not an error. keyword finds a ticket number, version or code exactly as written, "
+            "alone or beside query.\n"
+            'Example: {"query": "which database does staging use?", "filter_topic": "infra"}\n'
+            'Example: {"keyword": "INC-4821"}'
         ),
         input_model=schemas.SearchContextInput,
         output_model=schemas.SearchContextOutput,
@@ -205,7 +207,8 @@ _SPECS: Final = (
             "returned by normal searches. Use supersession_reason 'changed' when the fact "
             "changed over time, or 'corrected' when it was never true. When a newer memory "
             "replaces it, save that one first and pass its id as superseding_id. Repeating "
-            "the same call changes nothing.\n"
+            "the same call changes nothing. A memory someone else wrote stays as it is (its "
+            "id comes back in contested_ids): its author or the owner retires it.\n"
             'Example: {"id": "01hq3v6kz8m2x4c7d9f0g1h2j3", "superseding_id": '
             '"01hr0a1b2c3d4e5f6g7h8j9k0m", "supersession_reason": "corrected"}'
         ),
@@ -615,7 +618,7 @@ def _record(
     if name == "search_context":
         events.search(
             client_id=profile.id,
-            query=str(arguments.get("query", "")),
+            query=str(arguments.get("query") or ""),
             filters=payload["applied_filters"],
             matches=payload["matches"],
         )

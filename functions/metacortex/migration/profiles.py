@@ -7,8 +7,11 @@ The original accepted things this server refuses (docs/MIGRATING.md):
 * any token → weak ones (short, hand-made) are replaced by a new random token,
   shown once; every token is stored as ``token_sha256`` so the secret leaves the
   configuration;
-* an empty or missing ``allowedTools`` meant *every* tool → the six tools are
-  listed explicitly, and the report says so;
+* an empty ``allowedTools`` meant *every* tool → every tool is listed explicitly,
+  and the report says so; a missing one gave the original's three browser tools
+  (``save_context``, ``search_context``, ``fetch_context``), which this server gives
+  an entry without it too: they are listed explicitly, so the migrated profile says
+  what it allows;
 * origins written with a trailing slash or a path → the bare origin;
 * unknown fields, tools and states → dropped, each one named.
 
@@ -28,6 +31,7 @@ from urllib.parse import urlsplit
 from metacortex import tool_catalogue
 from metacortex.access.profiles import (
     ADMIN_PROFILE_ID,
+    BROWSER_TOOLS,
     CLIENT_ID_PATTERN,
     load_profiles,
     new_token,
@@ -204,9 +208,15 @@ def _client_id(index: int, value: Any, taken: set[str], result: ProfileMigration
 
 def _tools(value: Any, where: str, note: Any) -> list[str]:
     known_tools = tool_catalogue.model_tools()
+    if value is None:
+        note(
+            f"{where} allowedTools was missing, which gave the original's browser tools: "
+            f"{', '.join(BROWSER_TOOLS)} are now listed explicitly (as this server gives them)"
+        )
+        return list(BROWSER_TOOLS)
     if not isinstance(value, list) or not value:
         note(
-            f"{where} allowedTools was empty or missing, which granted every tool in the "
+            f"{where} allowedTools was empty, which granted every tool in the "
             "original: every tool is now listed explicitly; narrow them if you can"
         )
         return list(known_tools)

@@ -1,4 +1,5 @@
-"""Hybrid search: both retrievers under one filter, fused, then conversational context."""
+"""Hybrid search: both retrievers under one filter, fused, then conversational context;
+with a ``keyword``, only the memories that hold it as written (``retrieval/literal.py``)."""
 
 from __future__ import annotations
 
@@ -11,14 +12,16 @@ from metacortex.domain import limits
 from metacortex.domain.occurrence import TimeSource, parse_bound
 from metacortex.domain.records import Memory, Origin, utc_now
 from metacortex.domain.text import summarize
+from metacortex.errors import InvalidArgument
 from metacortex.providers.base import Embedder
 from metacortex.retrieval.context import with_context
 from metacortex.retrieval.fusion import Ranked, fuse, keyword_weights
+from metacortex.retrieval.literal import Keyword, parse_keyword
 from metacortex.retrieval.relevance import STRONG_SIMILARITY, judged, keyword_coverage
 from metacortex.retrieval.text import doubtful_words, query_terms, respelled, term_frequencies
 from metacortex.retrieval.typos import MIN_TERM_CHARS
 from metacortex.retrieval.when import TimeWanted, in_time
-from metacortex.storage.base import MemoryFilter, MemoryStore
+from metacortex.storage.base import MemoryFilter, MemoryStore, Scored
 from metacortex.timeline.question import (
     QuestionTime,
     asks_when,
@@ -79,7 +82,8 @@ class Searching:
         self,
         access: Access,
         *,
-        query: str,
+        query: str | None = None,
+        keyword: str | None = None,
         filter_topic: str | None = None,
         filter_state: str | Sequence[str] | None = None,
         limit: int | None = None,
@@ -95,9 +99,17 @@ class Searching:
         question names (the owner's console shows them; the ranking is the same either
         way), and its ``keyword_coverage`` (what its relevance is judged on, with its
         ``similarity``). ``after`` (inclusive) and ``before`` (exclusive) keep the memories that
-        happened then (``occurred_at``)."""
+        happened then (``occurred_at``). ``keyword`` keeps only the memories holding it as
+        written (a ticket number, a version): alone, they are ranked by the keyword index;
+        with ``query``, as the query ranks them. One of the two is needed."""
         space_key = access.space(space)
-        query = limits.check_query(query)
+        if query is None and keyword is None:
+            raise InvalidArgument(
+                "give query (what you look for, in words), keyword (a code or number to "
+                "find as written), or both"
+            )
+        literal = parse_keyword(keyword) if keyword is not None else None
+        query = limits.check_query(query) if query is not None else None
         count = limits.check_limit(
             limit if limit is not None else self._options.search_result_limit,
             limits.MAX_SEARCH_LIMIT,
@@ -112,6 +124,26 @@ class Searching:
             occurred_before=parse_bound(before, "before"),
         )
         limits.check_range(where.occurred_after, where.occurred_before, "after", "before")
+        pool = max(CANDIDATE_POOL, count)
+        if query is None:
+            assert literal is not None
+            # The keyword index's candidates holding the keyword, ranked as it ranks them.
+            lexical = self._store.lexical_search(literal.terms, where, pool)
+            held = [hit for hit in lexical if literal.held_by(hit.memory.retrieval_text)]
+            ranked = fuse([], held, dense_weight=0.0)[:count]
+            weights = _weights(literal.terms, held)
+            return self._answer(
+                access,
+                space_key,
+                where,
+                count,
+                ranked,
+                weights,
+                {},
+                literal.terms,
+                explain,
+                literal,
+            )
         # The time the question names, relative to now (or to the instant it asks about).
         asked = (
             question_time(self._times, query, where.valid_at or utc_now())
@@ -120,7 +152,6 @@ class Searching:
         )
         spelled = self._spelled(query, space_key)
         vector = self._embedder.embed_query(spelled)
-        pool = max(CANDIDATE_POOL, count)
         # A corrected word is a keyword too, beside the typed one (which only its
         # expansions can match): the same terms as typed when nothing was corrected.
         terms = list(dict.fromkeys(query_terms(query) + query_terms(spelled)))
@@ -129,29 +160,50 @@ class Searching:
             # favour every memory that mentions them, not those that happened then.
             naming = set(query_terms(" ".join(query[a:b] for a, b in asked.spans)))
             terms = [term for term in terms if term not in naming]
+        if literal is not None:
+            # The keyword's terms find its candidates on the keyword side.
+            terms = list(dict.fromkeys([*terms, *literal.terms]))
         dense, lexical = self._store.hybrid_search(
             vector, terms, where, pool, typos=self._options.typo_tolerance
         )
         fused = fuse(dense, lexical, self._options.dense_weight)
-        # A typo's expansions count as query terms here too: the keyword hits report
-        # them beside the query's own (none for a clean query).
-        counted = dict.fromkeys(terms)
-        for hit in lexical:
-            counted.update(dict.fromkeys(hit.terms.freqs if hit.terms else ()))
-        weights = keyword_weights(list(counted), lexical)
+        weights = _weights(terms, lexical)
         if self._options.conversational_context:
             fused = with_context(self._store, fused, where, weights)
         fused = self._timed(query, asked, fused)
+        if literal is not None:
+            fused = [r for r in fused if literal.held_by(r.memory.retrieval_text)]
         ranked = fused[:count]
         # The raw cosine similarity, for clients that thresholded the original's score.
         cosine = {hit.memory.id: hit.score for hit in dense}
+        return self._answer(
+            access, space_key, where, count, ranked, weights, cosine, terms, explain, literal
+        )
+
+    def _answer(
+        self,
+        access: Access,
+        space_key: str,
+        where: MemoryFilter,
+        count: int,
+        ranked: Sequence[Ranked],
+        weights: Mapping[str, float],
+        cosine: Mapping[str, float],
+        terms: Sequence[str],
+        explain: bool = False,
+        literal: Keyword | None = None,
+    ) -> dict[str, Any]:
+        """The result of a search that ranked ``ranked`` (judged on ``terms``)."""
         matches = [_match(r.memory, r.score, cosine.get(r.memory.id), access.names) for r in ranked]
         self._judge(matches, ranked, weights, terms, explain)
         attach_related(self._store, access, space_key, matches)
         strong = sum(match["relevance"] == "strong" for match in matches)
+        applied = applied_filters(where)
+        if literal is not None:
+            applied["keyword"] = literal.text
         result: dict[str, Any] = {
             "matches": matches,
-            "applied_filters": reported(applied_filters(where), where, count),
+            "applied_filters": reported(applied, where, count),
             "nothing_relevant": strong == 0,
         }
         if matches and not strong:
@@ -225,6 +277,16 @@ class Searching:
             return self._embedder.words_near(word)
 
         return respelled(query, self._store.spelling_corrections(list(doubtful), space, meant))
+
+
+def _weights(terms: Sequence[str], lexical: Sequence[Scored]) -> dict[str, float]:
+    """Each keyword's weight among the keyword hits. A typo's expansions count as query
+    terms here too: the keyword hits report them beside the query's own (none for a
+    clean query)."""
+    counted = dict.fromkeys(terms)
+    for hit in lexical:
+        counted.update(dict.fromkeys(hit.terms.freqs if hit.terms else ()))
+    return keyword_weights(list(counted), lexical)
 
 
 def _anchor(ranked: Sequence[Ranked], words: Sequence[str]) -> Memory | None:

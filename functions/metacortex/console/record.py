@@ -52,6 +52,9 @@ NOTICES: Final = {
     "undone-correct": "Undone: this memory is back as it was; the correction is deprecated "
     "(replaced by this one) and kept for history.",
     "undone-move": "Undone: the memory is back in its topic.",
+    "saved": "The memory was saved.",
+    "saved-duplicate": "The same text was saved in this space a moment ago: this is that "
+    "memory, kept once.",
     "moved-space": "The memory was moved to this space (same id, authors and history).",
     **RELATION_NOTICES,
 }

@@ -20,6 +20,7 @@ from starlette.routing import BaseRoute, Route
 from metacortex.access.rules import no_space_message
 from metacortex.console import (
     activity,
+    adding,
     backup,
     browse,
     bulk,
@@ -139,6 +140,8 @@ class Console(ConsoleBase):
     def routes(self) -> list[BaseRoute]:
         table: list[tuple[str, Handler, list[str]]] = [
             ("", browse.browse, ["GET"]),
+            ("/new", adding.add_page, ["GET"]),
+            ("/new", adding.add, ["POST"]),
             ("/memories/{memory_id}", record.record, ["GET"]),
             ("/search", search.search, ["GET"]),
             ("/memories/{memory_id}/deprecate", curate.deprecate_page, ["GET"]),

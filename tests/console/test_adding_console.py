@@ -135,7 +135,7 @@ def test_a_reader_is_not_offered_the_form_and_cannot_post_it(live: ConsoleLive) 
 
     assert 'id="add-memory"' not in home
     assert page.status_code == 403
-    assert "You may read this space but not add to it" in page.text
+    assert "You may read this space but not change it" in page.text
     assert posted.status_code == 403
     everyone = Access.admin(directory=household.registry.directory())
     found = live.service.search(everyone, query="Ben was here", space="family")["matches"]

@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from metacortex.access.model import Level
-from metacortex.console.base import ConsoleBase, access_for, form_text
+from metacortex.console.base import READ_ONLY, ConsoleBase, access_for, form_text
 from metacortex.console.finding import candidates
 from metacortex.console.graph import OWNER_TYPES
 from metacortex.console.switcher import space_labels
@@ -26,10 +26,6 @@ from metacortex.owner import Session
 
 PATH: Final = "/console/new"
 _FIELDS: Final = ("content", "topic", "space", "q", "related", "type", "note")
-_READ_ONLY: Final = (
-    "You may read this space but not add to it. Ask the owner for write access, or "
-    "choose a space you may write to."
-)
 
 
 def writable(request: Request) -> list[str]:
@@ -62,7 +58,7 @@ async def add(console: ConsoleBase, request: Request, session: Session) -> Respo
     started = time.perf_counter()
     try:
         if space not in writable(request):
-            raise Forbidden(_READ_ONLY)
+            raise Forbidden(READ_ONLY)
         if not fields["content"]:
             raise InvalidArgument("Write the memory's text first: nothing was saved.")
         result = await console.call(
@@ -100,7 +96,7 @@ async def _form(
     access = access_for(request)
     spaces = writable(request)
     if not spaces:
-        return console.refused(request, session, Forbidden(_READ_ONLY), "You may only read")
+        return console.read_only(request, session)
     space = fields.get("space") or access.default_space
     if space not in spaces:
         space = access.default_space if access.default_space in spaces else spaces[0]

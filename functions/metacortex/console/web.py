@@ -168,6 +168,8 @@ class Console(ConsoleBase):
             ("/clients/grants/{grant_id}/revoke", client_page.revoke_grant_action, ["POST"]),
             ("/clients/{client_id}", client_page.client_page, ["GET"]),
             ("/clients/{client_id}/pause", client_page.pause_client, ["POST"]),
+            ("/clients/{client_id}/grant", client_page.grant_space, ["POST"]),
+            ("/clients/{client_id}/ungrant", client_page.ungrant_space, ["POST"]),
             ("/clients/{client_id}/resume", client_page.resume_client, ["POST"]),
             ("/clients/{client_id}/remove", client_page.remove_page, ["GET"]),
             ("/clients/{client_id}/remove", client_page.remove_client, ["POST"]),

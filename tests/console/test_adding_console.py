@@ -17,7 +17,9 @@ import pytest
 from metacortex.kernel.events import MEMORY_EVENTS
 from metacortex.service import Access
 from tests.console.support import ADMIN, ConsoleLive, Owner, console_server
+from tests.oauth_support import tool_call
 from tests.owner.people_support import ANN_PASSPHRASE, BEN_PASSPHRASE, Household, PersonBrowser
+from tests.server.conftest import ADMIN_TOKEN
 
 pytestmark = pytest.mark.slow
 
@@ -165,3 +167,26 @@ def test_a_new_stores_home_counts_and_ticks_the_four_first_steps(
     assert 'class="step done" id="step-memory"' in after
     assert "1 application connected" in after
     assert 'id="add-memory"' in after
+
+
+def test_the_activity_page_shows_new_memories_per_day_and_by_space_and_topic(
+    owner: Owner, live: ConsoleLive
+) -> None:
+    """Issue 41 §2, growth: memories over time and by topic and space."""
+    owner.post("/console/new", action="save", content="Tomatoes need sun", topic="garden")
+    owner.post("/console/new", action="save", content="Basil beside them", topic="garden")
+    saved = tool_call(
+        live.url + "/mcp",
+        ADMIN_TOKEN,
+        "save_context",
+        {"content": "Plan the roof", "topic": "house"},
+    )
+    assert saved.status_code == 200, saved.text
+    live.flush_events()
+
+    page = owner.http.get("/console/activity").text
+
+    for chart in ("chart-saved", "chart-by-space", "chart-by-topic"):
+        assert f'id="{chart}"' in page, chart
+    assert "New memories per day" in page
+    assert re.search(r'id="growth-table".*?<td>3</td>', page, re.S)

@@ -125,3 +125,11 @@ def test_new_memories_per_day_count_saves_and_console_additions_but_not_duplicat
 
     assert activity.saved == [1, 2]
     assert activity.total_calls == 5  # the console's addition is not a tool call
+
+
+def test_a_bar_chart_of_categories_that_all_count_zero_is_drawn() -> None:
+    """A new space holds no memory: the growth chart by space drew a division by zero."""
+    drawn = charts.horizontal_bars("c", "Memories by space", {"work": 0}, ("memories", "spaces"))
+
+    assert "0 memories in 1 spaces." in drawn
+    assert 'width="2.0"' in drawn

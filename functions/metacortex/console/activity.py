@@ -292,10 +292,13 @@ async def activity_page(console: ConsoleBase, request: Request, session: Session
         [charts.Series("new memories", activity.saved)],
     )
     chart_by_space = charts.horizontal_bars(
-        "chart-by-space", "Memories by space (every state)", by_space
+        "chart-by-space", "Memories by space (every state)", by_space, ("memories", "spaces")
     )
     chart_by_topic = charts.horizontal_bars(
-        "chart-by-topic", f"The {TOP_TOPICS} largest topics (every state)", by_topic
+        "chart-by-topic",
+        f"The {TOP_TOPICS} largest topics (every state)",
+        by_topic,
+        ("memories", "topics"),
     )
     searches = sum(activity.searches)
     judged = sum(activity.judged)

@@ -203,6 +203,9 @@ PAGES: Final[dict[str, Callable[[Site], Any]]] = {
     "record-4 long first line": _path("/console/memories/{c.long_line}"),
     "record-5 image": _path("/console/memories/{c.image}"),
     "record-6 refused correction": _refused_correction,
+    "record-7 relation found by search": _path(
+        "/console/memories/{c.long_line}?relate_q=platform+migration+billing"
+    ),
     "why": _path("/console/memories/{c.long_line}?q=platform+migration+billing&state=active"),
     "undo": _undo_offered,
     "words": _path("/console?words=billing+invoice&state=all"),

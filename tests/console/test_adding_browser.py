@@ -1,7 +1,9 @@
 """Adding a memory in a real headless Chromium (Debian's ``chromium`` driven by Playwright
 with the system binary) against the real app and its SQLite store (issue 41 §2, "add a
-memory and find it"): from the Memories page's "Add a memory", the owner types it, finds
-the memory it updates by search, saves, and Search finds it, linked."""
+memory and find it", "link two memories by search"): from the Memories page's "Add a
+memory", the owner types it, finds the memory it updates by search, saves, and Search
+finds it, linked; a memory's "Add a relation" finds the other memory by search, as the
+deprecation page finds the replacement, instead of asking for its id."""
 
 from __future__ import annotations
 
@@ -60,3 +62,31 @@ async def test_the_owner_adds_a_memory_linked_by_search_and_search_finds_it(
     await page.get_by_role("searchbox").first.press("Enter")
     await page.locator(f"a[href*='/console/memories/{new_id}']").first.wait_for()
     assert older != new_id
+
+
+@pytest.mark.anyio
+async def test_the_owner_links_two_memories_by_finding_the_other_by_search(
+    browser: Browser,
+) -> None:
+    live = browser.live
+    plan = live.service.save(ADMIN, content="The kitchen plan: an island and open shelves")
+    oven = live.service.save(ADMIN, content="We chose a steam oven for the kitchen island")
+    live.service.save(ADMIN, content="Paint samples: sage green for the cupboards")
+    await browser.sign_in(f"/console/memories/{oven['item']['id']}")
+    page = browser.page
+
+    await page.get_by_label("Find the other memory").fill("kitchen plan island")
+    await page.get_by_role("button", name="Find", exact=True).click()
+    choices = await page.locator("#relate-candidates label").all_inner_texts()
+    await page.get_by_label("The kitchen plan: an island").check()
+    await page.get_by_label("Type").select_option("extends")
+    await page.get_by_role("button", name="Add relation").click()
+
+    assert all("steam oven" not in text for text in choices)  # never the memory itself
+    assert await browser.notice() == "The relation was added."
+    listed = await page.locator("#relation-list > li").all_inner_texts()
+    assert any("extends" in text and "kitchen plan" in text for text in listed), listed
+    edges = live.service.related_context(ADMIN, id=oven["item"]["id"])["edges"]
+    assert [(e["source"], e["target"], e["type"]) for e in edges] == [
+        (oven["item"]["id"], plan["item"]["id"], "extends")
+    ]

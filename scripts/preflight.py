@@ -162,8 +162,8 @@ class Checks:
         for name in loaded.values:
             if name.upper() not in known:
                 print(
-                    f"      note: {name} is not a MetaCortex setting (README's configuration "
-                    "table); it is deployed as it is"
+                    f"      note: {name} is not a MetaCortex setting (docs/OPERATING.md's "
+                    "configuration table); it is deployed as it is"
                 )
         return None
 

@@ -1,7 +1,8 @@
-"""README says what the code does (issue 21 §4, README): its configuration table
-names every setting ``Settings`` reads, with the defaults it has; its tool table
-names real arguments (``save_context`` takes ``content``); and the way it gives to
-put ``metacortex`` on the PATH works in a fresh shell (the counterpart: bash).
+"""README and the operator page say what the code does (issue 21 §4, README; issue 41
+§1: the tables moved to ``docs/OPERATING.md``): the configuration table names every
+setting ``Settings`` reads, with the defaults it has; README's tool table names real
+arguments (``save_context`` takes ``content``); and the way README gives to put
+``metacortex`` on the PATH works in a fresh shell (the counterpart: bash).
 """
 
 from __future__ import annotations
@@ -23,12 +24,13 @@ from tests.server.conftest import ADMIN_TOKEN
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+OPERATING = (ROOT / "docs" / "OPERATING.md").read_text(encoding="utf-8")
 
 
-def _section(title: str) -> str:
-    start = README.index(f"\n## {title}\n")
-    end = README.find("\n## ", start + 1)
-    return README[start : end if end != -1 else None]
+def _section(title: str, page: str = README) -> str:
+    start = page.index(f"\n## {title}\n")
+    end = page.find("\n## ", start + 1)
+    return page[start : end if end != -1 else None]
 
 
 def _table_rows(section: str) -> list[list[str]]:
@@ -53,9 +55,9 @@ def _environment_names() -> dict[str, str]:
 
 
 def _documented() -> dict[str, list[str]]:
-    """Variable -> the row's cells, from README's configuration table."""
+    """Variable -> the row's cells, from the operator page's configuration table."""
     found: dict[str, list[str]] = {}
-    for row in _table_rows(_section("Configuration")):
+    for row in _table_rows(_section("Configuration", OPERATING)):
         for name in re.findall(r"`([A-Z][A-Z0-9_]+)`", row[0]):
             found[name] = row
     return found
@@ -89,7 +91,9 @@ def test_the_configuration_table_gives_the_defaults_settings_has() -> None:
         value = getattr(defaults, names[name])
         if value is None or isinstance(value, tuple | Path):
             continue
-        assert literals[0] == _shown(value), f"{name}: README says {literals[0]}, Settings {value}"
+        assert literals[0] == _shown(value), (
+            f"{name}: the table says {literals[0]}, Settings {value}"
+        )
         checked += 1
     assert checked >= 30
 
@@ -148,3 +152,9 @@ def test_the_readme_way_to_put_metacortex_on_the_path_works_in_a_fresh_shell() -
         check=True,
     )
     assert Path(done.stdout.strip()) == ROOT / ".venv" / "bin" / "metacortex"
+
+
+def test_the_readme_links_the_operator_page_it_moved_its_tables_to() -> None:
+    assert "`docs/OPERATING.md`" in _section("The first hour")
+    assert "\n## Configuration\n" not in README
+    assert "\n## Operator commands\n" in OPERATING

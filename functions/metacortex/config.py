@@ -34,7 +34,7 @@ CommaList = Annotated[tuple[str, ...], NoDecode]
 # process serves flat out (49-65 calls/s, docs/benchmarks.md "Load test"), so an import
 # over MCP on the owner's token runs at the server's speed, while what a runaway script
 # costs each instance stays bounded. Client endpoints and OAuth grants keep
-# METACORTEX_RATE_LIMIT_PER_MINUTE (300). README, "Rate limits".
+# METACORTEX_RATE_LIMIT_PER_MINUTE (300). docs/OPERATING.md, "Rate limits".
 ADMIN_RATE_LIMIT_PER_MINUTE: Final = 3000
 
 

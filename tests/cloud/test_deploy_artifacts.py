@@ -356,8 +356,8 @@ def test_preflight_notes_a_name_that_is_not_a_setting(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stdout
     assert (
-        "note: METACORTEX_ALLOWED_HOST is not a MetaCortex setting (README's configuration "
-        "table); it is deployed as it is"
+        "note: METACORTEX_ALLOWED_HOST is not a MetaCortex setting (docs/OPERATING.md's "
+        "configuration table); it is deployed as it is"
     ) in result.stdout
 
 

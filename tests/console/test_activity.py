@@ -101,3 +101,35 @@ def test_a_search_counts_as_relevant_only_when_its_best_result_clears_the_floor(
     assert activity.relevant == [2]
     assert activity.relevant_rate == [50.0]
     assert activity.zero_rate == [20.0]
+
+
+def test_new_memories_per_day_count_saves_and_console_additions_but_not_duplicates() -> None:
+    """Issue 41 §2, growth: memories over time on the Activity page."""
+    created, duplicate = {"write_status": "created"}, {"write_status": "duplicate"}
+    events: list[dict[str, Any]] = [
+        _call("03", "web", 1.0, "save_context", status="ok", response=created),
+        _call("04", "web", 1.0, "save_context", status="ok", response=created),
+        _call("04", "web", 1.0, "save_context", status="ok", response=duplicate),
+        _call("04", "web", 1.0, "save_context", status="error", response=None),
+        {
+            "timestamp": "2026-12-04T12:00:00.000Z",
+            "event_type": "owner_action",
+            "tool_name": "add_memory",
+            "status": "ok",
+            "response": created,
+        },
+        _call("04", "web", 1.0, "search_context", status="ok", response={"result_count": 1}),
+    ]
+
+    activity = summarize(events, TODAY, days=2)
+
+    assert activity.saved == [1, 2]
+    assert activity.total_calls == 5  # the console's addition is not a tool call
+
+
+def test_a_bar_chart_of_categories_that_all_count_zero_is_drawn() -> None:
+    """A new space holds no memory: the growth chart by space drew a division by zero."""
+    drawn = charts.horizontal_bars("c", "Memories by space", {"work": 0}, ("memories", "spaces"))
+
+    assert "0 memories in 1 spaces." in drawn
+    assert 'width="2.0"' in drawn

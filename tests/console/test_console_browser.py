@@ -361,8 +361,10 @@ async def test_activity_charts_render_from_real_events_and_the_backup_downloads(
     await browser.sign_in("/console/activity")
 
     charts = page.locator("svg.chart")
-    assert await charts.count() == 6  # by client, space and person; relevant; latency; refusals
-    for index in range(6):
+    # By client, space and person; relevant; latency; refusals; growth (new memories per
+    # day, by space, by topic).
+    assert await charts.count() == 9
+    for index in range(9):
         assert await charts.nth(index).is_visible()
     assert await page.locator("#chart-calls rect.bar").count() >= 1
     relevant = page.locator("#chart-relevant circle.point", has_text="with a relevant result: 50%")

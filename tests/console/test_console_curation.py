@@ -34,7 +34,7 @@ def test_an_empty_store_shows_one_state_that_says_how_to_connect_a_client(owner:
     assert 'id="empty-store"' in page
     assert "connect your first client" in page
     assert "/console/clients" in page
-    assert "Quick start" in page
+    assert "The first hour" in page
     assert 'id="memory-list"' not in page
     assert 'class="filter-form"' not in page
 

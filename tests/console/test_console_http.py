@@ -262,7 +262,9 @@ def test_activity_charts_are_drawn_from_real_events(owner: Owner, live: ConsoleL
 
     page = owner.http.get("/console/activity").text
 
-    assert page.count("<svg") == 6  # by client, space, person; relevant; latency; refusals
+    # By client, space, person; relevant; latency; refusals; growth: new per day, by
+    # space, by topic (issue 41).
+    assert page.count("<svg") == 9
     assert "Tool calls per day by client" in page
     assert 'class="bar s-0"' in page
     assert "default: 3</title>" in page  # three admin tool calls today

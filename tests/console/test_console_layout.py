@@ -180,6 +180,16 @@ def _bulk_done(site: Site) -> Any:
     return site.page
 
 
+def _add_found(site: Site) -> Any:
+    """The add form after a search for the memory to link: the typed text kept."""
+    site.open("/console/new")
+    site.page.get_by_label("The memory", exact=True).fill(realistic.LONG_FIRST_LINE)
+    site.page.get_by_label("Find the memory it relates to").fill("billing migration")
+    site.page.get_by_role("button", name="Find").click()
+    site.page.get_by_label("How it relates").wait_for()
+    return site.page
+
+
 # name -> how to reach it; names without a number are also the screenshots' names.
 PAGES: Final[dict[str, Callable[[Site], Any]]] = {
     "sign-in": _sign_in,
@@ -193,6 +203,9 @@ PAGES: Final[dict[str, Callable[[Site], Any]]] = {
     "record-4 long first line": _path("/console/memories/{c.long_line}"),
     "record-5 image": _path("/console/memories/{c.image}"),
     "record-6 refused correction": _refused_correction,
+    "record-7 relation found by search": _path(
+        "/console/memories/{c.long_line}?relate_q=platform+migration+billing"
+    ),
     "why": _path("/console/memories/{c.long_line}?q=platform+migration+billing&state=active"),
     "undo": _undo_offered,
     "words": _path("/console?words=billing+invoice&state=all"),
@@ -201,6 +214,8 @@ PAGES: Final[dict[str, Callable[[Site], Any]]] = {
     "bulk-3 done": _bulk_done,
     "deprecate": _path("/console/memories/{c.long_line}/deprecate?q=platform+migration+billing"),
     "search": _path("/console/search?q=billing+migration+invoice"),
+    "new": _path("/console/new"),
+    "new-2 found": _add_found,
     "search-2 no such topic": _path("/console/search?q=billing&topic=clie"),
     "nothing-relevant": _path("/console/search?q=zxqv+plorf+wibble"),
     "consolidate-2 picker": _path("/console/consolidate"),
@@ -283,9 +298,9 @@ def empty_site(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 def _connect_first_client(page: Any, url: str) -> None:
     state = page.locator("#empty-store")
     assert "connect your first client" in state.inner_text()
-    link = state.get_by_role("link", name="Clients").get_attribute("href")
+    link = page.locator("#step-connect").get_by_role("link", name="Clients").get_attribute("href")
     assert link == url + "/console/clients"
-    assert "Quick start" in state.inner_text()
+    assert "The first hour" in state.inner_text()
     assert page.locator("#memory-list, .filter-form, .topics").count() == 0
 
 

@@ -97,7 +97,7 @@ def test_a_person_sees_their_spaces_and_nothing_of_another(
         assert corpus.ids["default"] not in page
     assert corpus.ids["work"] not in home
     assert other.status_code == 404
-    assert "no space &#39;default&#39; is available" in other.text
+    assert "no space &#39;default&#39; is available to you" in other.text
     assert fetched.status_code == 404
     assert "no memory with id" in fetched.text
 

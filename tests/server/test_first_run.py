@@ -104,6 +104,17 @@ def test_the_banner_fits_a_screen_and_says_the_one_next_step_and_where_clients_a
     assert lines[-1].endswith(f": {BY_PATH} client snippets --data-dir {served.data_dir}")
 
 
+def test_the_readme_and_the_operator_page_say_how_many_lines_the_banner_prints(
+    served: Served,
+) -> None:
+    """Issue 41 §1: README said "about a dozen" while 14 printed."""
+    printed = len(served.banner.splitlines())
+    for page in ("README.md", "docs/OPERATING.md"):
+        text = (Path(__file__).resolve().parents[2] / page).read_text(encoding="utf-8")
+        said = re.findall(r"prints (\d+) lines", text)
+        assert said == [str(printed)], page
+
+
 def test_the_snippets_command_the_banner_ends_with_prints_every_applications_configuration(
     served: Served,
 ) -> None:

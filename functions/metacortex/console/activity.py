@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from typing import Any, Final
 
@@ -33,6 +33,10 @@ DAYS: Final = 14
 # Events read for the charts (newest days first matter; the window bounds the read).
 MAX_EVENTS: Final = 50_000
 SEARCH_TOOLS: Final = frozenset({"search_context", "search"})
+# What makes a new memory: the tool, and the console's "Add a memory" (an owner action).
+SAVING: Final = frozenset({"save_context", "add_memory"})
+# The largest topics the growth chart names.
+TOP_TOPICS: Final = 10
 TOP_CLIENTS: Final = 6
 # A search "found something relevant" when one of its matches was judged strong (the
 # ``strong_count`` of its event; retrieval/relevance.py). Events recorded before searches
@@ -60,6 +64,8 @@ class Activity:
     refusals: dict[str, int]
     total_calls: int
     last_use: dict[str, str]
+    # New memories per day: saved by a tool or added in the console, duplicates left out.
+    saved: list[int] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +106,7 @@ def summarize(
     judged = [0] * days
     relevant = [0] * days
     refusals: Counter[str] = Counter()
+    saved = [0] * days
     last_use: dict[str, str] = {}
     total = 0
     for event in events:
@@ -111,6 +118,9 @@ def summarize(
         day = index.get(stamp[:10])
         if day is None or not only.keeps(event):
             continue
+        response = event.get("response") or {}
+        if event.get("tool_name") in SAVING and event.get("status") == "ok":
+            saved[day] += response.get("write_status") not in (None, "duplicate")
         if kind == "tool_call":
             total += 1
             calls[client][day] += 1
@@ -119,7 +129,6 @@ def summarize(
             latency = event.get("latency_ms")
             if isinstance(latency, int | float):
                 latencies[day].append(float(latency))
-            response = event.get("response") or {}
             if event.get("tool_name") in SEARCH_TOOLS and "result_count" in response:
                 searches[day] += 1
                 found = response["result_count"]
@@ -166,6 +175,7 @@ def summarize(
         refusals=dict(refusals),
         total_calls=total,
         last_use=last_use,
+        saved=saved,
     )
 
 
@@ -197,6 +207,24 @@ async def named_activity(
         calls_by_space={spaces.get(k, k): v for k, v in activity.calls_by_space.items()},
         calls_by_person={names.get(k, k): v for k, v in activity.calls_by_person.items()},
     )
+
+
+async def _stored(
+    console: ConsoleBase, request: Request, space: str | None
+) -> tuple[dict[str, int], dict[str, int]]:
+    """How many memories each space holds now (``space``: that one only), and the largest
+    topics across them, from the store's topic counts."""
+    access = access_for(request)
+    keys = [space] if space is not None else sorted(access.levels)
+    labels = space_labels(access.directory, keys)
+    by_space: dict[str, int] = {}
+    topics: Counter[str] = Counter()
+    for key in keys:
+        counts = await console.call(console.service.store.topic_counts, space=key)
+        by_space[labels[key]] = sum(sum(states.values()) for states in counts.values())
+        for topic, states in counts.items():
+            topics[topic] += sum(states.values())
+    return by_space, dict(topics.most_common(TOP_TOPICS))
 
 
 async def activity_page(console: ConsoleBase, request: Request, session: Session) -> Response:
@@ -256,6 +284,22 @@ async def activity_page(console: ConsoleBase, request: Request, session: Session
     chart_refusals = charts.horizontal_bars(
         "chart-refusals", "Refused requests by reason", refusals
     )
+    by_space, by_topic = await _stored(console, request, only.space)
+    chart_saved = charts.stacked_bars(
+        "chart-saved",
+        "New memories per day",
+        short,
+        [charts.Series("new memories", activity.saved)],
+    )
+    chart_by_space = charts.horizontal_bars(
+        "chart-by-space", "Memories by space (every state)", by_space, ("memories", "spaces")
+    )
+    chart_by_topic = charts.horizontal_bars(
+        "chart-by-topic",
+        f"The {TOP_TOPICS} largest topics (every state)",
+        by_topic,
+        ("memories", "topics"),
+    )
     searches = sum(activity.searches)
     judged = sum(activity.judged)
     relevant = sum(activity.relevant)
@@ -296,6 +340,10 @@ async def activity_page(console: ConsoleBase, request: Request, session: Session
                     charts.legend(["p50", "p95"]),
                 ),
                 ("Refused requests by reason", chart_refusals, []),
+                ("New memories per day", chart_saved, charts.legend(["new memories"])),
+                ("Memories by space, now", chart_by_space, []),
+                (f"The {TOP_TOPICS} largest topics, now", chart_by_topic, []),
             ],
+            "growth": {"by_space": by_space, "by_topic": by_topic, "saved": activity.saved},
         },
     )

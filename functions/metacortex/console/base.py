@@ -35,10 +35,10 @@ from starlette.responses import RedirectResponse, Response
 from metacortex.access.model import Level
 from metacortex.config import Settings
 from metacortex.console.present import ago, clock, exact, first_line, wire
-from metacortex.console.switcher import all_spaces, carried_space, switcher
-from metacortex.console.words import merge_method
+from metacortex.console.switcher import all_spaces, carried_space, space_labels, switcher
+from metacortex.console.words import code_words, in_console, merge_method
 from metacortex.domain.records import ALL_STATES, BranchState, utc_now
-from metacortex.errors import MetaCortexError
+from metacortex.errors import Forbidden, MetaCortexError
 from metacortex.kernel.domain_errors import HTTP_STATUS
 from metacortex.kernel.runtime import Runtime
 from metacortex.owner import OwnerWeb, Session, security_headers, templates
@@ -59,6 +59,11 @@ CONSOLE_PRINCIPAL: Final = "console"
 # Where the page check keeps the caller's access for the request (``request.state``).
 _ACCESS_STATE: Final = "console_access"
 T = TypeVar("T")
+# A change refused where the caller may only read.
+READ_ONLY: Final = (
+    "You may read this space but not change it. Ask the owner for write access, or "
+    "choose a space you may write to."
+)
 
 
 def caller_access(caller: Caller, chosen: str | None = None) -> Access:
@@ -183,6 +188,7 @@ class ConsoleBase:
             # GET forms drop their action's query: they carry the page's space in this.
             "space_input": space_input(carried_space(request)),
             "current": request.url.path,
+            "all_spaces_shown": all_spaces(request),
             "space_switch": switcher(
                 request,
                 levels=access.levels,
@@ -195,8 +201,15 @@ class ConsoleBase:
             "notice": None,
             "error": None,
             "undo": None,
+            "code_words": code_words,
+            # The space the page shows, named in the header when there is no switcher.
+            "space_name": space_labels(access.directory, [access.default_space]).get(
+                access.default_space, access.default_space
+            ),
             **context,
         }
+        if isinstance(full["error"], str):
+            full["error"] = in_console(full["error"])
         return self.templates.TemplateResponse(
             request, template, full, status_code=status_code, headers=page_headers()
         )
@@ -206,6 +219,10 @@ class ConsoleBase:
         """Whether the caller may change memories in the page's space."""
         access = access_for(request)
         return access.levels.get(access.default_space) == Level.WRITE
+
+    def read_only(self, request: Request, session: Session) -> Response:
+        """The page a reader gets for a change of the page's space (403)."""
+        return self.refused(request, session, Forbidden(READ_ONLY), "You may only read")
 
     def refused(
         self, request: Request, session: Session, error: MetaCortexError, title: str

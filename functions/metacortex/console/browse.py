@@ -20,6 +20,7 @@ from metacortex.console.authors import author, client_names, clients_of
 from metacortex.console.base import ConsoleBase, access_for
 from metacortex.console.excerpt import excerpt
 from metacortex.console.filtering import Filters, form_context, read_filters
+from metacortex.console.home import checklist
 from metacortex.console.listing import NOBODY, decode_position, encode_position
 from metacortex.console.switcher import all_spaces, space_labels
 from metacortex.domain import limits
@@ -215,12 +216,20 @@ async def browse(console: ConsoleBase, request: Request, session: Session) -> Re
     spaces, left_out = listed_spaces(request)
     counts = await topic_counts(console, spaces)
     several = all_spaces(request)
+    all_total = sum(sum(by_state.values()) for by_state in counts.values())
+    home = await checklist(console, request, all_total)
     if not counts:
         return console.render(
             request,
             session,
             "browse.html",
-            {"title": "Memories", "empty": True, "several": several, "left_out": left_out},
+            {
+                "title": "Memories",
+                "empty": True,
+                "several": several,
+                "left_out": left_out,
+                "home": home,
+            },
         )
     filters = read_filters(request, counts)
     query = _here_query(request)
@@ -234,7 +243,8 @@ async def browse(console: ConsoleBase, request: Request, session: Session) -> Re
         "left_out": left_out,
         "selectable": not several and console.may_write(request),
         "topics": _topics(counts, filters.topic),
-        "all_total": sum(sum(by_state.values()) for by_state in counts.values()),
+        "all_total": all_total,
+        "home": home,
         "drafts": sum(by_state.get(BranchState.WIP, 0) for by_state in counts.values()),
         "items": [],
         "total": 0,

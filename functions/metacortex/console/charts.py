@@ -181,17 +181,25 @@ def lines(
     return Markup("\n".join([*parts, "</svg>"]))  # noqa: S704 (every text escaped above)
 
 
-def horizontal_bars(chart_id: str, title: str, counts: Mapping[str, int]) -> Markup:
-    """One bar per category (e.g. refusals by reason), largest first."""
+def horizontal_bars(
+    chart_id: str,
+    title: str,
+    counts: Mapping[str, int],
+    counted: tuple[str, str] = ("refusals", "reasons"),
+) -> Markup:
+    """One bar per category (e.g. refusals by reason), largest first; ``counted``: what
+    the values and the categories are, for the description ("12 refusals in 3 reasons");
+    a category of 0 is drawn as the thinnest bar."""
     if not counts:
         return empty(chart_id, title)
     rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     row_h = 22
     height = TOP + row_h * len(rows) + 4
     label_w = 122
-    top = max(value for _, value in rows)
+    top = max(1, *(value for _, value in rows))
     total = sum(value for _, value in rows)
-    parts = _open(chart_id, title, f"{total} refusals in {len(rows)} reasons.", height)
+    values, categories = counted
+    parts = _open(chart_id, title, f"{total} {values} in {len(rows)} {categories}.", height)
     for index, (name, value) in enumerate(rows):
         y = TOP + row_h * index
         width = (WIDTH - label_w - 40) * value / top

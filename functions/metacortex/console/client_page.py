@@ -20,6 +20,7 @@ from typing import Final
 from starlette.requests import Request
 from starlette.responses import Response
 
+from metacortex.access.model import Level
 from metacortex.access.profiles import ADMIN_PROFILE_ID
 from metacortex.clients import ClientManager, ClientView, CreatedClient
 from metacortex.clients.grants import (
@@ -29,7 +30,8 @@ from metacortex.clients.grants import (
     revoke_grant,
 )
 from metacortex.clients.snippets import ADMIN_TOKEN_VARIABLE, Endpoint, client_endpoint, render
-from metacortex.console.base import ConsoleBase
+from metacortex.console.base import ConsoleBase, access_for, form_text
+from metacortex.console.switcher import space_labels
 from metacortex.errors import MetaCortexError, NotFound
 from metacortex.owner import Session, public_base
 
@@ -42,6 +44,8 @@ NOTICES: Final = {
     "grant-paused": "The grant is paused: its tokens are refused until you resume it.",
     "grant-resumed": "The grant is resumed.",
     "revoked": "The grant was revoked; its tokens no longer work.",
+    "spaces": "The client's spaces were changed; every server applies it within the "
+    "refresh interval.",
 }
 
 
@@ -88,6 +92,7 @@ async def client_page(
         else client_endpoint(base, client.id, oauth=oauth, url_token=client.url_token)
     )
     done = request.query_params.get("done")
+    directory = access_for(request).directory
     return console.render(
         request,
         session,
@@ -102,6 +107,7 @@ async def client_page(
             "snippets": render(endpoint),
             "refresh_seconds": console.settings.metacortex_client_refresh_seconds,
             "notice": NOTICES.get(done or ""),
+            "space_names": space_labels(directory, sorted(directory.spaces)),
         },
         status_code=201 if created is not None else 200,
     )
@@ -180,6 +186,60 @@ revoke_grant_action = _change(
     CLIENTS + "?done=revoked",
     "The grant was not revoked",
 )
+
+
+async def grant_space(console: ConsoleBase, request: Request, session: Session) -> Response:
+    """Grant a stored client a space, change its level there, or make it its default:
+    ``ClientManager.grant``, as ``metacortex client grant`` does."""
+    form = await request.form()
+    key = form_text(form, "space") or ""
+    word = form_text(form, "level") or ""
+    make_default = form_text(form, "make_default") == "on"
+    return await _change_spaces(
+        console,
+        request,
+        session,
+        "client_grant",
+        key,
+        lambda manager, client_id: manager.grant(
+            client_id, key, Level.parse(word) if word else None, make_default=make_default
+        ),
+    )
+
+
+async def ungrant_space(console: ConsoleBase, request: Request, session: Session) -> Response:
+    """Take a space from a stored client: ``ClientManager.ungrant``, as ``metacortex client
+    ungrant`` does (never its only space nor its default)."""
+    form = await request.form()
+    key = form_text(form, "space") or ""
+    return await _change_spaces(
+        console,
+        request,
+        session,
+        "client_ungrant",
+        key,
+        lambda manager, client_id: manager.ungrant(client_id, key),
+    )
+
+
+async def _change_spaces(
+    console: ConsoleBase,
+    request: Request,
+    session: Session,
+    action: str,
+    key: str,
+    change: Callable[[ClientManager, str], ClientView],
+) -> Response:
+    client_id = request.path_params["client_id"]
+    summary = {"client_id": client_id, "space": key}
+    started = time.perf_counter()
+    try:
+        await console.call(lambda: change(_manager(console), client_id))
+    except MetaCortexError as error:
+        console.record_action(request, action, started, summary, error=error, space=key or None)
+        return console.refused(request, session, error, "The client's spaces did not change")
+    console.record_action(request, action, started, summary, response={"done": True}, space=key)
+    return console.redirect(request, f"{CLIENTS}/{client_id}?done=spaces#spaces")
 
 
 # ------------------------------------------------------------- confirmations

@@ -20,12 +20,14 @@ from starlette.responses import Response
 
 from metacortex import tool_catalogue
 from metacortex.access.grants import BY_ID, granted_scopes
+from metacortex.access.model import DEFAULT_SPACE, Level
 from metacortex.access.profiles import ADMIN_PROFILE_ID
 from metacortex.clients import ClientManager
 from metacortex.clients.grants import GrantView, list_grants
 from metacortex.console.activity import DAYS, read_activity
-from metacortex.console.base import ConsoleBase, form_text
+from metacortex.console.base import ConsoleBase, access_for, form_text
 from metacortex.console.client_page import NOTICES, client_page
+from metacortex.console.switcher import space_labels
 from metacortex.errors import InvalidArgument, MetaCortexError
 from metacortex.kernel.routes import resolve
 from metacortex.owner import Session
@@ -76,6 +78,7 @@ async def clients_page(
     form: dict[str, Any] | None = None,
     status_code: int = 200,
 ) -> Response:
+    directory = access_for(request).directory
     activity = await read_activity(console, LAST_USE_DAYS)
     last_use = activity.last_use
     clients = await console.call(manager(console).list)
@@ -106,7 +109,13 @@ async def clients_page(
                 "description": "",
                 "tools": tool_catalogue.default_tools(),
                 "url_token": False,
+                "spaces": {DEFAULT_SPACE: "write"} if DEFAULT_SPACE in directory.spaces else {},
+                "default_space": DEFAULT_SPACE,
             },
+            "space_choices": sorted(
+                space_labels(directory, sorted(directory.spaces)).items(),
+                key=lambda pair: (pair[0] != DEFAULT_SPACE, pair[0]),
+            ),
             "notice": NOTICES.get(done or ""),
             "error": error,
         },
@@ -118,13 +127,21 @@ async def create_client(console: ConsoleBase, request: Request, session: Session
     form = await request.form()
     client_id = form_text(form, "id") or ""
     tools = [value for value in form.getlist("tools") if isinstance(value, str)]
+    directory = access_for(request).directory
+    levels = {
+        key: word
+        for key in directory.spaces
+        if (word := form_text(form, f"space_{key}") or "") in ("read", "write")
+    }
     chosen = {
         "id": client_id,
         "description": form_text(form, "description") or "",
         "tools": tools,
         "url_token": form_text(form, "url_token") == "on",
+        "spaces": levels,
+        "default_space": form_text(form, "default_space") or "",
     }
-    summary = {"client_id": client_id[:64], "tools": tools}
+    summary = {"client_id": client_id[:64], "tools": tools, "spaces": levels}
     started = time.perf_counter()
     try:
         if not client_id:
@@ -138,6 +155,8 @@ async def create_client(console: ConsoleBase, request: Request, session: Session
             url_token=bool(chosen["url_token"]),
             description=chosen["description"] or None,
             created_by="owner (console)",
+            spaces={key: Level.parse(word) for key, word in levels.items()} or None,
+            default_space=chosen["default_space"] or None,
         )
     except MetaCortexError as error:
         console.record_action(

@@ -36,6 +36,8 @@ def _strings(form: FormData, name: str) -> list[str]:
 async def consolidate_page(console: ConsoleBase, request: Request, session: Session) -> Response:
     """Without ids: the topics with drafts to pick from. With ids (the browse page's
     selection): their preview, into the topic most of them share."""
+    if not console.may_write(request):
+        return console.read_only(request, session)
     ids = [value for value in request.query_params.getlist("id") if value.strip()]
     if not ids:
         return await _picker(console, request, session)
@@ -124,6 +126,8 @@ def _edited(form: FormData) -> str | None:
 
 async def consolidate_preview(console: ConsoleBase, request: Request, session: Session) -> Response:
     """A topic's drafts (from the picker), or the ticked sources again (Update preview)."""
+    if not console.may_write(request):
+        return console.read_only(request, session)
     form = await request.form()
     topic = form_text(form, "topic") or ""
     source_ids = _strings(form, "source_id")

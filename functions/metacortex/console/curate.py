@@ -18,15 +18,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from metacortex.console.base import ConsoleBase, access_for, form_text
-from metacortex.console.browse import record_link, row
+from metacortex.console.finding import candidates
 from metacortex.console.record import record_again
 from metacortex.console.undoing import keep
-from metacortex.domain.records import BranchState, Initiator, Memory
+from metacortex.domain.records import Initiator
 from metacortex.errors import MetaCortexError
 from metacortex.owner import Session
 
-# Replacement candidates shown on the deprecation page.
-CANDIDATES: Final = 10
 REASONS: Final = ("changed", "corrected")
 
 
@@ -79,38 +77,6 @@ async def promote(console: ConsoleBase, request: Request, session: Session) -> R
     return console.redirect(request, _done(memory_id, "promoted", await keep(console, undo)))
 
 
-async def _candidates(
-    console: ConsoleBase, request: Request, memory: Memory, query: str, chosen: str | None
-) -> list[dict[str, Any]]:
-    """Memories the search finds for ``query`` (active or draft, not this one), and the
-    one already chosen, as listing rows."""
-    service = console.service
-    access = access_for(request)
-    ids: list[str] = []
-    if query:
-        result = await console.call(
-            service.search,
-            access=access,
-            query=query,
-            filter_state=[BranchState.ACTIVE.value, BranchState.WIP.value],
-            limit=CANDIDATES + 1,
-        )
-        ids = [str(match["id"]) for match in result["matches"] if match["id"] != memory.id]
-        ids = ids[:CANDIDATES]
-    if chosen and chosen not in ids and chosen != memory.id:
-        ids.insert(0, chosen)
-    records = (
-        await console.call(service.store.get_many, memory_ids=ids, space=access.space())
-        if ids
-        else []
-    )
-    return [
-        row(record, record_link(console, request, record.id))
-        for record in records
-        if record is not None
-    ]
-
-
 async def _deprecation(
     console: ConsoleBase,
     request: Request,
@@ -125,8 +91,8 @@ async def _deprecation(
             console.service.memory, access=access_for(request), memory_id=memory_id
         )
         query = fields.get("q", "")
-        candidates = await _candidates(
-            console, request, memory, query, fields.get("superseding_id")
+        found = await candidates(
+            console, request, query, excluding=memory.id, chosen=fields.get("superseding_id")
         )
     except MetaCortexError as failure:
         return console.refused(request, session, failure, "Nothing to deprecate")
@@ -134,7 +100,7 @@ async def _deprecation(
         "title": "Deprecate",
         "memory": memory,
         "query": query,
-        "candidates": candidates,
+        "candidates": found,
         "chosen": fields.get("superseding_id", ""),
         "reason": fields.get("reason") if fields.get("reason") in REASONS else "changed",
         "error": error.message if error is not None else None,

@@ -20,6 +20,7 @@ from metacortex.console.authors import author, client_names, clients_of
 from metacortex.console.base import ConsoleBase, access_for
 from metacortex.console.excerpt import highlight
 from metacortex.console.filtering import FIELDS, STATES
+from metacortex.console.finding import candidates
 from metacortex.console.graph import NOTICES as RELATION_NOTICES
 from metacortex.console.graph import relations_context
 from metacortex.console.present import first_line
@@ -52,6 +53,9 @@ NOTICES: Final = {
     "undone-correct": "Undone: this memory is back as it was; the correction is deprecated "
     "(replaced by this one) and kept for history.",
     "undone-move": "Undone: the memory is back in its topic.",
+    "saved": "The memory was saved.",
+    "saved-duplicate": "The same text was saved in this space a moment ago: this is that "
+    "memory, kept once.",
     "moved-space": "The memory was moved to this space (same id, authors and history).",
     **RELATION_NOTICES,
 }
@@ -142,6 +146,9 @@ async def record_context(console: ConsoleBase, access: Access, memory: Memory) -
             if access.is_owner and key != space and access.levels[key] == Level.WRITE
         ],
         "content": highlight(memory.content, ()),
+        # The owner's "Add a relation" finds the other memory by search (``relate_q``).
+        "relate_query": "",
+        "relate_candidates": [],
         "why": None,
         "contested": [],
         "kept": {},
@@ -159,6 +166,12 @@ async def record(console: ConsoleBase, request: Request, session: Session) -> Re
     context = await record_context(console, access, memory)
     params = request.query_params
     context["notice"] = NOTICES.get(params.get("done", ""))
+    relate_query = params.get("relate_q", "").strip()
+    if relate_query and access.is_owner:
+        context["relate_query"] = relate_query
+        context["relate_candidates"] = await candidates(
+            console, request, relate_query, excluding=memory.id
+        )
     # Sources of a consolidation that stayed active (``usecases.lifecycle.contested``).
     context["contested"] = [
         source_id

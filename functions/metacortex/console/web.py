@@ -20,6 +20,7 @@ from starlette.routing import BaseRoute, Route
 from metacortex.access.rules import no_space_message
 from metacortex.console import (
     activity,
+    adding,
     backup,
     browse,
     bulk,
@@ -140,6 +141,8 @@ class Console(ConsoleBase):
     def routes(self) -> list[BaseRoute]:
         table: list[tuple[str, Handler, list[str]]] = [
             ("", browse.browse, ["GET"]),
+            ("/new", adding.add_page, ["GET"]),
+            ("/new", adding.add, ["POST"]),
             ("/memories/{memory_id}", record.record, ["GET"]),
             ("/search", search.search, ["GET"]),
             ("/memories/{memory_id}/deprecate", curate.deprecate_page, ["GET"]),
@@ -166,6 +169,8 @@ class Console(ConsoleBase):
             ("/clients/grants/{grant_id}/revoke", client_page.revoke_grant_action, ["POST"]),
             ("/clients/{client_id}", client_page.client_page, ["GET"]),
             ("/clients/{client_id}/pause", client_page.pause_client, ["POST"]),
+            ("/clients/{client_id}/grant", client_page.grant_space, ["POST"]),
+            ("/clients/{client_id}/ungrant", client_page.ungrant_space, ["POST"]),
             ("/clients/{client_id}/resume", client_page.resume_client, ["POST"]),
             ("/clients/{client_id}/remove", client_page.remove_page, ["GET"]),
             ("/clients/{client_id}/remove", client_page.remove_client, ["POST"]),

@@ -4,6 +4,7 @@ in the events, the tools and the docs."""
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 OWNER_EDIT: Final = ", edited by the owner"
@@ -46,6 +47,48 @@ def merge_method(method: str) -> str:
     if method == OFFLINE_MERGE:
         return "joining the sentences, without a model (no generation model is configured)"
     return f"the {method} model"
+
+
+# The service's refusals that name a tool or a credential, as the console says them: the
+# tools and the CLI keep the service's own words.
+IN_CONSOLE: Final = (
+    (
+        re.compile(
+            r"no space ('[^']*') is available to this credential; list_spaces shows the ones "
+            r"that are"
+        ),
+        r"no space \1 is available to you; the Space menu at the top lists the ones that are",
+    ),
+    (
+        re.compile(r"this credential may only read the space ('[^']*'), not write to it"),
+        r"you may only read the space \1, not change it",
+    ),
+    (re.compile(r"\bthis credential\b"), "you"),
+    (re.compile(r"\bone credential\b"), "one person"),
+)
+# A refusal's code, as the refusal page names it.
+CODES: Final = {
+    "not_found": "Not found",
+    "forbidden": "Not allowed",
+    "invalid_argument": "Not accepted as it is",
+    "failed_precondition": "Not possible now",
+    "conflict": "In conflict with a change made meanwhile",
+    "unavailable": "Busy: try again in a moment",
+    "rate_limited": "Too many requests: try again in a moment",
+    "resource_exhausted": "The server is out of disk space",
+    "csrf": "The form expired",
+}
+
+
+def in_console(message: str) -> str:
+    """A service refusal in console words (``IN_CONSOLE``)."""
+    for pattern, words in IN_CONSOLE:
+        message = pattern.sub(words, message)
+    return message
+
+
+def code_words(code: str) -> str:
+    return CODES.get(code, code.replace("_", " ").capitalize())
 
 
 def refusal(reason: str) -> str:

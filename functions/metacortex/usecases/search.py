@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from metacortex.access.rules import Access
 from metacortex.domain import limits
@@ -28,13 +29,19 @@ from metacortex.timeline.question import (
 from metacortex.usecases.arguments import parse_enum
 from metacortex.usecases.filters import applied_filters, read_states, reported
 from metacortex.usecases.options import ServiceOptions
-from metacortex.usecases.relations import attach_related
+from metacortex.usecases.relations import KnownRelations, attach_related
 
 if TYPE_CHECKING:
     from metacortex.timeline.reader import TimeReader
 
 # How many candidates each retriever contributes before fusion.
 CANDIDATE_POOL = 100
+# How many of the best fused candidates have their relations (and their neighbours')
+# read while conversational context and the time step rank them: the page is almost
+# always among them, so ``related`` costs no round trip of its own (issue 39 §5).
+RELATED_AHEAD = 30
+# Where those reads run (a store is thread-safe; the search's thread waits for them).
+_AHEAD: Final = ThreadPoolExecutor(max_workers=4, thread_name_prefix="search-related")
 # What a search whose matches are all weak says to the model that reads it.
 NOTHING_RELEVANT = (
     "Nothing relevant found: no match shares enough meaning or keywords with the query "
@@ -139,15 +146,23 @@ class Searching:
         for hit in lexical:
             counted.update(dict.fromkeys(hit.terms.freqs if hit.terms else ()))
         weights = keyword_weights(list(counted), lexical)
-        if self._options.conversational_context:
-            fused = with_context(self._store, fused, where, weights)
-        fused = self._timed(query, asked, fused)
+        known = KnownRelations(self._store, space_key)
+        likely = [r.memory.id for r in fused[: max(count, RELATED_AHEAD)]]
+        reading = _AHEAD.submit(known.read_around, likely)
+        try:
+            if self._options.conversational_context:
+                fused = with_context(self._store, fused, where, weights)
+            fused = self._timed(query, asked, fused)
+        finally:
+            wait([reading])
+        reading.result()  # its failure is the search's
         ranked = fused[:count]
         # The raw cosine similarity, for clients that thresholded the original's score.
         cosine = {hit.memory.id: hit.score for hit in dense}
         matches = [_match(r.memory, r.score, cosine.get(r.memory.id), access.names) for r in ranked]
         self._judge(matches, ranked, weights, terms, explain)
-        attach_related(self._store, access, space_key, matches)
+        # Reads only the relations of a match the candidates read ahead did not hold.
+        attach_related(self._store, access, space_key, matches, known=known)
         strong = sum(match["relevance"] == "strong" for match in matches)
         result: dict[str, Any] = {
             "matches": matches,

@@ -145,16 +145,17 @@ def test_search_takes_four_round_trips_with_a_topic_or_without_in_any_space(
     # 2: the keyword candidates not already returned by find_nearest (here the
     # common term "notes": its 150 records outnumber the pool), 50 records at most
     # (issue 39 §5); 3: the neighbours of the 20 best, at once, beside the relations
-    # of the 30 best candidates and of their other ends (issue 40: `related` two hops
+    # of the 60 best candidates and of their other ends (issue 40: `related` two hops
     # out, one array_contains_any query per 30 ids); 4: the neighbours of candidates
-    # context lifted into the top 20, and the relations of a result the 30 did not
-    # hold (without a topic that was a fifth round trip before issue 39 §5).
+    # context lifted into the top 20, beside the relations of the neighbours step 3
+    # found and of a result none of those reads held (without a topic that was a
+    # fifth round trip before issue 39 §5).
     assert (scoped.depth, everywhere.depth) == (4, 4), (scoped.row(), everywhere.row())
-    assert scoped.kinds == {"RunQuery(find_nearest)": 1, "RunAggregationQuery": 9, "RunQuery": 44}
+    assert scoped.kinds == {"RunQuery(find_nearest)": 1, "RunAggregationQuery": 9, "RunQuery": 47}
     assert everywhere.kinds == {
         "RunQuery(find_nearest)": 1,
         "RunAggregationQuery": 5,
-        "RunQuery": 47,
+        "RunQuery": 51,
     }
 
 
@@ -237,7 +238,7 @@ def test_related_two_hops_away_is_read_beside_conversational_context(
     assert [(entry["id"], entry["hops"]) for entry in by_id[plan]] == [(step, 1), (owner, 2)]
     # 1: find_nearest and the term statistics (the topic's 22 notes are all among its
     # results: no keyword read); 2: the neighbours of the best candidates, beside the
-    # relations of the 30 best (one query); 3: the relations of their other ends (the
+    # relations of the 22 (one query); 3: the relations of their other ends (the
     # two hops, one query), where one hop read the page's relations after ranking.
     assert tally.depth == 3, tally.row()
     assert tally.kinds == {"RunQuery(find_nearest)": 1, "RunAggregationQuery": 7, "RunQuery": 42}

@@ -13,13 +13,16 @@ Where relations come from (each in one space, never across):
 
 Reading: every search, list and fetch result carries ``related``, up to
 ``RELATED_PER_RESULT`` neighbours, read for the whole page at once
-(``attach_related``: one store read); ``neighbourhood`` walks out from one
+(``attach_related``: one store read); a search's results also show up to as many
+links two hops away (``hops`` 2, ``via`` the neighbour between), read ahead for its
+likeliest page beside its other work (``KnownRelations``); ``neighbourhood`` walks out from one
 memory (``related_context``) and ``graph`` pages a space's or topic's edges
 (``memory://graph``), both bounded.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final
@@ -124,33 +127,41 @@ class KnownRelations:
     hops out: ``read_around`` reads the relations of the ids not read yet (one round
     trip), then those of their other ends (one more), so a search can read its likely
     page's while it does other work and read only what it missed once its page is
-    known."""
+    known. Thread-safe: reads in flight at once claim their ids first, and each reads
+    the second hop of the ids it read itself."""
 
     def __init__(self, store: MemoryStore, space: str) -> None:
         self._store = store
         self._space = space
+        self._lock = threading.Lock()
         self._read: set[str] = set()
         self._touching: dict[str, dict[str, Relation]] = {}
 
     def read_around(self, ids: Sequence[str]) -> KnownRelations:
         """Read what is missing for ``ids`` and their neighbours (two reads at most; none
         when every one of them was read before). Returns ``self``."""
-        first = self._read_of([i for i in dict.fromkeys(ids) if i not in self._read])
-        ends = {r.other(i) for i in first for r in self._touching.get(i, {}).values()}
-        self._read_of([end for end in sorted(ends) if end not in self._read])
+        first = self._read_of(ids)
+        ends = {r.other(i) for i in first for r in self.touching(i)}
+        self._read_of(sorted(ends))
         return self
 
     def _read_of(self, ids: Sequence[str]) -> list[str]:
-        if not ids:
+        """Read the relations of those of ``ids`` nobody has claimed yet; those ids."""
+        with self._lock:
+            claimed = [i for i in dict.fromkeys(ids) if i not in self._read]
+            self._read.update(claimed)
+        if not claimed:
             return []
-        for relation in self._store.relations_of(ids, space=self._space):
-            for end in (relation.source, relation.target):
-                self._touching.setdefault(end, {})[relation.id] = relation
-        self._read.update(ids)
-        return list(ids)
+        relations = self._store.relations_of(claimed, space=self._space)
+        with self._lock:
+            for relation in relations:
+                for end in (relation.source, relation.target):
+                    self._touching.setdefault(end, {})[relation.id] = relation
+        return claimed
 
     def touching(self, memory_id: str) -> list[Relation]:
-        return list(self._touching.get(memory_id, {}).values())
+        with self._lock:
+            return list(self._touching.get(memory_id, {}).values())
 
 
 def attach_related(

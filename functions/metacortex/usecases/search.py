@@ -37,9 +37,11 @@ if TYPE_CHECKING:
 # How many candidates each retriever contributes before fusion.
 CANDIDATE_POOL = 100
 # How many of the best fused candidates have their relations (and their neighbours')
-# read while conversational context and the time step rank them: the page is almost
-# always among them, so ``related`` costs no round trip of its own (issue 39 §5).
-RELATED_AHEAD = 30
+# read while conversational context and the time step rank them (two queries of 30),
+# with those of the neighbours context's first batch finds beside its second: the page
+# is mostly among them, so ``related`` seldom costs a round trip of its own (issue 39
+# §5; LoCoMo figures in docs/benchmarks.md).
+RELATED_AHEAD = 60
 # Where those reads run (a store is thread-safe; the search's thread waits for them).
 _AHEAD: Final = ThreadPoolExecutor(max_workers=4, thread_name_prefix="search-related")
 # What a search whose matches are all weak says to the model that reads it.
@@ -148,20 +150,28 @@ class Searching:
         weights = keyword_weights(list(counted), lexical)
         known = KnownRelations(self._store, space_key)
         likely = [r.memory.id for r in fused[: max(count, RELATED_AHEAD)]]
-        reading = _AHEAD.submit(known.read_around, likely)
+        reading = [_AHEAD.submit(known.read_around, likely)]
+
+        def lifted(neighbours: Sequence[Memory]) -> None:
+            # Records context may lift into the page: theirs beside its second batch.
+            reading.append(_AHEAD.submit(known.read_around, [m.id for m in neighbours]))
+
         try:
             if self._options.conversational_context:
-                fused = with_context(self._store, fused, where, weights)
+                fused = with_context(self._store, fused, where, weights, lifted)
             fused = self._timed(query, asked, fused)
+            ranked = fused[:count]
+            # What the reads ahead did not claim, beside those still in flight.
+            known.read_around([r.memory.id for r in ranked])
         finally:
-            wait([reading])
-        reading.result()  # its failure is the search's
-        ranked = fused[:count]
+            wait(reading)
+        for read in reading:
+            read.result()  # its failure is the search's
         # The raw cosine similarity, for clients that thresholded the original's score.
         cosine = {hit.memory.id: hit.score for hit in dense}
         matches = [_match(r.memory, r.score, cosine.get(r.memory.id), access.names) for r in ranked]
         self._judge(matches, ranked, weights, terms, explain)
-        # Reads only the relations of a match the candidates read ahead did not hold.
+        # Everything is read by now: this only shows it.
         attach_related(self._store, access, space_key, matches, known=known)
         strong = sum(match["relevance"] == "strong" for match in matches)
         result: dict[str, Any] = {

@@ -226,9 +226,11 @@ def test_related_two_hops_away_is_read_beside_conversational_context(
     step = service.save(
         ADMIN, content="Rehearse the Kestrel cutover.", topic="ops-1", relations=link
     )["item"]["id"]
-    service.store.relate(
-        [between(service.store.get(owner), service.store.get(step), RelationType.RELATES_TO, None)]
-    )
+    # A link from another topic (which a topic's search reads no record of) to ``step``.
+    source, target = service.store.get_many([owner, step])
+    assert source is not None
+    assert target is not None
+    service.store.relate([between(source, target, RelationType.RELATES_TO, None)])
 
     found, tally = recorder.measure(
         lambda: service.search(ADMIN, query="kestrel migration plan", filter_topic="ops-1")

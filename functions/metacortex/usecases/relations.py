@@ -127,22 +127,26 @@ class KnownRelations:
     hops out: ``read_around`` reads the relations of the ids not read yet (one round
     trip), then those of their other ends (one more), so a search can read its likely
     page's while it does other work and read only what it missed once its page is
-    known. Thread-safe: reads in flight at once claim their ids first, and each reads
-    the second hop of the ids it read itself."""
+    known. Thread-safe: reads in flight at once claim their ids first; a second hop
+    is read from the first as known when asked (complete once no read is in flight)."""
 
     def __init__(self, store: MemoryStore, space: str) -> None:
         self._store = store
         self._space = space
         self._lock = threading.Lock()
         self._read: set[str] = set()
+        self._far: set[str] = set()  # ids whose neighbours' relations were read too
         self._touching: dict[str, dict[str, Relation]] = {}
 
-    def read_around(self, ids: Sequence[str]) -> KnownRelations:
-        """Read what is missing for ``ids`` and their neighbours (two reads at most; none
-        when every one of them was read before). Returns ``self``."""
-        first = self._read_of(ids)
-        ends = {r.other(i) for i in first for r in self.touching(i)}
-        self._read_of(sorted(ends))
+    def read_around(self, ids: Sequence[str], *, far: bool = True) -> KnownRelations:
+        """Read what is missing for ``ids`` and, when ``far``, their neighbours (two
+        reads at most; none when every one of them was read before). Returns ``self``."""
+        self._read_of(ids)
+        if far:
+            with self._lock:
+                near = [i for i in dict.fromkeys(ids) if i not in self._far]
+                self._far.update(near)
+            self._read_of(sorted({r.other(i) for i in near for r in self.touching(i)}))
         return self
 
     def _read_of(self, ids: Sequence[str]) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from datetime import datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any, Final
 
 from metacortex.access.rules import Access
@@ -153,16 +154,19 @@ class Searching:
         reading = [_AHEAD.submit(known.read_around, likely)]
 
         def lifted(neighbours: Sequence[Memory]) -> None:
-            # Records context may lift into the page: theirs beside its second batch.
-            reading.append(_AHEAD.submit(known.read_around, [m.id for m in neighbours]))
+            # Records context may lift into the page: theirs beside its second batch
+            # (one hop: the second of the few that rise is read with the page's).
+            ids = [m.id for m in neighbours]
+            reading.append(_AHEAD.submit(partial(known.read_around, ids, far=False)))
 
         try:
             if self._options.conversational_context:
                 fused = with_context(self._store, fused, where, weights, lifted)
             fused = self._timed(query, asked, fused)
             ranked = fused[:count]
-            # What the reads ahead did not claim, beside those still in flight.
-            known.read_around([r.memory.id for r in ranked])
+            # What the reads ahead did not claim, beside those still in flight (the
+            # second hop of the page's, where none was read ahead: after them).
+            known.read_around([r.memory.id for r in ranked], far=False)
         finally:
             wait(reading)
         for read in reading:

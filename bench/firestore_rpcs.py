@@ -19,6 +19,9 @@ service: conversation 30 (369 memories), then 41 (1,032), then 26, 42 and 43
 (2,760). At each size the operations are measured on conversation 30's topic:
 
 - search with the topic filter and without it (its first ``--questions`` questions);
+- the same searches as one whole ``search_context`` MCP call each, as a client sees it
+  (``tests/mcp_counting.py``: the official SDK's client over loopback HTTP to the real
+  app, the admin credential, the ``memory_events`` write the answer queues);
 - save (a new memory, after the embedding: the dedupe pre-check is before);
 - consolidate 10 drafts (``source_ids``), deprecate with a superseding id;
 - erase one record (``MemoryService.erase``: the read, the transaction, the
@@ -81,6 +84,11 @@ except ImportError:
     from metacortex.server.profiles import load_profiles  # type: ignore[import-not-found, no-redef]
 from tests.rpc_counting import CountingClient, RpcRecorder, Tally
 
+try:  # the whole MCP call (this checkout's tests; an older checkout measures the same way)
+    from tests.mcp_counting import served
+except ImportError:  # pragma: no cover - run from a checkout without it
+    served = None  # type: ignore[assignment]
+
 STAGES = (("30",), ("41",), ("26", "42", "43"))
 TOPIC = "locomo-30"
 PROJECT = "demo-metacortex-rpcs"
@@ -119,6 +127,8 @@ def _summary(tallies: list[Tally], seconds: list[float], cpu: list[float]) -> di
         "kbytes": statistics.mean(t.bytes for t in tallies) / 1024,
         "wall_ms_p50": statistics.median(seconds) * 1000,
         "kinds_last": tallies[-1].kinds,
+        "depth_p50": depth,
+        "billable_reads_p50": statistics.median(t.billable_reads for t in tallies),
     }
 
 
@@ -140,6 +150,28 @@ def measure(
         cpu.append(time.process_time() - used)
         tallies.append(tally)
     return _summary(tallies, seconds, cpu)
+
+
+def measure_calls(
+    service: MemoryService, recorder: RpcRecorder, asked: list[str]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Each question as one whole ``search_context`` MCP call (with the topic, then
+    without): what the client's call cost, the events write included."""
+    assert served is not None
+    rows = []
+    with served(service, recorder) as calls:
+        for topic in ({"filter_topic": TOPIC}, {}):
+            tallies: list[Tally] = []
+            seconds: list[float] = []
+            cpu: list[float] = []
+            for question in asked:
+                started, used = time.perf_counter(), time.process_time()
+                _, tally = calls.call("search_context", {"query": question, **topic})
+                seconds.append(time.perf_counter() - started)
+                cpu.append(time.process_time() - used)
+                tallies.append(tally)
+            rows.append(_summary(tallies, seconds, cpu))
+    return rows[0], rows[1]
 
 
 def has_spaces() -> bool:
@@ -250,6 +282,8 @@ def run(
         row["search_all"] = measure(
             recorder, [partial(service.search, admin, query=q) for q in asked]
         )
+        if served is not None:
+            row["search_mcp_topic"], row["search_mcp_all"] = measure_calls(service, recorder, asked)
         if spaced:
             row["search_topic_other_space"] = measure(
                 recorder,
@@ -344,6 +378,8 @@ def run(
 OPERATIONS = (
     "search_topic",
     "search_all",
+    "search_mcp_topic",
+    "search_mcp_all",
     "search_topic_other_space",
     "search_all_other_space",
     "save",
@@ -362,7 +398,8 @@ OPERATIONS = (
 def format_row(row: dict[str, Any]) -> str:
     lines = [f"## {row['memories']} memories (hold {row['hold_ms']} ms per RPC)"]
     lines.append(
-        "| operation | RPCs | depth (mean / max) | docs (mean / max) | billable reads | KiB | "
+        "| operation | RPCs | depth (p50 / mean / max) | docs (mean / max) | "
+        "billable reads (p50 / mean) | KiB | "
         "client ms p50 | est. p50 ms at 5 / 15 ms RTT | kinds (last run) |"
     )
     lines.append("|---|---|---|---|---|---|---|---|---|")
@@ -373,8 +410,9 @@ def format_row(row: dict[str, Any]) -> str:
         s = row[name]
         kinds = ", ".join(f"{k} {v}" for k, v in s["kinds_last"].items())
         lines.append(
-            f"| {name} | {s['rpcs']:.1f} | {s['depth_mean']:.1f} / {s['depth_max']} | "
-            f"{s['documents']:.0f} / {s['documents_max']} | {s['billable_reads']:.0f} | "
+            f"| {name} | {s['rpcs']:.1f} | {s['depth_p50']:g} / {s['depth_mean']:.1f} / "
+            f"{s['depth_max']} | {s['documents']:.0f} / {s['documents_max']} | "
+            f"{s['billable_reads_p50']:g} / {s['billable_reads']:.0f} | "
             f"{s['kbytes']:.0f} | {s['client_ms_p50']:.0f} | "
             f"{s['est_p50_ms_5']:.0f} / {s['est_p50_ms_15']:.0f} | {kinds} |"
         )

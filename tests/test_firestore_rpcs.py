@@ -9,7 +9,7 @@ do, so the sequential depth
 The test asserts RPC counts and depths only, never durations.
 
 Budgets (issue 9; figures per corpus size in docs/benchmarks.md):
-search depth <= 4 (5 with the conversational-context step), save <= 3
+search depth <= 4 (with the conversational-context step and `related`), save <= 3
 sequential RPCs after the embedding (the dedupe pre-check included),
 consolidating 10 drafts depth <= 4, deprecate depth <= 3; erase (issue 21):
 one read, a transaction of three round trips, one lineage query (depth 5); each MCP
@@ -19,6 +19,9 @@ search and a save in a space other than ``default`` cost exactly what they cost 
 ``list_spaces`` counts each space with one aggregation, reading no document. Typo
 tolerance (issue 32): a clean query costs what it did; a misspelled word no record
 holds costs one aggregation and one query per search more, in the same round trips.
+A whole ``search_context`` MCP call as a client sees it (issue 39 §5: the credential's
+check and the events write included) costs at most 5 round trips and 250 billable reads,
+with ``related`` two hops out (issue 40).
 A ``keyword`` alone (issue 40): the keyword search and the relations, depth 3, at most
 150 records read.
 """
@@ -42,6 +45,7 @@ from metacortex.auth.tokens import REFRESH, Exchanged, Presenter, TokenStore
 from metacortex.clients import ClientManager
 from metacortex.config import Settings
 from metacortex.domain.records import BranchState, Memory
+from metacortex.domain.relations import RelationType
 from metacortex.errors import NotFound
 from metacortex.mcp_surface import context_prompt, resources
 from metacortex.providers.offline_merge import SentenceUnionMerger
@@ -49,8 +53,10 @@ from metacortex.server.app import create_app
 from metacortex.service import Access, MemoryService, ServiceOptions
 from metacortex.storage.base import MemoryFilter, Neighbours
 from metacortex.storage.firestore import FirestoreStore
+from metacortex.usecases.relations import between
 from tests.fakes import HashingEmbedder
 from tests.firestore_support import PROJECT, FirestoreStoreFactory
+from tests.mcp_counting import served
 from tests.rpc_counting import CountingClient, RpcRecorder, Tally
 
 pytestmark = pytest.mark.firestore
@@ -121,7 +127,7 @@ def _cost(recorder: RpcRecorder, operation: Callable[[], Any]) -> Tally:
 
 
 @pytest.mark.parametrize("space", [DEFAULT_SPACE, TEAM])
-def test_search_takes_four_round_trips_with_a_topic_and_five_without_in_any_space(
+def test_search_takes_four_round_trips_with_a_topic_or_without_in_any_space(
     counted_large: tuple[MemoryService, RpcRecorder], space: str
 ) -> None:
     service, recorder = counted_large
@@ -139,17 +145,44 @@ def test_search_takes_four_round_trips_with_a_topic_and_five_without_in_any_spac
     # 1: find_nearest (which also reads the query terms' frequencies), N and length,
     # each term's count (and with a topic, its count inside the topic), all at once;
     # 2: the keyword candidates not already returned by find_nearest (here the
-    # common term "notes": its 150 records outnumber the pool); 3: the neighbours
-    # of the 20 best, at once; (4 without a topic: the neighbours of candidates
-    # that context lifted into the top 20); last, the relations of the page's results
-    # (issue 32: `related`, one array_contains_any query per 30 results).
-    assert (scoped.depth, everywhere.depth) == (4, 5)
-    assert scoped.kinds == {"RunQuery(find_nearest)": 1, "RunAggregationQuery": 9, "RunQuery": 42}
+    # common term "notes": its 150 records outnumber the pool), 50 records at most
+    # (issue 39 §5); 3: the neighbours of the 20 best, at once, beside the relations
+    # of the 60 best candidates and of their other ends (issue 40: `related` two hops
+    # out, one array_contains_any query per 30 ids); 4: the neighbours of candidates
+    # context lifted into the top 20, beside the relations of the neighbours step 3
+    # found and of a result none of those reads held (without a topic that was a
+    # fifth round trip before issue 39 §5).
+    assert (scoped.depth, everywhere.depth) == (4, 4), (scoped.row(), everywhere.row())
+    assert scoped.kinds == {"RunQuery(find_nearest)": 1, "RunAggregationQuery": 9, "RunQuery": 47}
     assert everywhere.kinds == {
         "RunQuery(find_nearest)": 1,
         "RunAggregationQuery": 5,
-        "RunQuery": 46,
+        "RunQuery": 51,
     }
+
+
+@pytest.mark.parametrize("topic", [{"filter_topic": "ops-1"}, {}], ids=["topic", "no topic"])
+def test_one_search_context_call_as_a_client_sees_it_is_five_round_trips_and_250_reads_at_most(
+    counted_large: tuple[MemoryService, RpcRecorder], topic: dict[str, str]
+) -> None:
+    """Issue 39 §5: the whole MCP call (the official SDK's ``Client`` over loopback
+    HTTP to the real app: the admin credential's check, the search, the
+    ``memory_events`` write its answer queues), not only ``service.search``."""
+    service, recorder = counted_large
+
+    with served(service, recorder) as calls:
+        answer, tally = calls.call(
+            "search_context", {"query": "backup restore quota notes", **topic}
+        )
+
+    assert answer["matches"]
+    # 1: find_nearest with the term statistics; 2: the keyword candidates; 3: the
+    # neighbours of the best candidates, with the relations of the likeliest page (and
+    # one hop further) beside them; 4 (without a topic): the neighbours of candidates
+    # context lifted; then the events write (the answer does not wait for it).
+    assert tally.depth <= 5, tally.row()
+    assert tally.billable_reads <= 250, tally.row()
+    assert tally.kinds["Commit"] == 1  # the call's memory_events record
 
 
 def test_a_misspelled_word_costs_one_aggregation_and_one_query_more_and_no_round_trip(
@@ -200,6 +233,40 @@ def test_a_keyword_alone_is_the_keyword_search_and_the_relations_with_bounded_re
     # "quota" (30 of the 300 notes) is within the budget: its records, read at once.
     assert one_term.kinds == {"RunAggregationQuery": 2, "RunQuery": 2}
     assert one_term.documents == 30
+
+
+def test_related_two_hops_away_is_read_beside_conversational_context(
+    counted: tuple[MemoryService, RpcRecorder],
+) -> None:
+    """Issue 40 §4: the links two hops from a search's results are read ahead (the
+    likeliest page's relations, then their other ends'), beside conversational
+    context's neighbour reads, so a page with both hops costs the round trips a page of
+    one hop did (issue 32)."""
+    service, recorder = counted
+    owner = service.save(ADMIN, content="Dana owns rehearsals.", topic="people")["item"]["id"]
+    plan = service.save(ADMIN, content="Kestrel migration plan.", topic="ops-1")["item"]["id"]
+    link = [{"id": plan, "type": "extends", "note": "first step"}]
+    step = service.save(
+        ADMIN, content="Rehearse the Kestrel cutover.", topic="ops-1", relations=link
+    )["item"]["id"]
+    # A link from another topic (which a topic's search reads no record of) to ``step``.
+    source, target = service.store.get_many([owner, step])
+    assert source is not None
+    assert target is not None
+    service.store.relate([between(source, target, RelationType.RELATES_TO, None)])
+
+    found, tally = recorder.measure(
+        lambda: service.search(ADMIN, query="kestrel migration plan", filter_topic="ops-1")
+    )
+
+    by_id = {match["id"]: match["related"] for match in found["matches"]}
+    assert [(entry["id"], entry["hops"]) for entry in by_id[plan]] == [(step, 1), (owner, 2)]
+    # 1: find_nearest and the term statistics (the topic's 22 notes are all among its
+    # results: no keyword read); 2: the neighbours of the best candidates, beside the
+    # relations of the 22 (one query); 3: the relations of their other ends (the
+    # two hops, one query), where one hop read the page's relations after ranking.
+    assert tally.depth == 3, tally.row()
+    assert tally.kinds == {"RunQuery(find_nearest)": 1, "RunAggregationQuery": 7, "RunQuery": 42}
 
 
 @pytest.mark.parametrize("space", [DEFAULT_SPACE, TEAM])

@@ -41,6 +41,7 @@ def test_a_relation_made_between_stored_memories_shows_on_both_and_is_kept_when_
             "direction": "incoming",
             "note": "its cost",
             "summary": "The kitchen budget is 18,000 euros",
+            "hops": 1,
         }
     ]
     assert after == []

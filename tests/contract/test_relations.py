@@ -48,6 +48,7 @@ def test_a_replacement_supersedes_what_it_replaced_and_both_results_say_so(
             "direction": "incoming",
             "note": "changed",
             "summary": "The office opens at nine",
+            "hops": 1,
         }
     ]
     found = service.search(admin, query="office opens", filter_state=["active", "deprecated"])
@@ -59,6 +60,7 @@ def test_a_replacement_supersedes_what_it_replaced_and_both_results_say_so(
             "direction": "outgoing",
             "note": "changed",
             "summary": "The office opens at eight",
+            "hops": 1,
         }
     ]
     listed = service.list_memories(admin, filter_state=["deprecated"])["items"]
@@ -106,6 +108,7 @@ def test_a_caller_links_a_new_memory_to_memories_it_can_read(
             "direction": "outgoing",
             "note": "burst detail",
             "summary": "The API rate limit is 100 requests a minute",
+            "hops": 1,
         }
     ]
     # A retry of the same save adds nothing.
@@ -290,3 +293,78 @@ def test_every_relation_states_both_ends_as_they_are_now(
     [relation] = store.relations_of([draft])
     assert (relation.source, relation.source_state) == (other, "active")
     assert (relation.target, relation.target_state) == (draft, "active")
+
+
+def test_a_search_result_shows_the_links_two_hops_away_with_the_memory_between(
+    service: MemoryService, admin: Access
+) -> None:
+    """Issue 40 §4: ``related`` on a search result also holds the links of its
+    neighbours (``hops`` 2, ``via`` the neighbour), each memory once at its nearest;
+    the result itself and its own neighbours are not repeated two hops out."""
+    plan = _save(service, admin, "Kestrel migration plan for the billing cluster")
+    step = _save(
+        service,
+        admin,
+        "Rehearse the cutover on staging",
+        relations=[{"id": plan, "type": "extends", "note": "first step"}],
+    )
+    risk = _save(
+        service,
+        admin,
+        "Staging lacks the production quota",
+        relations=[
+            {"id": step, "type": "relates_to", "note": "blocks rehearsal"},
+            {"id": plan, "type": "relates_to", "note": "also a risk"},
+        ],
+    )
+    owner = _save(
+        service,
+        admin,
+        "Dana owns the rehearsal",
+        relations=[{"id": step, "type": "relates_to", "note": "assigned"}],
+    )
+
+    found = service.search(admin, query="Kestrel migration plan billing cluster", limit=1)
+
+    [match] = found["matches"]
+    assert match["id"] == plan
+    near = [entry for entry in match["related"] if entry["hops"] == 1]
+    far = [entry for entry in match["related"] if entry["hops"] == 2]
+    assert {entry["id"] for entry in near} == {step, risk}
+    assert all("via" not in entry for entry in near)
+    # ``risk`` is a neighbour already: only ``owner`` is two hops away, through ``step``.
+    assert far == [
+        {
+            "id": owner,
+            "type": "relates_to",
+            "direction": "incoming",
+            "note": "assigned",
+            "summary": "Dana owns the rehearsal",
+            "hops": 2,
+            "via": step,
+        }
+    ]
+
+
+def test_a_memory_two_hops_away_is_shown_only_when_the_one_between_is_readable(
+    service: MemoryService, admin: Access
+) -> None:
+    old = _save(service, admin, "Backups run nightly at two")
+    new = _save(service, admin, "Backups run nightly at three")
+    service.deprecate(admin, id=old, superseding_id=new)
+    detail = _save(
+        service,
+        admin,
+        "The two o'clock slot clashed with the batch jobs",
+        relations=[{"id": old, "type": "extends", "note": "why it moved"}],
+    )
+    active_only = Access(frozenset({BranchState.ACTIVE}), BranchState.ACTIVE, False)
+
+    seen_by_admin = service.search(admin, query="Backups run nightly at three", limit=1)
+    seen_by_reader = service.search(active_only, query="Backups run nightly at three", limit=1)
+
+    [by_admin] = seen_by_admin["matches"]
+    assert by_admin["id"] == new
+    assert [(e["id"], e["hops"]) for e in by_admin["related"]] == [(old, 1), (detail, 2)]
+    [by_reader] = seen_by_reader["matches"]
+    assert by_reader["related"] == []

@@ -129,6 +129,7 @@ def test_a_text_of_one_fact_stays_one_memory_and_its_relation_starts_there(
         "direction": "outgoing",
         "note": "moved",
         "summary": "",
+        "hops": 1,
     }
     assert [(r.source, r.target) for r in store.relations_of([old])] == [(new, old)]
     assert len(plain.list_memories(admin)["items"]) == 2

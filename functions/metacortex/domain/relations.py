@@ -88,6 +88,10 @@ class Relation:
     def touches(self, memory_id: str) -> bool:
         return memory_id in (self.source, self.target)
 
+    def other(self, memory_id: str) -> str:
+        """The end of this relation that is not ``memory_id``."""
+        return self.target if self.source == memory_id else self.source
+
     def other_state(self, memory_id: str) -> str:
         return self.target_state if self.source == memory_id else self.source_state
 
@@ -100,6 +104,7 @@ class Relation:
             "direction": "outgoing" if outgoing else "incoming",
             "note": self.note,
             "summary": self.target_summary if outgoing else self.source_summary,
+            "hops": 1,
         }
 
     def to_wire(self) -> dict[str, Any]:

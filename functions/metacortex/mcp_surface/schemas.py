@@ -426,9 +426,20 @@ class RelatedOut(BaseModel):
     )
     note: str
     summary: str = Field(description="The other memory, at most 220 characters.")
+    hops: Literal[1, 2] = Field(
+        default=1,
+        description="1: linked to this memory; 2: linked to the memory named by via, "
+        "itself linked to this one (type, direction and note are that second link's).",
+    )
+    via: str | None = Field(
+        default=None, description="With hops 2: the memory between (one of hops 1)."
+    )
 
 
-_RELATED = "Up to five memories linked to this one, the most telling first."
+_RELATED = (
+    "Up to five memories linked to this one, the most telling first (hops 1); in search "
+    "results also up to five linked to those (hops 2)."
+)
 
 
 class ItemOut(BaseModel):

@@ -24,7 +24,7 @@ every backend supports it with indexes it has. Measured effect on LoCoMo in docs
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from typing import Final
 
@@ -141,8 +141,13 @@ def with_context(
     fused: Sequence[Ranked],
     where: MemoryFilter,
     keyword_weights: Mapping[str, float] | None = None,
+    learnt: Callable[[Sequence[Memory]], None] | None = None,
 ) -> list[Ranked]:
     """Re-rank ``fused`` (best first) with neighbour evidence; scores stay in [0, 1].
+
+    ``learnt`` is handed the neighbours the first batch found that were not
+    candidates, the best sources' first, before anything else is read: records that
+    may rise into the results, whose caller can start reading about them.
 
     ``keyword_weights`` (query term -> BM25 weight, ``fusion.keyword_weights``)
     enables window coverage; without it only shares flow.
@@ -151,6 +156,8 @@ def with_context(
     memories = {r.memory.id: r.memory for r in fused}
     hoods = _Neighbourhoods(store, where, [r.memory for r in fused])
     hoods.look_up([source.memory for source in fused[:SOURCES]])
+    if learnt is not None:
+        learnt([memory for memory_id, memory in hoods.memories.items() if memory_id not in own])
     scores = dict(own)
     weights = {term: w for term, w in (keyword_weights or {}).items() if w > 0}
     total = sum(weights.values())

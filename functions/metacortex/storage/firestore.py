@@ -98,7 +98,12 @@ from metacortex.storage.firestore_codec import (
 )
 from metacortex.storage.firestore_documents import FirestoreDocuments
 from metacortex.storage.firestore_event_topics import scrub_event_topics
-from metacortex.storage.firestore_lexical import RARE_BUDGET, CorpusStats, LexicalIndex
+from metacortex.storage.firestore_lexical import (
+    COMMON_BUDGET,
+    RARE_BUDGET,
+    CorpusStats,
+    LexicalIndex,
+)
 from metacortex.storage.firestore_neighbours import assemble, plan
 from metacortex.storage.firestore_queries import (
     MAX_DISJUNCTIONS,
@@ -304,6 +309,7 @@ class FirestoreStore:
         *,
         nearest_limit: int = MAX_NEAREST,
         lexical_budget: int = RARE_BUDGET,
+        common_budget: int = COMMON_BUDGET,
     ) -> None:
         self._client = client
         self._collection = collection
@@ -316,7 +322,7 @@ class FirestoreStore:
         self._executor = ThreadPoolExecutor(
             max_workers=_WORKERS, thread_name_prefix="firestore-store"
         )
-        self._lexical = LexicalIndex(self.memories, self._executor, lexical_budget)
+        self._lexical = LexicalIndex(self.memories, self._executor, lexical_budget, common_budget)
         self._vectors = VectorIndex(self.memories, self._read_many, nearest_limit)
         self._documents = FirestoreDocuments(
             client,

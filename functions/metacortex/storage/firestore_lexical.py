@@ -51,12 +51,14 @@ from metacortex.storage.firestore_queries import (
     native_filters,
 )
 
-# Records read for the rare terms at most (the search's candidate pool is 100).
-RARE_BUDGET: Final = 100
+# Records the keyword side reads at most, whatever the candidate pool (100): with the
+# 100 records find_nearest returns (scored for every query term) and the neighbours
+# conversational context reads, a search stays within 250 billed reads (issue 39 §5).
+RARE_BUDGET: Final = 50
 # Records read for the common terms at most, within what the rare terms leave.
 # Their lists look for records strong in words but not near in meaning: the
 # records the vector query returned are scored for every term anyway.
-COMMON_BUDGET: Final = 50
+COMMON_BUDGET: Final = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,7 +196,7 @@ class LexicalIndex:
            that filter hold it (one more aggregation per term, in the same round trip);
         2. concurrently, one query for every record holding one of the *rare*
            terms: the terms rarest inside the filter whose counts there add up to
-           at most ``max(limit, budget)`` (so it reads that many records at most,
+           at most ``budget`` (so it reads that many records at most,
            whatever the corpus size); and, per *common* term, the shortest records
            holding it (BM25 ranks them highest for a term found once), together
            within what the rare terms leave of that budget and at most
@@ -222,7 +224,7 @@ class LexicalIndex:
         they must carry their whole ``term_freqs``). Step 2 then also counts each
         expansion in the space (one aggregation each, for its IDF) and reads the
         records inside the filter holding one (one query, at most
-        ``max(limit, budget)``): more RPCs, no more round trips.
+        ``budget``): more RPCs, no more round trips.
         """
         wanted = list(dict.fromkeys(term for term in query_terms if term))
         if not wanted or limit <= 0:
@@ -287,13 +289,13 @@ class LexicalIndex:
         self, present: Sequence[str], within: Mapping[str, int], where: MemoryFilter, limit: int
     ) -> tuple[list[str], int]:
         """The rare terms (rarest first, their counts inside the filter adding up to at
-        most ``max(limit, budget)``) and that sum: the records their query reads."""
+        most ``budget``) and that sum: the records their query reads."""
         # `in` over n states times array_contains_any over k terms is n*k disjunctions.
         width = max(1, min(MAX_ARRAY_CONTAINS_ANY, MAX_DISJUNCTIONS // len(where.states)))
         rare: list[str] = []
         budget = 0
         for term in present[:width]:
-            if budget + within[term] > max(limit, self._budget):
+            if budget + within[term] > self._budget:
                 break
             rare.append(term)
             budget += within[term]
@@ -320,9 +322,7 @@ class LexicalIndex:
             )
         if expansions:
             queries.append(
-                self._holding_any(where, expansions)
-                .limit(max(limit, self._budget))
-                .select(projection)
+                self._holding_any(where, expansions).limit(self._budget).select(projection)
             )
         return queries
 
@@ -338,7 +338,7 @@ class LexicalIndex:
         for that term (a record holding several common terms shows up in each of their
         lists); together at most what the rare terms' ``budget`` left, within the
         common terms' own cap."""
-        left = min(max(limit, self._budget) - budget, self._common_budget)
+        left = min(self._budget - budget, self._common_budget)
         if not common or left <= 0:
             return []
         base = filtered(self._memories(where.space), native_filters(where, created_range=False))

@@ -13,13 +13,16 @@ Where relations come from (each in one space, never across):
 
 Reading: every search, list and fetch result carries ``related``, up to
 ``RELATED_PER_RESULT`` neighbours, read for the whole page at once
-(``attach_related``: one store read); ``neighbourhood`` walks out from one
+(``attach_related``: one store read); a search's results also show up to as many
+links two hops away (``hops`` 2, ``via`` the neighbour between), read ahead for its
+likeliest page beside its other work (``KnownRelations``); ``neighbourhood`` walks out from one
 memory (``related_context``) and ``graph`` pages a space's or topic's edges
 (``memory://graph``), both bounded.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final
@@ -119,17 +122,73 @@ def requested(
     return [(by_id[memory_id], type_, note) for memory_id, type_, note in parsed]
 
 
+class KnownRelations:
+    """The valid relations read so far around some memories of one space, up to two
+    hops out: ``read_around`` reads the relations of the ids not read yet (one round
+    trip), then those of their other ends (one more), so a search can read its likely
+    page's while it does other work and read only what it missed once its page is
+    known. Thread-safe: reads in flight at once claim their ids first; a second hop
+    is read from the first as known when asked (complete once no read is in flight)."""
+
+    def __init__(self, store: MemoryStore, space: str) -> None:
+        self._store = store
+        self._space = space
+        self._lock = threading.Lock()
+        self._read: set[str] = set()
+        self._far: set[str] = set()  # ids whose neighbours' relations were read too
+        self._touching: dict[str, dict[str, Relation]] = {}
+
+    def read_around(self, ids: Sequence[str], *, far: bool = True) -> KnownRelations:
+        """Read what is missing for ``ids`` and, when ``far``, their neighbours (two
+        reads at most; none when every one of them was read before). Returns ``self``."""
+        self._read_of(ids)
+        if far:
+            with self._lock:
+                near = [i for i in dict.fromkeys(ids) if i not in self._far]
+                self._far.update(near)
+            self._read_of(sorted({r.other(i) for i in near for r in self.touching(i)}))
+        return self
+
+    def _read_of(self, ids: Sequence[str]) -> list[str]:
+        """Read the relations of those of ``ids`` nobody has claimed yet; those ids."""
+        with self._lock:
+            claimed = [i for i in dict.fromkeys(ids) if i not in self._read]
+            self._read.update(claimed)
+        if not claimed:
+            return []
+        relations = self._store.relations_of(claimed, space=self._space)
+        with self._lock:
+            for relation in relations:
+                for end in (relation.source, relation.target):
+                    self._touching.setdefault(end, {})[relation.id] = relation
+        return claimed
+
+    def touching(self, memory_id: str) -> list[Relation]:
+        with self._lock:
+            return list(self._touching.get(memory_id, {}).values())
+
+
 def attach_related(
-    store: MemoryStore, access: Access, space: str, results: Sequence[dict[str, Any]]
+    store: MemoryStore,
+    access: Access,
+    space: str,
+    results: Sequence[dict[str, Any]],
+    *,
+    known: KnownRelations | None = None,
 ) -> None:
     """Give each result (a dict with ``id``) its ``related`` neighbours in states the
     caller may read: one read of the relations of the whole page; none when the page is
-    empty."""
+    empty. With ``known`` (what a search read ahead), also the links two hops away
+    (``hops`` 2, ``via`` the neighbour between), reading only what it lacks."""
     ids = [str(result["id"]) for result in results]
     if not ids:
         return
     readable = {state.value for state in access.readable_states} | {""}
-    by_memory = related_by_memory(store.relations_of(ids, space=space), ids, readable)
+    if known is None:
+        by_memory = related_by_memory(store.relations_of(ids, space=space), ids, readable)
+    else:
+        known.read_around(ids)
+        by_memory = two_hops(known, ids, readable)
     for result in results:
         result["related"] = by_memory.get(str(result["id"]), [])
 
@@ -147,9 +206,42 @@ def related_by_memory(
                 grouped.setdefault(end, []).append(relation)
     shown: dict[str, list[dict[str, Any]]] = {}
     for memory_id, found in grouped.items():
-        found.sort(key=lambda r: (_rank(r, memory_id), -r.created_at.timestamp(), r.id))
-        shown[memory_id] = [r.seen_from(memory_id) for r in found[:RELATED_PER_RESULT]]
+        shown[memory_id] = [r.seen_from(memory_id) for r in _telling(found, memory_id)][
+            :RELATED_PER_RESULT
+        ]
     return shown
+
+
+def two_hops(
+    known: KnownRelations, ids: Sequence[str], readable: set[str]
+) -> dict[str, list[dict[str, Any]]]:
+    """Per id, its neighbours (``hops`` 1) and theirs (``hops`` 2, ``via`` the
+    neighbour between), every memory in a ``readable`` state and shown once at its
+    nearest: up to ``RELATED_PER_RESULT`` of each, the most telling first."""
+    shown: dict[str, list[dict[str, Any]]] = {}
+    for memory_id in dict.fromkeys(ids):
+        near = [r for r in known.touching(memory_id) if r.other_state(memory_id) in readable]
+        first = _telling(near, memory_id)[:RELATED_PER_RESULT]
+        seen = {memory_id} | {r.other(memory_id) for r in near}
+        entries = [r.seen_from(memory_id) for r in first]
+        further: list[dict[str, Any]] = []
+        for step in first:
+            via = step.other(memory_id)
+            for relation in _telling(known.touching(via), via):
+                far = relation.other(via)
+                if far in seen or relation.other_state(via) not in readable:
+                    continue
+                seen.add(far)
+                further.append(relation.seen_from(via) | {"hops": 2, "via": via})
+        entries += further[:RELATED_PER_RESULT]
+        if entries:
+            shown[memory_id] = entries
+    return shown
+
+
+def _telling(relations: Iterable[Relation], memory_id: str) -> list[Relation]:
+    """``relations`` of ``memory_id``, the most telling first."""
+    return sorted(relations, key=lambda r: (_rank(r, memory_id), -r.created_at.timestamp(), r.id))
 
 
 def _rank(relation: Relation, memory_id: str) -> int:

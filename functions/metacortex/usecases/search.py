@@ -4,8 +4,10 @@ with a ``keyword``, only the memories that hold it as written (``retrieval/liter
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from typing import TYPE_CHECKING, Any, Final
 
 from metacortex.access.rules import Access
 from metacortex.domain import limits
@@ -31,13 +33,21 @@ from metacortex.timeline.question import (
 from metacortex.usecases.arguments import parse_enum
 from metacortex.usecases.filters import applied_filters, read_states, reported
 from metacortex.usecases.options import ServiceOptions
-from metacortex.usecases.relations import attach_related
+from metacortex.usecases.relations import KnownRelations, attach_related
 
 if TYPE_CHECKING:
     from metacortex.timeline.reader import TimeReader
 
 # How many candidates each retriever contributes before fusion.
 CANDIDATE_POOL = 100
+# How many of the best fused candidates have their relations (and their neighbours')
+# read while conversational context and the time step rank them (two queries of 30),
+# with those of the neighbours context's first batch finds beside its second: the page
+# is mostly among them, so ``related`` seldom costs a round trip of its own (issue 39
+# §5; LoCoMo figures in docs/benchmarks.md).
+RELATED_AHEAD = 60
+# Where those reads run (a store is thread-safe; the search's thread waits for them).
+_AHEAD: Final = ThreadPoolExecutor(max_workers=4, thread_name_prefix="search-related")
 # What a search whose matches are all weak says to the model that reads it.
 NOTHING_RELEVANT = (
     "Nothing relevant found: no match shares enough meaning or keywords with the query "
@@ -168,16 +178,34 @@ class Searching:
         )
         fused = fuse(dense, lexical, self._options.dense_weight)
         weights = _weights(terms, lexical)
-        if self._options.conversational_context:
-            fused = with_context(self._store, fused, where, weights)
-        fused = self._timed(query, asked, fused)
-        if literal is not None:
-            fused = [r for r in fused if literal.held_by(r.memory.retrieval_text)]
-        ranked = fused[:count]
+        known = KnownRelations(self._store, space_key)
+        likely = [r.memory.id for r in fused[: max(count, RELATED_AHEAD)]]
+        reading = [_AHEAD.submit(known.read_around, likely)]
+
+        def lifted(neighbours: Sequence[Memory]) -> None:
+            # Records context may lift into the page: theirs beside its second batch
+            # (one hop: the second of the few that rise is read with the page's).
+            ids = [m.id for m in neighbours]
+            reading.append(_AHEAD.submit(partial(known.read_around, ids, far=False)))
+
+        try:
+            if self._options.conversational_context:
+                fused = with_context(self._store, fused, where, weights, lifted)
+            fused = self._timed(query, asked, fused)
+            if literal is not None:
+                fused = [r for r in fused if literal.held_by(r.memory.retrieval_text)]
+            ranked = fused[:count]
+            # What the reads ahead did not claim, beside those still in flight (the
+            # second hop of the page's, where none was read ahead: after them).
+            known.read_around([r.memory.id for r in ranked], far=False)
+        finally:
+            wait(reading)
+        for read in reading:
+            read.result()  # its failure is the search's
         # The raw cosine similarity, for clients that thresholded the original's score.
         cosine = {hit.memory.id: hit.score for hit in dense}
         return self._answer(
-            access, space_key, where, count, ranked, weights, cosine, terms, explain, literal
+            access, space_key, where, count, ranked, weights, cosine, terms, explain, literal, known
         )
 
     def _answer(
@@ -192,11 +220,14 @@ class Searching:
         terms: Sequence[str],
         explain: bool = False,
         literal: Keyword | None = None,
+        known: KnownRelations | None = None,
     ) -> dict[str, Any]:
-        """The result of a search that ranked ``ranked`` (judged on ``terms``)."""
+        """The result of a search that ranked ``ranked`` (judged on ``terms``), with the
+        relations ``known`` read ahead (None: read here)."""
         matches = [_match(r.memory, r.score, cosine.get(r.memory.id), access.names) for r in ranked]
         self._judge(matches, ranked, weights, terms, explain)
-        attach_related(self._store, access, space_key, matches)
+        # Everything is read by now where ``known`` was read ahead: this only shows it.
+        attach_related(self._store, access, space_key, matches, known=known)
         strong = sum(match["relevance"] == "strong" for match in matches)
         applied = applied_filters(where)
         if literal is not None:

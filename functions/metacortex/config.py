@@ -282,6 +282,13 @@ class Settings(BaseSettings):
             return tuple(part.strip() for part in value.split(",") if part.strip())
         return value
 
+    @field_validator("metacortex_strong_similarity", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: object) -> object:
+        """``METACORTEX_STRONG_SIMILARITY=`` (as ``functions/.env.example`` lists it) means
+        unset: the embedding model's measured threshold."""
+        return None if isinstance(value, str) and not value.strip() else value
+
     @field_validator("metacortex_time_languages")
     @classmethod
     def _some_language(cls, value: tuple[str, ...]) -> tuple[str, ...]:

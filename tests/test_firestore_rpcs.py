@@ -23,7 +23,7 @@ A whole ``search_context`` MCP call as a client sees it (issue 39 §5: the crede
 check and the events write included) costs at most 5 round trips and 250 billable reads,
 with ``related`` two hops out (issue 40).
 A ``keyword`` alone (issue 40): the keyword search and the relations, depth 3, at most
-150 records read.
+50 records read.
 """
 
 from __future__ import annotations
@@ -223,13 +223,13 @@ def test_a_keyword_alone_is_the_keyword_search_and_the_relations_with_bounded_re
     one_term = _cost(recorder, lambda: service.search(ADMIN, keyword="quota"))
 
     # No embedding and no find_nearest: 1: N and length, each term's count, at once;
-    # 2: the records holding the rare term ("17": one) and the 50 shortest holding the
+    # 2: the records holding the rare term ("17": one) and the 20 shortest holding the
     # common one ("note": all 300), at once; 3: the relations of the page's results.
-    # At most max(limit, 100) + 50 records are read whatever the corpus size
-    # (firestore_lexical.RARE_BUDGET + COMMON_BUDGET); the literal check reads nothing.
+    # At most firestore_lexical.RARE_BUDGET (50) records are read whatever the corpus
+    # size (common terms' within COMMON_BUDGET, 20); the literal check reads nothing.
     assert two_terms.depth == one_term.depth == 3
     assert two_terms.kinds == {"RunAggregationQuery": 3, "RunQuery": 3}
-    assert two_terms.documents == 51
+    assert two_terms.documents == 21
     # "quota" (30 of the 300 notes) is within the budget: its records, read at once.
     assert one_term.kinds == {"RunAggregationQuery": 2, "RunQuery": 2}
     assert one_term.documents == 30

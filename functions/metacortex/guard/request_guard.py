@@ -304,6 +304,12 @@ class RequestGuard:
         request.profile = self._static_tokens.profile(
             request.route.client_id, request.headers, query, request.known_profiles
         )
+        if request.profile is None and self._may_be_new(request):
+            # A client added a moment ago: look again now (bounded), then once more.
+            request.profiles = await self._runtime.clients.recheck()
+            request.profile = self._static_tokens.profile(
+                request.route.client_id, request.headers, query, request.known_profiles
+            )
         if request.profile is not None:
             return None
         # OAuth tokens are kept in the store: wait for it to be open.
@@ -321,6 +327,13 @@ class RequestGuard:
             return oauth.unauthorized(request.scope, request.route, found is not None)
         request.profile, request.identity, request.authority = identity.profile, identity, oauth
         return None
+
+    def _may_be_new(self, request: GuardedRequest) -> bool:
+        """Whether an unmatched credential may be a stored client's added since the last
+        check: a client endpoint whose id no environment profile holds."""
+        client_id = request.route.client_id
+        environment = self._runtime.clients.environment.clients
+        return client_id is not None and client_id not in environment
 
     async def _not_paused(self, request: GuardedRequest) -> Outcome:
         """A client the owner paused, or a deactivated person's, is refused (403)."""
